@@ -1,0 +1,26 @@
+# Credit assignment without backpropagation: DFA penalty rescue and friends.
+# Full rebuild:  snakemake --cores N            (config/config.yaml, paper scale)
+# Quick run:     snakemake --cores 2 --configfile config/quick.yaml
+# One figure:    snakemake --cores 2 paper/figures/fig4_penalty_rescue.pdf
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

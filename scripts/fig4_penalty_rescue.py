@@ -1,0 +1,12 @@
+"""Rule fig4_penalty_rescue: summary tables → paper/figures/fig4_penalty_rescue.{pdf,png,svg}."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake):
+    from credit_assign.figures import penalty_rescue
+
+    penalty_rescue.make(snakemake.input.runs, snakemake.input.epochs, snakemake.input.nulls,
+                        snakemake.output, penalty_lambda=snakemake.params.penalty_lambda,
+                        dataset=snakemake.params.dataset)

@@ -1,0 +1,11 @@
+"""Rule fresh_b_null: deep cosine of a trained DFA model under K fresh feedback draws."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake) as threads:
+    from credit_assign.nulls import fresh_b_null_job
+
+    fresh_b_null_job(snakemake.input.model, snakemake.input.data, snakemake.params.draws,
+                     snakemake.output[0], device=snakemake.params.device, threads=threads)

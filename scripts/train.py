@@ -1,0 +1,11 @@
+"""Rule train: one (method, λ, seed) run → metrics.json + model.pt."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake) as threads:
+    from credit_assign.train import train
+
+    train(snakemake.params.run, snakemake.input.data, snakemake.output.metrics,
+          snakemake.output.model, resume_path=snakemake.params.resume, threads=threads)

@@ -1,0 +1,70 @@
+"""Result files → tidy tables (pandas). Every file is schema-validated on the way in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from credit_assign.results import read_result
+from credit_assign.runtime import atomic_write_text
+
+RUN_KEYS = ("dataset", "method", "lam", "seed")
+EPOCH_SCALARS = ("lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median", "deep_cosine")
+LAYER_KEYS = ("cosine", "h_norm_median", "grad_norm_median", "signal_norm_median")
+
+
+def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path]) -> dict:
+    """Four tidy DataFrames: ``runs`` (final values), ``epochs``, ``layers``, ``nulls``."""
+    runs, epochs, layers, nulls = [], [], [], []
+    for path in train_paths:
+        r = read_result(path, "train")
+        key = r["run"]
+        h, fin, t = r["history"], r["final"], r["timings"]
+        runs.append({
+            **key, "epochs": r["config"]["training"]["epochs"], "final_epoch": fin["epoch"],
+            **{k: fin[k] for k in ("test_acc", "train_loss", "test_loss", "h_L_norm_median",
+                                    "deep_cosine")},
+            "first_nonfinite_epoch": r["divergence"]["first_nonfinite_epoch"],
+            "stopped_early": r["divergence"]["stopped_early"],
+            "n_nonfinite": len(r["nonfinite"]),
+            "total_s": t["total_s"], "device": r["provenance"]["device"]["type"],
+            "git_commit": r["provenance"]["code"]["git_commit"], "path": str(path),
+        })
+        for i, epoch in enumerate(h["epoch"]):
+            epochs.append({**key, "epoch": epoch, **{k: h[k][i] for k in EPOCH_SCALARS},
+                           "train_s": t["epoch_train_s"][i],
+                           "diagnostics_s": t["epoch_diagnostics_s"][i]})
+            for layer in range(len(h["cosine"][i])):
+                branch = h["branch_norm_median"][i]
+                layers.append({**key, "epoch": epoch, "layer": layer,
+                               **{k: h[k][i][layer] for k in LAYER_KEYS},
+                               "branch_norm_median": branch[layer - 1] if layer else None})
+    for path in null_paths:
+        r = read_result(path, "fresh_b_null")
+        key = r["run"]
+        nulls.append({**key, "feedback": "trained", "draw": None,
+                      "deep_cosine": r["trained"]["deep_cosine"]})
+        nulls += [{**key, "feedback": "fresh", "draw": k, "deep_cosine": v}
+                  for k, v in enumerate(r["fresh"]["deep_cosine"])]
+    sort = list(RUN_KEYS)
+    return {
+        "runs": pd.DataFrame(runs).sort_values(sort, ignore_index=True),
+        "epochs": pd.DataFrame(epochs).sort_values([*sort, "epoch"], ignore_index=True),
+        "layers": pd.DataFrame(layers).sort_values([*sort, "epoch", "layer"], ignore_index=True),
+        "nulls": pd.DataFrame(nulls, columns=[*RUN_KEYS, "feedback", "draw", "deep_cosine"])
+        .astype({"draw": "Int64"}),
+    }
+
+
+def write_tables(train_paths, null_paths, outputs: dict[str, str]) -> dict:
+    """Write each table to ``outputs[name]`` (atomically)."""
+    frames = tables(train_paths, null_paths)
+    for name, frame in frames.items():
+        atomic_write_text(outputs[name], frame.to_csv(index=False))
+    return frames
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    return pd.read_csv(path)

@@ -1,0 +1,231 @@
+"""Dataset registry: decode once into a cached tensor file, then batches are tensor ops.
+
+Datasets:
+    ``cifar10``: the official python archive (downloaded with its md5 checked) or
+        an image-folder layout ``train/<class>/*``, ``test/<class>/*`` given as a
+        directory or a ``.tar`` of one.
+    ``digits``: scikit-learn's embedded 8×8 digits (ships with the package: no
+        network), with a fixed stratified train/test split.
+
+A cache file holds uint8 images (N, C, H, W), int64 labels, and an ``info``
+dict (classes, pixel scale, per-channel mean/std, where the data came from).
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"
+CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
+CIFAR10_STD = (0.2470, 0.2435, 0.2616)
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp")
+
+
+class DataMissingError(FileNotFoundError):
+    """The data a config asks for is not on disk and cannot be fetched."""
+
+
+# ----------------------------------------------------------------------------- sources
+def _cifar10_official(archive: Path) -> dict[str, Any]:
+    """Read the official python archive without unpacking it to disk."""
+    with tarfile.open(archive, "r:gz") as tar:
+        def batch(name):
+            member = tar.getmember(f"cifar-10-batches-py/{name}")
+            return pickle.load(tar.extractfile(member), encoding="bytes")
+
+        train = [batch(f"data_batch_{i}") for i in range(1, 6)]
+        test = batch("test_batch")
+        meta = batch("batches.meta")
+    to_img = lambda b: np.asarray(b[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32)  # noqa: E731
+    return {
+        "train_x": np.concatenate([to_img(b) for b in train]),
+        "train_y": np.concatenate([np.asarray(b[b"labels"]) for b in train]),
+        "test_x": to_img(test),
+        "test_y": np.asarray(test[b"labels"]),
+        "classes": [c.decode() for c in meta[b"label_names"]],
+        "order": "official",
+    }
+
+
+def _decode(data: bytes) -> np.ndarray:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as im:
+        return np.asarray(im.convert("RGB"), dtype=np.uint8).transpose(2, 0, 1)
+
+
+def _image_folder_entries(source: Path):
+    """Yield (split, class, sort key, bytes-getter) for every image under split/class/."""
+    if source.is_dir():
+        for path in sorted(source.glob("*/*/*")):
+            if path.suffix.lower() in IMAGE_SUFFIXES and path.parts[-3] in ("train", "test"):
+                yield path.parts[-3], path.parts[-2], path.name, path.read_bytes
+        return
+    with tarfile.open(source) as tar:
+        members = sorted((m for m in tar if m.isfile()), key=lambda m: m.name)
+        for m in members:
+            parts = Path(m.name).parts
+            if len(parts) >= 3 and parts[-3] in ("train", "test") and \
+                    Path(m.name).suffix.lower() in IMAGE_SUFFIXES:
+                yield parts[-3], parts[-2], parts[-1], (lambda m=m: tar.extractfile(m).read())
+
+
+def _image_folder(source: Path, progress: bool = True) -> dict[str, Any]:
+    from tqdm import tqdm
+
+    entries = list(_image_folder_entries(source))
+    if not entries:
+        raise DataMissingError(
+            f"{source} holds no images in the layout train/<class>/*, test/<class>/*"
+        )
+    classes = sorted({cls for _, cls, _, _ in entries})
+    index = {c: i for i, c in enumerate(classes)}
+    out: dict[str, list] = {"train_x": [], "train_y": [], "test_x": [], "test_y": []}
+    for split, cls, _, read in tqdm(entries, desc=f"decoding {source.name}", disable=not progress,
+                                    mininterval=5):
+        out[f"{split}_x"].append(_decode(read()))
+        out[f"{split}_y"].append(index[cls])
+    arrays = {k: np.stack(v) if k.endswith("_x") else np.asarray(v) for k, v in out.items()}
+    return {**arrays, "classes": classes, "order": "image-folder (sorted by class, then file name)"}
+
+
+def _digits(split_seed: int = 0, test_size: int = 500) -> dict[str, Any]:
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    digits = load_digits()
+    x = digits.images.astype(np.uint8)[:, None]  # (1797, 1, 8, 8), values 0..16
+    idx_train, idx_test = train_test_split(
+        np.arange(len(x)), test_size=test_size, stratify=digits.target, random_state=split_seed
+    )
+    return {
+        "train_x": x[idx_train], "train_y": digits.target[idx_train],
+        "test_x": x[idx_test], "test_y": digits.target[idx_test],
+        "classes": [str(c) for c in range(10)],
+        "order": f"stratified split, random_state={split_seed}",
+    }
+
+
+# ----------------------------------------------------------------------------- registry
+def resolve_cifar10(source: str, data_dir: Path) -> Path:
+    """Where the CIFAR-10 bytes are: a local path, or the official archive
+    (downloaded into ``data_dir`` with its md5 checked)."""
+    if source != "download":
+        path = Path(source).expanduser()
+        if not path.exists():
+            raise DataMissingError(
+                f"CIFAR-10 source {path} does not exist. Set data.cifar10.source to an "
+                f"image folder (train/<class>/*, test/<class>/*), a .tar of one, the "
+                f"official archive, or 'download' (fetches {CIFAR10_URL})."
+            )
+        return path
+    archive = data_dir / "cifar-10-python.tar.gz"
+    try:
+        import pooch
+
+        return Path(pooch.retrieve(CIFAR10_URL, known_hash=f"md5:{CIFAR10_MD5}",
+                                   fname=archive.name, path=data_dir, progressbar=False))
+    except Exception as err:  # network down, hash mismatch, …: say what to do
+        raise DataMissingError(
+            f"CIFAR-10 is not at {archive} and could not be downloaded ({err}). "
+            f"Download {CIFAR10_URL} (md5 {CIFAR10_MD5}) to {archive}, or set "
+            f"data.cifar10.source to a local image folder or archive."
+        ) from err
+
+
+def prepare(name: str, source: str | None, data_dir: Path, out: Path) -> dict[str, Any]:
+    """Decode dataset ``name`` once into the cache file ``out``; returns its info."""
+    from credit_assign.runtime import atomic_torch_save
+
+    if name == "digits":
+        raw, scale = _digits(), 16.0
+        origin = "sklearn.datasets.load_digits (embedded)"
+    elif name == "cifar10":
+        path = resolve_cifar10(source or "download", Path(data_dir))
+        raw = _cifar10_official(path) if path.name.endswith(".tar.gz") else _image_folder(path)
+        scale, origin = 255.0, str(path)
+    else:
+        raise ValueError(f"unknown dataset {name!r}; known: {sorted(DATASETS)}")
+    train_x = torch.from_numpy(np.ascontiguousarray(raw["train_x"]))
+    if name == "cifar10":
+        mean, std = CIFAR10_MEAN, CIFAR10_STD
+    else:  # per-channel statistics of the training split
+        xs = train_x.double() / scale
+        mean = tuple(xs.mean(dim=(0, 2, 3)).tolist())
+        std = tuple(xs.std(dim=(0, 2, 3)).tolist())
+    info = {
+        "name": name, "classes": list(raw["classes"]), "shape": list(train_x.shape[1:]),
+        "scale": scale, "mean": list(mean), "std": list(std), "source": origin,
+        "order": raw["order"], "n_train": len(train_x), "n_test": len(raw["test_x"]),
+    }
+    atomic_torch_save({
+        "train_x": train_x, "train_y": torch.as_tensor(raw["train_y"], dtype=torch.int64),
+        "test_x": torch.from_numpy(np.ascontiguousarray(raw["test_x"])),
+        "test_y": torch.as_tensor(raw["test_y"], dtype=torch.int64), "info": info,
+    }, out)
+    return info
+
+
+DATASETS = ("cifar10", "digits")
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """Load a cache file written by :func:`prepare`, with a clear error if unusable."""
+    path = Path(path)
+    try:
+        data = torch.load(path, weights_only=True)
+    except Exception as err:
+        raise RuntimeError(f"cannot read dataset cache {path}: {err}; delete it and rerun") from err
+    missing = {"train_x", "train_y", "test_x", "test_y", "info"} - set(data)
+    if missing:
+        raise RuntimeError(f"dataset cache {path} lacks {sorted(missing)}; delete it and rerun")
+    return data
+
+
+# ----------------------------------------------------------------------------- batches
+def diagnostic_indices(labels: Tensor, n: int, seed: int) -> Tensor:
+    """A fixed, seeded, class-stratified subset of ``n`` indices (all if n ≥ len)."""
+    from sklearn.model_selection import train_test_split
+
+    if n >= len(labels):
+        return torch.arange(len(labels))
+    idx, _ = train_test_split(np.arange(len(labels)), train_size=n,
+                              stratify=labels.numpy(), random_state=seed)
+    return torch.as_tensor(np.sort(idx))
+
+
+class Normalizer:
+    """uint8 (N, C, H, W) → float (N, C·H·W): scale to [0, 1], per-channel standardise."""
+
+    def __init__(self, info: dict, device):
+        self.scale = float(info["scale"])
+        self.mean = torch.tensor(info["mean"], device=device).view(1, -1, 1, 1)
+        self.std = torch.tensor(info["std"], device=device).view(1, -1, 1, 1)
+
+    def __call__(self, x: Tensor) -> Tensor:
+        x = x.float() / self.scale
+        return ((x - self.mean) / self.std).flatten(1)
+
+
+def crop_flip(x: Tensor, pad: int, generator: torch.Generator) -> Tensor:
+    """Random crop after zero padding by ``pad`` and random horizontal flip, for a
+    whole batch at once (N, C, H, W) — no per-image Python loop."""
+    n, c, h, w = x.shape
+    offsets = torch.randint(0, 2 * pad + 1, (2, n), generator=generator).to(x.device)
+    flips = (torch.rand(n, generator=generator) < 0.5).to(x.device)
+    padded = torch.nn.functional.pad(x, (pad, pad, pad, pad))
+    rows = (offsets[0][:, None] + torch.arange(h, device=x.device))[:, None, :, None]
+    cols = offsets[1][:, None] + torch.arange(w, device=x.device)
+    cols = torch.where(flips[:, None], cols.flip(1), cols)[:, None, None, :]
+    batch = torch.arange(n, device=x.device)[:, None, None, None]
+    chans = torch.arange(c, device=x.device)[None, :, None, None]
+    return padded[batch, chans, rows, cols]

@@ -1,0 +1,1 @@
+"""Figures: one module per figure; each reads tidy tables and writes PDF, PNG and SVG."""

@@ -1,0 +1,124 @@
+"""Figure 4, penalty rescue (SPEC §1), from the summary tables alone.
+
+A: median ‖h_L‖ per epoch for DFA at each λ (mean ± std over seeds, log scale).
+B: final deep cosine per DFA λ, the fresh-B null at the penalised λ (std over
+   draws), and BP's own cosine (computed, = 1) — std over seeds elsewhere.
+C: final test accuracy of BP and DFA at λ = 0 and the penalised λ, with the
+   frozen-blocks baseline as a horizontal line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from credit_assign.figures import style
+
+
+def _mean_std(values: pd.Series) -> tuple[float, float]:
+    values = values.dropna()
+    if values.empty:
+        return np.nan, np.nan
+    return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
+
+
+def _missing(ax, what: str) -> None:
+    ax.text(0.5, 0.5, f"no {what} in this run", transform=ax.transAxes, ha="center",
+            va="center", color="0.4", fontsize=8)
+
+
+def panel_norms(ax, epochs: pd.DataFrame) -> None:
+    dfa = epochs[epochs.method == "dfa"]
+    ax.set_title(r"A  $\|h_L\|$ under the penalty", loc="left")
+    if dfa.empty:
+        return _missing(ax, "DFA runs")
+    colors = style.lam_colors(dfa.lam.unique())
+    for lam, group in dfa.groupby("lam"):
+        sns.lineplot(data=group, x="epoch", y="h_L_norm_median", errorbar="sd", ax=ax,
+                     color=colors[lam], label=style.lam_label(lam), linewidth=1.6)
+    ax.set_yscale("log")
+    ax.set_xlabel(style.LABELS["epoch"])
+    ax.set_ylabel(style.LABELS["h_L_norm_median"])
+    ax.legend(title="DFA", loc="best", frameon=False)
+
+
+def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: float) -> None:
+    ax.set_title("B  deep cosine to the BP gradient", loc="left")
+    dfa = runs[runs.method == "dfa"]
+    colors = style.lam_colors(dfa.lam.unique())
+    labels, values, errors, bar_colors = [], [], [], []
+    for lam, group in dfa.groupby("lam"):
+        m, s = _mean_std(group.deep_cosine)
+        labels.append("DFA\n" + style.lam_label(lam))
+        values.append(m), errors.append(s), bar_colors.append(colors[lam])
+    fresh = nulls[(nulls.feedback == "fresh") & np.isclose(nulls.lam, penalty_lambda)]
+    if not fresh.empty:
+        m, s = _mean_std(fresh.deep_cosine)
+        labels.append("fresh-$B$\nnull " + style.lam_label(penalty_lambda))
+        values.append(m), errors.append(s), bar_colors.append(style.NULL_COLOR)
+    bp = runs[runs.method == "bp"]
+    if not bp.empty:
+        m, s = _mean_std(bp[bp.lam == bp.lam.min()].deep_cosine)
+        labels.append("BP\nreference")
+        values.append(m), errors.append(s), bar_colors.append(style.METHOD_COLORS["bp"])
+    if not labels:
+        return _missing(ax, "DFA or BP runs")
+    x = np.arange(len(labels))
+    ax.bar(x, np.nan_to_num(values), yerr=errors, capsize=3, color=bar_colors,
+           edgecolor="black", linewidth=0.5, width=0.65, zorder=3)
+    for xi, v in zip(x, values):
+        if np.isnan(v):  # no finite value: say so instead of drawing a zero bar
+            ax.text(xi, 0.02, "n/a", ha="center", va="bottom", fontsize=7, color="0.3")
+    ax.axhline(0, color="0.4", lw=0.6, ls="--", zorder=1)
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_ylabel(style.LABELS["deep_cosine"])
+    ax.set_ylim(min(-0.1, np.nanmin(np.array(values) - np.nan_to_num(errors)) - 0.05), 1.1)
+
+
+def panel_accuracy(ax, runs: pd.DataFrame, penalty_lambda: float) -> None:
+    ax.set_title("C  penalty effect on accuracy", loc="left")
+    lams = [0.0, penalty_lambda]
+    methods = [m for m in ("bp", "dfa") if (runs.method == m).any()]
+    if not methods:
+        return _missing(ax, "BP or DFA runs")
+    width = 0.36
+    for j, lam in enumerate(lams):
+        stats = [_mean_std(runs[(runs.method == m) & np.isclose(runs.lam, lam)].test_acc)
+                 for m in methods]
+        x = np.arange(len(methods)) + (j - 0.5) * width
+        ax.bar(x, [s[0] for s in stats], width, yerr=[s[1] for s in stats], capsize=3,
+               color=[style.METHOD_COLORS[m] for m in methods], edgecolor="black",
+               linewidth=0.5, alpha=1.0 if j == 0 else 0.55, hatch="///" if j else None,
+               label=style.lam_label(lam), zorder=3)
+    frozen = runs[runs.method == "frozen"]
+    if not frozen.empty:
+        m, _ = _mean_std(frozen.test_acc)
+        ax.axhline(m, color=style.METHOD_COLORS["frozen"], lw=1.2, ls=":", zorder=4,
+                   label=f"frozen blocks ({m:.3f})")
+    ax.set_xticks(np.arange(len(methods)), [style.METHOD_NAMES[m] for m in methods])
+    ax.set_ylabel(style.LABELS["test_acc"])
+    ax.set_ylim(0, min(1.0, np.nanmax(runs.test_acc) * 1.1))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
+
+
+def plot(runs: pd.DataFrame, epochs: pd.DataFrame, nulls: pd.DataFrame,
+         penalty_lambda: float, dataset: str = ""):
+    import matplotlib.pyplot as plt
+
+    style.apply()
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), layout="constrained")
+    panel_norms(axes[0], epochs)
+    panel_cosines(axes[1], runs, nulls, penalty_lambda)
+    panel_accuracy(axes[2], runs, penalty_lambda)
+    n_seeds = runs.seed.nunique()
+    epochs_run = int(runs.final_epoch.max()) if len(runs) else 0
+    fig.suptitle(f"DFA penalty rescue — {dataset}, {epochs_run} epochs, {n_seeds} seeds",
+                 fontsize=9, x=0.01, ha="left")
+    return fig
+
+
+def make(runs_csv, epochs_csv, nulls_csv, outputs, penalty_lambda: float,
+         dataset: str = "") -> None:
+    runs, epochs, nulls = (pd.read_csv(p) for p in (runs_csv, epochs_csv, nulls_csv))
+    style.save(plot(runs, epochs, nulls, penalty_lambda, dataset), outputs)

@@ -1,0 +1,69 @@
+"""One look for every figure: seaborn theme, colour-blind-safe palette, fixed names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+PALETTE = sns.color_palette("colorblind")
+METHOD_COLORS = {"bp": PALETTE[0], "dfa": PALETTE[3], "fa": PALETTE[2], "frozen": "0.35"}
+NULL_COLOR = "0.6"
+# The same quantity carries the same label on every axis.
+LABELS = {
+    "epoch": "epoch",
+    "test_acc": "test accuracy",
+    "train_loss": "train loss",
+    "h_L_norm_median": r"median $\|h_L\|_2$",
+    "deep_cosine": r"deep cosine to $\partial \mathrm{CE}/\partial h_l$",
+    "cosine": r"cosine to $\partial \mathrm{CE}/\partial h_l$",
+}
+METHOD_NAMES = {"bp": "BP", "dfa": "DFA", "fa": "FA", "frozen": "frozen blocks"}
+
+
+def apply() -> None:
+    sns.set_theme(context="paper", style="ticks", palette=PALETTE, font="DejaVu Sans",
+                  rc={"svg.fonttype": "none", "pdf.fonttype": 42, "axes.titleweight": "bold",
+                      "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 7,
+                      "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True,
+                      "grid.linestyle": ":", "grid.linewidth": 0.5})
+
+
+def lam_label(lam: float) -> str:
+    """λ as it reads on a figure: λ=0, λ=10⁻⁴, λ=0.003."""
+    if lam == 0:
+        return r"$\lambda=0$"
+    exp = f"{lam:.0e}"
+    mant, e = exp.split("e")
+    if mant == "1":
+        return rf"$\lambda=10^{{{int(e)}}}$"
+    return rf"$\lambda={lam:g}$"
+
+
+def lam_colors(lams) -> dict[float, tuple]:
+    """A sequential ramp: darker = weaker penalty (λ=0 darkest)."""
+    lams = sorted(lams)
+    ramp = sns.color_palette("rocket", n_colors=max(len(lams), 1) + 1)
+    return {lam: ramp[i] for i, lam in enumerate(lams)}
+
+
+def save(fig, outputs) -> None:
+    """Write the figure to every output path (format from the suffix; PNG at 300 dpi)."""
+    for out in outputs:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, bbox_inches="tight", dpi=300, metadata=_metadata(out))
+    plt.close(fig)
+
+
+def _metadata(path) -> dict:
+    # Fixed metadata: the same data give the same file (no creation dates in SVG/PDF).
+    suffix = Path(path).suffix
+    if suffix == ".svg":
+        return {"Date": None}
+    if suffix == ".pdf":
+        return {"CreationDate": None}
+    return {}

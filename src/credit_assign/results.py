@@ -1,0 +1,59 @@
+"""Result files are data: every one is validated against workflow/schemas/result.schema.yaml
+when written and again when read, so a truncated or hand-edited file stops the
+rule that reads it — with the file's name and what is wrong — before any figure."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "result.schema.yaml"
+
+
+class ResultError(ValueError):
+    """A result file that is missing, unreadable, or does not match its schema."""
+
+
+@cache
+def _schema() -> dict:
+    if not SCHEMA_PATH.exists():
+        raise FileNotFoundError(
+            f"result schema not found at {SCHEMA_PATH}; run from a checkout of the repository"
+        )
+    return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+def validate_result(obj: Any, kind: str, source: str = "<memory>") -> None:
+    schema = _schema()
+    if kind not in schema["$defs"]:
+        raise ValueError(f"unknown result kind {kind!r}")
+    sub = {"$ref": f"#/$defs/{kind}", "$defs": schema["$defs"]}
+    errors = sorted(jsonschema.Draft202012Validator(sub).iter_errors(obj), key=lambda e: e.path)
+    if errors:
+        e = errors[0]
+        where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
+        raise ResultError(f"{source}: not a valid {kind} result at {where}: {e.message}"
+                          + (f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""))
+    if kind == "train":
+        n = len(obj["history"]["epoch"])
+        uneven = [k for k, v in obj["history"].items() if len(v) != n]
+        if uneven:
+            raise ResultError(f"{source}: history arrays {uneven} do not have one entry per epoch")
+
+
+def read_result(path: str | Path, kind: str) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        obj = json.loads(path.read_text())
+    except FileNotFoundError as err:
+        raise ResultError(f"{path}: result file is missing") from err
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ResultError(f"{path}: not valid JSON ({err}); the file is truncated or corrupt — "
+                          f"delete it and rerun the job that writes it") from err
+    validate_result(obj, kind, source=str(path))
+    return obj

@@ -1,0 +1,197 @@
+"""Process-level concerns: threads, device, provenance, atomic and honest file writes."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+)
+
+
+def set_threads(n: int) -> None:
+    """Make this process use exactly ``n`` CPU threads (OpenMP, MKL, torch).
+
+    Sets the thread variables (read when torch loads its OpenMP runtime) and,
+    if torch is already imported, its intra- and inter-op pools. Two jobs that
+    each spin more threads than their share of cores slow each other down
+    several-fold (docs/performance.md), so every job obeys its rule's ``threads``.
+    """
+    if n < 1:
+        raise ValueError(f"threads must be >= 1, got {n}")
+    for var in THREAD_VARIABLES:
+        os.environ[var] = str(n)
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        torch.set_num_threads(n)
+        try:
+            torch.set_num_interop_threads(n)
+        except RuntimeError:  # only settable before the first parallel work; harmless
+            pass
+
+
+def resolve_device(name: str = "auto"):
+    """``auto`` → CUDA when available, else CPU; otherwise the named device."""
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"device {name!r} requested but CUDA is not available")
+    return device
+
+
+def code_version(root: Path | None = None) -> dict[str, Any]:
+    """Git commit of the code (and whether the tree had local changes), when known."""
+    root = root or Path(__file__).resolve().parents[2]
+    out: dict[str, Any] = {"package": _package_version(), "git_commit": None, "git_dirty": None}
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout
+        out["git_commit"] = commit
+        out["git_dirty"] = bool(status.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return out
+
+
+def _package_version() -> str:
+    from credit_assign import __version__
+
+    return __version__
+
+
+def provenance(device=None, threads: int | None = None) -> dict[str, Any]:
+    """Everything needed to say where and with what a result was made."""
+    import numpy
+    import torch
+
+    packages = {"python": platform.python_version(), "torch": torch.__version__,
+                "numpy": numpy.__version__}
+    for dist in ("snakemake", "pandas", "scikit-learn", "pillow"):
+        try:
+            packages[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            packages[dist] = None
+    dev = {"type": "cpu", "name": platform.processor() or platform.machine()}
+    if device is not None and device.type == "cuda":
+        dev = {"type": "cuda", "name": torch.cuda.get_device_name(device)}
+    return {
+        "code": code_version(),
+        "packages": packages,
+        "device": dev,
+        "threads": threads if threads is not None else torch.get_num_threads(),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "argv": sys.argv,
+    }
+
+
+def sanitize(obj: Any, path: str = "", flags: list | None = None) -> tuple[Any, list]:
+    """Replace non-finite floats by ``None`` and list where each one was.
+
+    JSON has no NaN/Inf; a diverged run is data, not a crash, so each
+    non-finite value becomes ``null`` and a flag ``{"path", "value"}``.
+    """
+    flags = [] if flags is None else flags
+    if isinstance(obj, float):
+        if math.isfinite(obj):
+            return obj, flags
+        flags.append({"path": path or "$", "value": repr(obj)})
+        return None, flags
+    if isinstance(obj, dict):
+        return {k: sanitize(v, f"{path}.{k}" if path else k, flags)[0] for k, v in obj.items()}, flags
+    if isinstance(obj, (list, tuple)):
+        return [sanitize(v, f"{path}[{i}]", flags)[0] for i, v in enumerate(obj)], flags
+    return obj, flags
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write via a temporary file in the same folder, then rename: readers never
+    see a half-written file, and a killed job leaves no file that looks complete."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_torch_save(obj: Any, path: str | Path) -> None:
+    import torch
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dumps(obj: Any) -> str:
+    """Deterministic JSON text (sorted keys, fixed float repr, no NaN)."""
+    return json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n"
+
+
+class job:
+    """Context for a Snakemake ``script:`` job: log to the rule's log file, use
+    exactly the rule's threads, and record a failure in the log before re-raising.
+
+        with job(snakemake) as threads:
+            ...
+    """
+
+    def __init__(self, smk):
+        self.smk = smk
+
+    def __enter__(self) -> int:
+        import logging
+
+        log_path = self.smk.log[0] if len(self.smk.log) else None
+        handlers = [logging.StreamHandler()]
+        if log_path:
+            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+            handlers.append(logging.FileHandler(log_path, mode="w"))
+        logging.basicConfig(level=logging.WARNING, handlers=handlers, force=True,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.getLogger("credit_assign").setLevel(logging.INFO)
+        set_threads(int(self.smk.threads))
+        return int(self.smk.threads)
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is not None:
+            import logging
+
+            logging.getLogger("credit_assign").error("job failed", exc_info=(exc_type, exc, tb))
+        return False

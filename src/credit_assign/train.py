@@ -1,0 +1,213 @@
+"""One training job: (dataset, method, λ, seed) → metrics JSON + model checkpoint.
+
+Resumable: after every epoch the full state (model, optimizer, scheduler, RNG,
+metrics so far) is written atomically to ``resume_path``; a rerun with the same
+config continues from the last finished epoch and ends with the same JSON as
+an uninterrupted run (on the CPU).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from credit_assign import data as datasets
+from credit_assign.diagnostics import evaluate
+from credit_assign.model import ResidualMLP
+from credit_assign.results import validate_result
+from credit_assign.rules import RuleOptions, feedback_generator, make_rule
+from credit_assign.runtime import (
+    atomic_torch_save,
+    atomic_write_text,
+    dumps,
+    provenance,
+    resolve_device,
+    sanitize,
+    set_threads,
+)
+
+log = logging.getLogger("credit_assign.train")
+
+PER_LAYER_KEYS = ("cosine", "h_norm_median", "grad_norm_median", "signal_norm_median",
+                  "branch_norm_median")
+
+
+def build(run: dict[str, Any], info: dict[str, Any], device):
+    """Model and rule for a run config, seeded: the same config gives the same start."""
+    torch.manual_seed(run["seed"])
+    in_features = math.prod(info["shape"])
+    m = run["model"]
+    model = ResidualMLP(in_features, m["width"], m["depth"], len(info["classes"]),
+                        final_norm=m["final_norm"], branch_init_std=m["branch_init_std"])
+    rule = make_rule(run["method"], model, run["lam"], RuleOptions(**run["rule"]),
+                     feedback_generator(run["seed"]))
+    return model.to(device), rule.to(device)
+
+
+def cosine_schedule(total_steps: int):
+    return lambda step: 0.5 * (1.0 + math.cos(math.pi * min(step, total_steps) / total_steps))
+
+
+class Batches:
+    """Seeded shuffling and augmentation of a uint8 image tensor held on the device."""
+
+    def __init__(self, x, y, batch_size, normalize, augmentation, pad, generator):
+        self.x, self.y, self.batch_size = x, y, batch_size
+        self.normalize, self.augmentation, self.pad = normalize, augmentation, pad
+        self.generator = generator
+
+    def __len__(self):
+        return math.ceil(len(self.x) / self.batch_size)
+
+    def __iter__(self):
+        order = torch.randperm(len(self.x), generator=self.generator).to(self.x.device)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            x = self.x[idx]
+            if self.augmentation == "crop_flip":
+                x = datasets.crop_flip(x, self.pad, self.generator)
+            yield self.normalize(x), self.y[idx]
+
+
+def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
+          model_out: str | Path, resume_path: str | Path | None = None,
+          threads: int | None = None) -> dict[str, Any]:
+    """Train one run; write ``metrics_out`` (JSON) and ``model_out`` (torch checkpoint)."""
+    t_start = time.perf_counter()
+    if threads:
+        set_threads(threads)
+    tr = run["training"]
+    device = resolve_device(tr["device"])
+    data = datasets.load(data_path)
+    info = data["info"]
+    normalize = datasets.Normalizer(info, device)
+    train_x, train_y = data["train_x"].to(device), data["train_y"].to(device)
+    test_x, test_y = data["test_x"].to(device), data["test_y"].to(device)
+    diag_idx = datasets.diagnostic_indices(data["test_y"], run["diagnostics"]["n_samples"],
+                                           run["diagnostics"]["seed"])
+    diag_x, diag_y = normalize(test_x[diag_idx.to(device)]), test_y[diag_idx.to(device)]
+    eval_bs = run["diagnostics"]["eval_batch_size"]
+
+    def test_batches():
+        for s in range(0, len(test_x), eval_bs):
+            yield normalize(test_x[s:s + eval_bs]), test_y[s:s + eval_bs]
+
+    model, rule = build(run, info, device)
+    params = rule.trainable(model)
+    optimizer = torch.optim.AdamW(params.values(), lr=tr["lr"], weight_decay=tr["weight_decay"])
+    generator = torch.Generator().manual_seed(run["seed"])
+    batches = Batches(train_x, train_y, tr["batch_size"], normalize, tr["augmentation"],
+                      tr["crop_padding"], generator)
+    per_batch = tr["schedule_step"] == "batch"
+    total = tr["epochs"] * (len(batches) if per_batch else 1)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, cosine_schedule(total))
+
+    history: dict[str, list] = {k: [] for k in (
+        "epoch", "lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median", "deep_cosine",
+        *PER_LAYER_KEYS)}
+    timings: dict[str, Any] = {"epoch_train_s": [], "epoch_diagnostics_s": [],
+                               "resumed_from_epoch": None}
+    divergence = {"policy": tr["nonfinite_policy"], "first_nonfinite_epoch": None,
+                  "stopped_early": False}
+    start_epoch = 1
+
+    resume_path = Path(resume_path) if resume_path else None
+    if resume_path and resume_path.exists():
+        state = torch.load(resume_path, weights_only=False, map_location=device)
+        if state.get("run") == run:
+            model.load_state_dict(state["model"])
+            rule.load_state_dict(state["rule"])
+            rule.to(device)
+            optimizer.load_state_dict(state["optimizer"])
+            scheduler.load_state_dict(state["scheduler"])
+            generator.set_state(state["generator"])
+            torch.set_rng_state(state["torch_rng"])
+            history, divergence = state["history"], state["divergence"]
+            timings.update(state["timings"])
+            start_epoch = state["epoch"] + 1
+            timings["resumed_from_epoch"] = state["epoch"]
+            log.info("resumed from %s after epoch %d", resume_path, state["epoch"])
+        else:
+            log.warning("ignoring %s: it was written for a different config", resume_path)
+
+    n_params = sum(p.numel() for p in params.values())
+    log.info("%s λ=%g seed=%d on %s: %d trainable parameters, %d epochs × %d steps",
+             run["method"], run["lam"], run["seed"], device, n_params, tr["epochs"], len(batches))
+    for epoch in range(start_epoch, tr["epochs"] + 1):
+        if divergence["stopped_early"]:
+            break
+        model.train()
+        t0 = time.perf_counter()
+        loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+        lr = optimizer.param_groups[0]["lr"]
+        for x, y in batches:
+            cache = model(x, local=rule.local)
+            out = rule.update(model, cache, y)
+            for name, p in params.items():
+                p.grad = out.grads[name]
+            optimizer.step()
+            if per_batch:
+                scheduler.step()
+            loss_sum += out.loss.double() * len(y)
+        if not per_batch:
+            scheduler.step()
+        train_loss = (loss_sum / len(train_x)).item()
+        t1 = time.perf_counter()
+        report = evaluate(rule, model, diag_x, diag_y, test_batches)
+        t2 = time.perf_counter()
+
+        row = {"epoch": epoch, "lr": lr, "train_loss": train_loss,
+               "h_L_norm_median": report["h_norm_median"][-1], **report}
+        for key in history:
+            history[key].append(row[key])
+        timings["epoch_train_s"].append(t1 - t0)
+        timings["epoch_diagnostics_s"].append(t2 - t1)
+        finite = math.isfinite(train_loss) and math.isfinite(report["h_norm_median"][-1])
+        if not finite and divergence["first_nonfinite_epoch"] is None:
+            divergence["first_nonfinite_epoch"] = epoch
+            divergence["stopped_early"] = tr["nonfinite_policy"] == "stop"
+            log.warning("non-finite loss or activations at epoch %d (policy: %s)",
+                        epoch, tr["nonfinite_policy"])
+        log.info("epoch %d/%d  train_loss %.4f  test_acc %.4f  |h_L| %.3g  deep_cos %+.3f  "
+                 "(%.1fs train, %.1fs diagnostics)", epoch, tr["epochs"], train_loss,
+                 report["test_acc"], row["h_L_norm_median"], report["deep_cosine"], t1 - t0, t2 - t1)
+        if resume_path:
+            atomic_torch_save({
+                "run": run, "epoch": epoch, "model": model.state_dict(),
+                "rule": rule.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "generator": generator.get_state(),
+                "torch_rng": torch.get_rng_state(), "history": history,
+                "divergence": divergence, "timings": timings,
+            }, resume_path)
+
+    final = {k: history[k][-1] for k in ("epoch", "train_loss", "test_acc", "test_loss",
+                                          "h_L_norm_median", "deep_cosine", "cosine")}
+    timings["total_s"] = time.perf_counter() - t_start
+    result = {
+        "schema_version": 1,
+        "kind": "train",
+        "run": {k: run[k] for k in ("dataset", "method", "lam", "seed")},
+        "config": run,
+        "data": {**{k: info[k] for k in ("source", "order", "n_train", "n_test", "classes")},
+                 "diagnostic_set": {"n": len(diag_idx), "seed": run["diagnostics"]["seed"],
+                                    "selection": "class-stratified (sklearn train_test_split)"}},
+        "history": history,
+        "final": final,
+        "divergence": divergence,
+        "timings": timings,
+        "provenance": provenance(device, threads),
+    }
+    result, flags = sanitize(result)
+    result["nonfinite"] = flags
+    validate_result(result, "train", source=str(metrics_out))
+    atomic_torch_save({"run": run, "info": info, "model": model.state_dict(),
+                       "rule": rule.state_dict()}, model_out)
+    atomic_write_text(metrics_out, dumps(result))
+    if resume_path:
+        resume_path.unlink(missing_ok=True)
+    return result

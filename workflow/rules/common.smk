@@ -1,0 +1,103 @@
+# Helpers shared by the rules: target lists from config, the run config of a job.
+from pathlib import Path
+
+
+METHODS = ("bp", "dfa", "fa", "frozen")
+FIG_FORMATS = ("pdf", "png", "svg")
+
+
+wildcard_constraints:
+    dataset="[a-z0-9]+",
+    method="|".join(METHODS),
+    lam="[0-9.e+-]+",
+    seed="[0-9]+",
+    fmt="|".join(FIG_FORMATS),
+
+
+def lam_str(lam):
+    """The one spelling of a λ in paths: 0, 0.0001, 0.01."""
+    return f"{float(lam):g}"
+
+
+def runs(methods=METHODS):
+    """(method, λ-string, seed) for every training job the config asks for."""
+    sweep = config["sweep"]
+    return [
+        (m, lam_str(lam), seed)
+        for m in methods
+        for lam in sweep[m]
+        for seed in sweep["seeds"]
+    ]
+
+
+def _dataset(wildcards):
+    return wildcards.dataset if wildcards is not None else config["dataset"]
+
+
+def train_metrics(wildcards=None, methods=METHODS):
+    """Input function: every training result of the sweep."""
+    return [
+        f"results/{_dataset(wildcards)}/train/{m}/lam{lam}/seed{seed}/metrics.json"
+        for m, lam, seed in runs(methods)
+    ]
+
+
+def null_results(wildcards=None):
+    """Input function: one fresh-B null per trained DFA model."""
+    return [
+        f"results/{_dataset(wildcards)}/fresh_b_null/{m}/lam{lam}/seed{seed}.json"
+        for m, lam, seed in runs(("dfa",))
+    ]
+
+
+def summary_tables():
+    return [
+        f"results/{config['dataset']}/summary/{name}.csv"
+        for name in ("runs", "epochs", "layers", "nulls")
+    ]
+
+
+def figure(name):
+    return [f"paper/figures/{name}.{fmt}" for fmt in FIG_FORMATS]
+
+
+def all_targets():
+    return summary_tables() + figure("fig4_penalty_rescue")
+
+
+def run_config(wildcards):
+    """Everything a training job depends on, and nothing else: a changed key
+    reruns exactly the jobs it affects (Snakemake's params trigger)."""
+    return {
+        "dataset": wildcards.dataset,
+        "method": wildcards.method,
+        "lam": float(wildcards.lam),
+        "seed": int(wildcards.seed),
+        "model": {**config["model"], "final_norm": True},
+        "training": config["training"],
+        "rule": config["rule"],
+        "diagnostics": config["diagnostics"],
+    }
+
+
+def data_source(wildcards):
+    """Where a dataset's bytes come from ('' for embedded data)."""
+    if wildcards.dataset == "cifar10":
+        return config["data"]["cifar10"]["source"]
+    return ""
+
+
+def check_data_source():
+    """Fail at parse time, before any job starts, when a configured path is missing."""
+    if config["dataset"] != "cifar10":
+        return
+    source = config["data"]["cifar10"]["source"]
+    if source != "download" and not Path(source).expanduser().exists():
+        raise WorkflowError(
+            f"data.cifar10.source = {source!r} does not exist. Point it at an image "
+            "folder (train/<class>/*, test/<class>/*), a .tar of one, or the official "
+            "cifar-10-python.tar.gz, or set it to 'download'."
+        )
+
+
+check_data_source()
