@@ -63,37 +63,41 @@ def _decode(data: bytes) -> np.ndarray:
         return np.asarray(im.convert("RGB"), dtype=np.uint8).transpose(2, 0, 1)
 
 
-def _image_folder_entries(source: Path):
-    """Yield (split, class, sort key, bytes-getter) for every image under split/class/."""
-    if source.is_dir():
-        for path in sorted(source.glob("*/*/*")):
-            if path.suffix.lower() in IMAGE_SUFFIXES and path.parts[-3] in ("train", "test"):
-                yield path.parts[-3], path.parts[-2], path.name, path.read_bytes
-        return
-    with tarfile.open(source) as tar:
-        members = sorted((m for m in tar if m.isfile()), key=lambda m: m.name)
-        for m in members:
-            parts = Path(m.name).parts
-            if len(parts) >= 3 and parts[-3] in ("train", "test") and \
-                    Path(m.name).suffix.lower() in IMAGE_SUFFIXES:
-                yield parts[-3], parts[-2], parts[-1], (lambda m=m: tar.extractfile(m).read())
+def _split_class(name: str) -> tuple[str, str] | None:
+    """('train'|'test', class) for a path ending in split/class/file.<image>, else None."""
+    parts = Path(name).parts
+    if len(parts) >= 3 and parts[-3] in ("train", "test") and \
+            Path(name).suffix.lower() in IMAGE_SUFFIXES:
+        return parts[-3], parts[-2]
+    return None
 
 
 def _image_folder(source: Path, progress: bool = True) -> dict[str, Any]:
+    """Decode an image folder (a directory or a .tar of one), sorted by class then file."""
+    from contextlib import ExitStack
+
     from tqdm import tqdm
 
-    entries = list(_image_folder_entries(source))
-    if not entries:
-        raise DataMissingError(
-            f"{source} holds no images in the layout train/<class>/*, test/<class>/*"
-        )
-    classes = sorted({cls for _, cls, _, _ in entries})
-    index = {c: i for i, c in enumerate(classes)}
-    out: dict[str, list] = {"train_x": [], "train_y": [], "test_x": [], "test_y": []}
-    for split, cls, _, read in tqdm(entries, desc=f"decoding {source.name}", disable=not progress,
-                                    mininterval=5):
-        out[f"{split}_x"].append(_decode(read()))
-        out[f"{split}_y"].append(index[cls])
+    with ExitStack() as stack:
+        if source.is_dir():
+            files = sorted(p for p in source.rglob("*") if p.is_file())
+            items = [(str(p.relative_to(source)), p.read_bytes) for p in files]
+        else:
+            tar = stack.enter_context(tarfile.open(source))
+            members = sorted((m for m in tar if m.isfile()), key=lambda m: m.name)
+            items = [(m.name, lambda m=m: tar.extractfile(m).read()) for m in members]
+        items = [(_split_class(name), read) for name, read in items if _split_class(name)]
+        if not items:
+            raise DataMissingError(
+                f"{source} holds no images in the layout train/<class>/*, test/<class>/*"
+            )
+        classes = sorted({cls for (_, cls), _ in items})
+        index = {c: i for i, c in enumerate(classes)}
+        out: dict[str, list] = {"train_x": [], "train_y": [], "test_x": [], "test_y": []}
+        for (split, cls), read in tqdm(items, desc=f"decoding {source.name}",
+                                       disable=not progress, mininterval=10):
+            out[f"{split}_x"].append(_decode(read()))
+            out[f"{split}_y"].append(index[cls])
     arrays = {k: np.stack(v) if k.endswith("_x") else np.asarray(v) for k, v in out.items()}
     return {**arrays, "classes": classes, "order": "image-folder (sorted by class, then file name)"}
 
