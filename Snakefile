@@ -21,6 +21,6 @@ include: "workflow/rules/figures.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True

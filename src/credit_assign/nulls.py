@@ -34,7 +34,9 @@ def fresh_b_null_job(model_path: str | Path, data_path: str | Path, draws: int,
     ckpt = torch.load(model_path, weights_only=False, map_location=dev)
     run = ckpt["run"]
     if run["method"] not in ("dfa", "fa"):
-        raise ValueError(f"{model_path}: the fresh-B null needs a dfa/fa model, got {run['method']}")
+        raise ValueError(
+            f"{model_path}: the fresh-B null needs a dfa/fa model, got {run['method']}"
+        )
     data = datasets.load(data_path)
     model, rule = build(run, ckpt["info"], dev)
     model.load_state_dict(ckpt["model"])

@@ -110,8 +110,8 @@ class LearningRule:
     def load_state_dict(self, state: dict) -> None:
         self.feedback = list(state["feedback"])
 
-    def to(self, device) -> LearningRule:
-        self.feedback = [b.to(device) for b in self.feedback]
+    def to(self, device=None, dtype=None) -> LearningRule:
+        self.feedback = [b.to(device=device, dtype=dtype) for b in self.feedback]
         return self
 
 
@@ -178,7 +178,8 @@ class DFA(_Local):
     def draw_feedback(self, model, generator):
         d, c = model.width, model.n_classes
         self.feedback = [
-            draw_matrix(d, c, self.options.feedback_scale, generator) for _ in range(model.depth + 1)
+            draw_matrix(d, c, self.options.feedback_scale, generator)
+            for _ in range(model.depth + 1)
         ]
 
     def teaching_signals(self, model, cache, y):
@@ -255,4 +256,5 @@ def make_rule(
         raise ValueError(f"penalty λ must be >= 0, got {lam}")
     rule = RULES[method](model, lam, options)
     rule.draw_feedback(model, generator if generator is not None else torch.Generator())
-    return rule
+    p = next(model.parameters())
+    return rule.to(p.device, p.dtype)

@@ -121,7 +121,8 @@ def sanitize(obj: Any, path: str = "", flags: list | None = None) -> tuple[Any, 
         flags.append({"path": path or "$", "value": repr(obj)})
         return None, flags
     if isinstance(obj, dict):
-        return {k: sanitize(v, f"{path}.{k}" if path else k, flags)[0] for k, v in obj.items()}, flags
+        clean = {k: sanitize(v, f"{path}.{k}" if path else k, flags)[0] for k, v in obj.items()}
+        return clean, flags
     if isinstance(obj, (list, tuple)):
         return [sanitize(v, f"{path}[{i}]", flags)[0] for i, v in enumerate(obj)], flags
     return obj, flags

@@ -175,7 +175,8 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
                         epoch, tr["nonfinite_policy"])
         log.info("epoch %d/%d  train_loss %.4f  test_acc %.4f  |h_L| %.3g  deep_cos %+.3f  "
                  "(%.1fs train, %.1fs diagnostics)", epoch, tr["epochs"], train_loss,
-                 report["test_acc"], row["h_L_norm_median"], report["deep_cosine"], t1 - t0, t2 - t1)
+                 report["test_acc"], row["h_L_norm_median"], report["deep_cosine"],
+                 t1 - t0, t2 - t1)
         if resume_path:
             atomic_torch_save({
                 "run": run, "epoch": epoch, "model": model.state_dict(),

@@ -10,11 +10,11 @@ rule aggregate:
         nulls="results/{dataset}/summary/nulls.csv",
     log:
         "logs/aggregate/{dataset}.log",
+    conda:
+        "../../envs/figures.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/figures.yaml"
     script:
         "../../scripts/aggregate.py"

@@ -1,7 +1,6 @@
 # Helpers shared by the rules: target lists from config, the run config of a job.
 from pathlib import Path
 
-
 METHODS = ("bp", "dfa", "fa", "frozen")
 FIG_FORMATS = ("pdf", "png", "svg")
 

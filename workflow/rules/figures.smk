@@ -6,16 +6,16 @@ rule fig4_penalty_rescue:
         nulls=f"results/{config['dataset']}/summary/nulls.csv",
     output:
         figure("fig4_penalty_rescue"),
-    params:
-        penalty_lambda=config["figures"]["penalty_lambda"],
-        dataset=config["dataset"],
     log:
         "logs/figures/fig4_penalty_rescue.log",
+    conda:
+        "../../envs/figures.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/figures.yaml"
+    params:
+        penalty_lambda=config["figures"]["penalty_lambda"],
+        dataset=config["dataset"],
     script:
         "../../scripts/fig4_penalty_rescue.py"

@@ -1,0 +1,43 @@
+# Two entry points for a fresh machine; each sets up .venv itself.
+#   make quick   the main pipeline on the embedded digits data (offline, minutes)
+#   make test    the test suite
+# Other targets: paper (full CIFAR-10 rebuild), lint, format, clean.
+
+PYTHON ?= python3
+VENV   ?= .venv
+CORES  ?= all
+BIN     = $(VENV)/bin
+# Without a GPU, pin torch to the CPU wheel named in constraints/ci.txt; with one,
+# let pip keep (or choose) a CUDA build.
+CONSTRAINTS ?= $(if $(shell command -v nvidia-smi 2>/dev/null),,-c constraints/ci.txt)
+
+.PHONY: setup quick paper test lint format clean
+
+$(BIN)/snakemake: pyproject.toml constraints/ci.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(CONSTRAINTS) -e ".[dev]"
+	touch $@
+
+setup: $(BIN)/snakemake
+
+quick: setup
+	$(BIN)/snakemake --cores $(CORES) --configfile config/quick.yaml
+
+paper: setup
+	$(BIN)/snakemake --cores $(CORES)
+
+test: setup
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/snakefmt --check Snakefile workflow/
+	$(BIN)/snakemake --lint --configfile config/quick.yaml
+
+format: setup
+	$(BIN)/ruff check --fix .
+	$(BIN)/snakefmt Snakefile workflow/
+
+clean:
+	rm -rf results/digits logs paper/figures/*.pdf paper/figures/*.png paper/figures/*.svg .snakemake
