@@ -22,6 +22,19 @@ TINY = {
     "sweep": {"seeds": [1, 2], "dfa": [0, 1.0e-2], "bp": [0, 1.0e-2], "frozen": [0], "fa": []},
     "diagnostics": {"n_samples": 100},
     "fresh_b_null": {"draws": 3},
+    "reproduction": {"reference": "config/tiny_reference.yaml"},
+}
+TINY_REFERENCE = {
+    "dataset": "digits",
+    "tolerances": {"test_acc": {"abs": 0.02}, "h_L_norm_median": {"log10": 1.0},
+                   "cosine": {"abs": 0.05}},
+    "entries": [
+        {"method": "bp", "lam": 0, "metric": "test_acc", "value": 0.5, "std": 0.1, "source": "t"},
+        {"method": "dfa", "lam": 0.01, "metric": "h_L_norm_median", "value": 1.0, "source": "t"},
+        {"method": "dfa", "lam": 0, "metric": "cosine", "layer": 1, "range": [-1, 1],
+         "source": "t"},
+        {"method": "fa", "lam": 0, "metric": "test_acc", "value": 0.4, "source": "not run"},
+    ],
 }
 
 
@@ -48,6 +61,7 @@ def repo(tmp_path_factory) -> Path:
         else:
             shutil.copy(src, dest / name)
     (dest / "config" / "tiny.yaml").write_text(yaml.safe_dump(TINY))
+    (dest / "config" / "tiny_reference.yaml").write_text(yaml.safe_dump(TINY_REFERENCE))
     return dest
 
 
@@ -85,6 +99,24 @@ def test_tables_and_figures_are_written(tiny_run):
     svg = (tiny_run / "paper/figures/fig4_penalty_rescue.svg").read_text()
     assert "<text" in svg  # text stays text: editable in a slide tool
     assert (tiny_run / "logs/train/digits/dfa_lam0_seed1.log").read_text().count("epoch 2/2") == 1
+
+
+def test_reproduction_table_sets_ours_beside_the_reference(tiny_run):
+    import pandas as pd
+
+    table = pd.read_csv(tiny_run / "results/digits/summary/reproduction.csv")
+    runs = pd.read_csv(tiny_run / "results/digits/summary/runs.csv")
+    bp = table[(table.method == "bp") & (table.metric == "test_acc")].iloc[0]
+    ours = runs[(runs.method == "bp") & (runs.lam == 0)].test_acc
+    assert bp.ours_mean == pytest.approx(ours.mean()) and bp.ours_n == 2
+    assert bp.difference == pytest.approx(ours.mean() - 0.5)
+    assert bool(bp.within_tolerance) == (abs(ours.mean() - 0.5) <= 0.02)
+    cos = table[table.metric == "cosine"].iloc[0]
+    assert cos.within_tolerance  # any cosine lies in [-1, 1]
+    fa = table[table.method == "fa"].iloc[0]
+    assert fa.ours_n == 0 and pd.isna(fa.within_tolerance)
+    md = (tiny_run / "results/digits/summary/reproduction.md").read_text()
+    assert "not run" in md and "| bp | 0 |" in md
 
 
 def test_second_run_has_nothing_to_do(tiny_run):

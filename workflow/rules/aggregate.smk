@@ -18,3 +18,27 @@ rule aggregate:
         runtime=10,
     script:
         "../../scripts/aggregate.py"
+
+
+rule reproduction:
+    """Our numbers beside the paper's (config reproduction.reference), same tables as the figures."""
+    input:
+        reference=config["reproduction"]["reference"] or [],
+        runs="results/{dataset}/summary/runs.csv",
+        layers="results/{dataset}/summary/layers.csv",
+        nulls="results/{dataset}/summary/nulls.csv",
+    output:
+        csv="results/{dataset}/summary/reproduction.csv",
+        md="results/{dataset}/summary/reproduction.md",
+    log:
+        "logs/aggregate/{dataset}_reproduction.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        config=config,
+    script:
+        "../../scripts/reproduction.py"

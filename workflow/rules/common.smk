@@ -60,8 +60,18 @@ def figure(name):
     return [f"paper/figures/{name}.{fmt}" for fmt in FIG_FORMATS]
 
 
+def reproduction_tables():
+    """The paper-vs-ours tables, when the config names a reference file."""
+    if not config["reproduction"]["reference"]:
+        return []
+    return [
+        f"results/{config['dataset']}/summary/reproduction.{ext}"
+        for ext in ("csv", "md")
+    ]
+
+
 def all_targets():
-    return summary_tables() + figure("fig4_penalty_rescue")
+    return summary_tables() + reproduction_tables() + figure("fig4_penalty_rescue")
 
 
 def run_config(wildcards):
