@@ -51,15 +51,20 @@ def job_counts(text: str) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", block, re.M)}
 
 
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory) -> Path:
-    dest = tmp_path_factory.mktemp("repo")
+def fresh_copy(dest: Path) -> Path:
+    """The workflow's files, as a fresh clone has them (no results, no data)."""
     for name in COPY:
         src = ROOT / name
         if src.is_dir():
             shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy(src, dest / name)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory) -> Path:
+    dest = fresh_copy(tmp_path_factory.mktemp("repo"))
     (dest / "config" / "tiny.yaml").write_text(yaml.safe_dump(TINY))
     (dest / "config" / "tiny_reference.yaml").write_text(yaml.safe_dump(TINY_REFERENCE))
     return dest
@@ -167,3 +172,47 @@ def test_missing_cifar_path_is_refused_before_any_job(repo):
 def test_lint_is_clean(repo):
     out = snakemake(repo, "--lint", "--configfile", "config/quick.yaml", check=False)
     assert "Congratulations" in out.stdout + out.stderr
+
+
+def test_primer_figures_and_check_are_part_of_the_run(tiny_run):
+    for name in ("fig_primer_phases", "fig_primer_check"):
+        for fmt in ("pdf", "png", "svg"):
+            assert (tiny_run / f"paper/figures/{name}.{fmt}").stat().st_size > 1000
+    check = read_result(tiny_run / "results/primer_check/primer_check.json", "primer_check")
+    for model in check["models"].values():
+        assert model["free_energy"] == 0.0
+        assert 0.9 < model["slopes"]["all"]["one_sided"] < 1.1
+        assert 1.9 < model["slopes"]["all"]["symmetric"] < 2.1
+
+
+def test_forced_figure_reruns_only_its_rule(tiny_run):
+    target = "paper/figures/fig4_penalty_rescue.pdf"
+    out = snakemake(tiny_run, target, "--configfile", "config/tiny.yaml", "-n", "--forcerun",
+                    target)
+    assert job_counts(out.stdout) == {"fig4_penalty_rescue": 1, "total": 1}
+
+
+def test_figure_without_results_runs_exactly_what_it_needs(tmp_path):
+    out = snakemake(fresh_copy(tmp_path), "--configfile", "config/quick.yaml", "-n",
+                    "paper/figures/fig4_penalty_rescue.svg")
+    counts = job_counts(out.stdout)
+    counts.pop("total")
+    assert counts == {"prepare_data": 1, "train": 18, "fresh_b_null": 9, "aggregate": 1,
+                      "fig4_penalty_rescue": 1}
+
+
+def test_primer_schematic_alone_on_a_fresh_copy(tmp_path):
+    fresh_copy(tmp_path)
+    out = snakemake(tmp_path, "paper/figures/fig_primer_phases.svg")
+    assert job_counts(out.stdout + out.stderr)["fig_primer_phases"] == 1
+    made = sorted(p.name for p in (tmp_path / "paper/figures").iterdir())
+    assert made == ["fig_primer_phases.pdf", "fig_primer_phases.png", "fig_primer_phases.svg"]
+    assert (tmp_path / "paper/figures/fig_primer_phases.svg").read_text().count("<text") > 10
+    assert not (tmp_path / "results").exists()
+
+
+def test_report_contains_every_figure(tiny_run):
+    snakemake(tiny_run, "--configfile", "config/tiny.yaml", "--report", "report.html")
+    html = (tiny_run / "report.html").read_text(errors="replace")
+    for name in ("fig4_penalty_rescue", "fig_primer_phases", "fig_primer_check", "runs.csv"):
+        assert name in html

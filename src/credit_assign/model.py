@@ -48,6 +48,8 @@ class ResidualMLP(nn.Module):
         width: d.  depth: L.  n_classes: C.
         final_norm: keep LN_out before the head (SPEC); off only in tests that
             need the readout to be linear in h_L.
+        residual: ``h_l = h_{l-1} + f_l(h_{l-1})`` (SPEC); False gives the plain MLP
+            ``h_l = f_l(h_{l-1})`` used by the primer check.
     """
 
     def __init__(
@@ -58,9 +60,11 @@ class ResidualMLP(nn.Module):
         n_classes: int,
         final_norm: bool = True,
         branch_init_std: float = 0.01,
+        residual: bool = True,
     ):
         super().__init__()
         self.width, self.depth, self.n_classes = width, depth, n_classes
+        self.residual = residual
         self.embed = nn.Linear(in_features, width)
         self.blocks = nn.ModuleList(Block(width, branch_init_std) for _ in range(depth))
         self.norm_out = nn.LayerNorm(width) if final_norm else nn.Identity()
@@ -80,9 +84,18 @@ class ResidualMLP(nn.Module):
             inp = h[-1].detach() if local else h[-1]
             f_l = block(inp)
             f.append(f_l)
-            h.append((inp + f_l).detach() if local else inp + f_l)
+            h_l = inp + f_l if self.residual else f_l
+            h.append(h_l.detach() if local else h_l)
         top = h[-1].detach() if local else h[-1]
         return Cache(h=h, f=f, logits=self.head(self.norm_out(top)))
+
+    def layer_map(self, l: int, z: Tensor) -> Tensor:
+        """The map of layer l ≥ 1 from state z_{l-1} to z_l (as in forward)."""
+        f = self.blocks[l - 1](z)
+        return z + f if self.residual else f
+
+    def readout(self, z: Tensor) -> Tensor:
+        return self.head(self.norm_out(z))
 
     def block_parameters(self) -> list[nn.Parameter]:
         return [p for b in self.blocks for p in b.parameters()]

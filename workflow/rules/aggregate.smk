@@ -4,7 +4,11 @@ rule aggregate:
         train=train_metrics(),
         nulls=null_results(),
     output:
-        runs="results/{dataset}/summary/runs.csv",
+        runs=report(
+            "results/{dataset}/summary/runs.csv",
+            caption="../report/table.rst",
+            category="Tables",
+        ),
         epochs="results/{dataset}/summary/epochs.csv",
         layers="results/{dataset}/summary/layers.csv",
         nulls="results/{dataset}/summary/nulls.csv",
@@ -28,7 +32,11 @@ rule reproduction:
         layers="results/{dataset}/summary/layers.csv",
         nulls="results/{dataset}/summary/nulls.csv",
     output:
-        csv="results/{dataset}/summary/reproduction.csv",
+        csv=report(
+            "results/{dataset}/summary/reproduction.csv",
+            caption="../report/table.rst",
+            category="Tables",
+        ),
         md="results/{dataset}/summary/reproduction.md",
     log:
         "logs/aggregate/{dataset}_reproduction.log",

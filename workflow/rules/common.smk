@@ -71,7 +71,13 @@ def reproduction_tables():
 
 
 def all_targets():
-    return summary_tables() + reproduction_tables() + figure("fig4_penalty_rescue")
+    return (
+        summary_tables()
+        + reproduction_tables()
+        + figure("fig4_penalty_rescue")
+        + figure("fig_primer_phases")
+        + figure("fig_primer_check")
+    )
 
 
 def run_config(wildcards):

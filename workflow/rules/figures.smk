@@ -5,7 +5,13 @@ rule fig4_penalty_rescue:
         epochs=f"results/{config['dataset']}/summary/epochs.csv",
         nulls=f"results/{config['dataset']}/summary/nulls.csv",
     output:
-        figure("fig4_penalty_rescue"),
+        pdf="paper/figures/fig4_penalty_rescue.pdf",
+        png=report(
+            "paper/figures/fig4_penalty_rescue.png",
+            caption="../report/fig4_penalty_rescue.rst",
+            category="Figures",
+        ),
+        svg="paper/figures/fig4_penalty_rescue.svg",
     log:
         "logs/figures/fig4_penalty_rescue.log",
     conda:
@@ -19,3 +25,49 @@ rule fig4_penalty_rescue:
         dataset=config["dataset"],
     script:
         "../../scripts/fig4_penalty_rescue.py"
+
+
+rule fig_primer_phases:
+    """The primer schematic: needs no results."""
+    output:
+        pdf="paper/figures/fig_primer_phases.pdf",
+        png=report(
+            "paper/figures/fig_primer_phases.png",
+            caption="../report/fig_primer_phases.rst",
+            category="Figures",
+        ),
+        svg="paper/figures/fig_primer_phases.svg",
+    log:
+        "logs/figures/fig_primer_phases.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../../scripts/fig_primer_phases.py"
+
+
+rule fig_primer_check:
+    """Error of the EP estimate vs β, one-sided and symmetric."""
+    input:
+        "results/primer_check/primer_check.json",
+    output:
+        pdf="paper/figures/fig_primer_check.pdf",
+        png=report(
+            "paper/figures/fig_primer_check.png",
+            caption="../report/fig_primer_check.rst",
+            category="Figures",
+        ),
+        svg="paper/figures/fig_primer_check.svg",
+    log:
+        "logs/figures/fig_primer_check.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../../scripts/fig_primer_check.py"

@@ -1,0 +1,10 @@
+"""Rule fig_primer_check: primer_check.json → paper/figures/fig_primer_check.{pdf,png,svg}."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake):
+    from credit_assign.figures import primer_check
+
+    primer_check.make(snakemake.input[0], snakemake.output)

@@ -1,0 +1,10 @@
+"""Rule fig_primer_phases: the primer schematic (a drawing, no inputs)."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake):
+    from credit_assign.figures import primer_phases
+
+    primer_phases.make(snakemake.output)

@@ -1,0 +1,16 @@
+rule primer_check:
+    """Numerical check of the primer schematic: free phase = forward pass, EP → BP as β → 0."""
+    output:
+        "results/primer_check/primer_check.json",
+    log:
+        "logs/primer_check/primer_check.log",
+    conda:
+        "../../envs/pytorch.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        settings=config["primer_check"],
+    script:
+        "../../scripts/primer_check.py"
