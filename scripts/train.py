@@ -8,4 +8,5 @@ with job(snakemake) as threads:
     from credit_assign.train import train
 
     train(snakemake.params.run, snakemake.input.data, snakemake.output.metrics,
-          snakemake.output.model, resume_path=snakemake.params.resume, threads=threads)
+          snakemake.output.model, resume_path=snakemake.params.resume, threads=threads,
+          timings_out=snakemake.output.timings)

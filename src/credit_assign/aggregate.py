@@ -16,12 +16,16 @@ LAYER_KEYS = ("cosine", "h_norm_median", "grad_norm_median", "signal_norm_median
 
 
 def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path]) -> dict:
-    """Four tidy DataFrames: ``runs`` (final values), ``epochs``, ``layers``, ``nulls``."""
+    """Four tidy DataFrames: ``runs`` (final values), ``epochs``, ``layers``, ``nulls``.
+
+    Each training result's wall-clock times are read from the ``timings.json`` beside it.
+    """
     runs, epochs, layers, nulls = [], [], [], []
     for path in train_paths:
         r = read_result(path, "train")
+        t = read_result(Path(path).with_name("timings.json"), "train_timings")
         key = r["run"]
-        h, fin, t = r["history"], r["final"], r["timings"]
+        h, fin = r["history"], r["final"]
         runs.append({
             **key, "epochs": r["config"]["training"]["epochs"], "final_epoch": fin["epoch"],
             **{k: fin[k] for k in ("test_acc", "train_loss", "test_loss", "h_L_norm_median",

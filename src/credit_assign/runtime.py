@@ -83,7 +83,8 @@ def _package_version() -> str:
 
 
 def provenance(device=None, threads: int | None = None) -> dict[str, Any]:
-    """Everything needed to say where and with what a result was made."""
+    """What a result was made with: code, packages, device, threads. Deterministic
+    for a given checkout and machine, so identical runs write identical files."""
     import numpy
     import torch
 
@@ -102,10 +103,17 @@ def provenance(device=None, threads: int | None = None) -> dict[str, Any]:
         "packages": packages,
         "device": dev,
         "threads": threads if threads is not None else torch.get_num_threads(),
-        "host": socket.gethostname(),
         "platform": platform.platform(),
-        "argv": sys.argv,
     }
+
+
+def run_record() -> dict[str, Any]:
+    """Where and when a job ran: differs between identical runs, so it is kept out
+    of the deterministic result files (training writes it to timings.json)."""
+    import time
+
+    return {"host": socket.gethostname(), "argv": sys.argv, "pid": os.getpid(),
+            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
 
 def sanitize(obj: Any, path: str = "", flags: list | None = None) -> tuple[Any, list]:

@@ -27,6 +27,7 @@ from credit_assign.runtime import (
     dumps,
     provenance,
     resolve_device,
+    run_record,
     sanitize,
     set_threads,
 )
@@ -76,8 +77,13 @@ class Batches:
 
 def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
           model_out: str | Path, resume_path: str | Path | None = None,
-          threads: int | None = None) -> dict[str, Any]:
-    """Train one run; write ``metrics_out`` (JSON) and ``model_out`` (torch checkpoint)."""
+          threads: int | None = None, timings_out: str | Path | None = None) -> dict[str, Any]:
+    """Train one run; write ``metrics_out`` (JSON), ``model_out`` (torch checkpoint) and,
+    if given, ``timings_out`` (wall-clock times and where the job ran).
+
+    ``metrics_out`` holds nothing that differs between identical runs: the same
+    config gives the same bytes on the CPU, also after a kill and a resume.
+    """
     t_start = time.perf_counter()
     if threads:
         set_threads(threads)
@@ -189,6 +195,8 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
     final = {k: history[k][-1] for k in ("epoch", "train_loss", "test_acc", "test_loss",
                                           "h_L_norm_median", "deep_cosine", "cosine")}
     timings["total_s"] = time.perf_counter() - t_start
+    timings["epochs_this_process"] = len(timings["epoch_train_s"]) - (
+        timings["resumed_from_epoch"] or 0)
     result = {
         "schema_version": 1,
         "kind": "train",
@@ -200,7 +208,6 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
         "history": history,
         "final": final,
         "divergence": divergence,
-        "timings": timings,
         "provenance": provenance(device, threads),
     }
     result, flags = sanitize(result)
@@ -208,6 +215,11 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
     validate_result(result, "train", source=str(metrics_out))
     atomic_torch_save({"run": run, "info": info, "model": model.state_dict(),
                        "rule": rule.state_dict()}, model_out)
+    if timings_out:
+        record, _ = sanitize({"schema_version": 1, "kind": "train_timings",
+                              "run": result["run"], **timings, "record": run_record()})
+        validate_result(record, "train_timings", source=str(timings_out))
+        atomic_write_text(timings_out, dumps(record))
     atomic_write_text(metrics_out, dumps(result))
     if resume_path:
         resume_path.unlink(missing_ok=True)

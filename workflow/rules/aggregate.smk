@@ -1,8 +1,9 @@
 rule aggregate:
     """Validate every result file and write tidy tables (one row per observation)."""
     input:
-        train=train_metrics(),
-        nulls=null_results(),
+        train=train_metrics,
+        timings=train_timings,
+        nulls=null_results,
     output:
         runs=report(
             "results/{dataset}/summary/runs.csv",

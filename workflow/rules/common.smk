@@ -41,6 +41,11 @@ def train_metrics(wildcards=None, methods=METHODS):
     ]
 
 
+def train_timings(wildcards=None):
+    """Input function: the wall-clock record beside every training result."""
+    return [p.replace("metrics.json", "timings.json") for p in train_metrics(wildcards)]
+
+
 def null_results(wildcards=None):
     """Input function: one fresh-B null per trained DFA model."""
     return [

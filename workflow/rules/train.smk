@@ -5,6 +5,7 @@ rule train:
     output:
         metrics="results/{dataset}/train/{method}/lam{lam}/seed{seed}/metrics.json",
         model="results/{dataset}/train/{method}/lam{lam}/seed{seed}/model.pt",
+        timings="results/{dataset}/train/{method}/lam{lam}/seed{seed}/timings.json",
     log:
         "logs/train/{dataset}/{method}_lam{lam}_seed{seed}.log",
     conda:
