@@ -53,6 +53,7 @@ def job_counts(text: str) -> dict[str, int]:
 
 def fresh_copy(dest: Path) -> Path:
     """The workflow's files, as a fresh clone has them (no results, no data)."""
+    dest.mkdir(parents=True, exist_ok=True)
     for name in COPY:
         src = ROOT / name
         if src.is_dir():

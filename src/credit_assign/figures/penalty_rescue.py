@@ -34,13 +34,27 @@ def panel_norms(ax, epochs: pd.DataFrame) -> None:
     if dfa.empty:
         return _missing(ax, "DFA runs")
     colors = style.lam_colors(dfa.lam.unique())
+    notes = []
     for lam, group in dfa.groupby("lam"):
-        sns.lineplot(data=group, x="epoch", y="h_L_norm_median", errorbar="sd", ax=ax,
+        # a diverged run is data: its non-finite epochs (null in the JSON) are left
+        # out of the line and named on the panel, never plotted as 0 or crashed on
+        finite = group[np.isfinite(group.h_L_norm_median) & (group.h_L_norm_median > 0)]
+        lost = group[~group.index.isin(finite.index)]
+        if len(lost):
+            notes.append(f"{style.lam_label(lam)}: non-finite from epoch {int(lost.epoch.min())}")
+        if finite.empty:
+            continue
+        sns.lineplot(data=finite, x="epoch", y="h_L_norm_median", errorbar="sd", ax=ax,
                      color=colors[lam], label=style.lam_label(lam), linewidth=1.6)
-    ax.set_yscale("log")
+    if notes:
+        ax.text(0.02, 0.02, "\n".join(notes), transform=ax.transAxes, fontsize=7,
+                color="0.3", va="bottom")
+    if ax.lines:
+        ax.set_yscale("log")
     ax.set_xlabel(style.LABELS["epoch"])
     ax.set_ylabel(style.LABELS["h_L_norm_median"])
-    ax.legend(title="DFA", loc="best", frameon=False)
+    if ax.lines:
+        ax.legend(title="DFA", loc="best", frameon=False)
 
 
 def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: float) -> None:
