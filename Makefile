@@ -6,6 +6,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 CORES  ?= all
+EXTRAS ?= dev
 BIN     = $(VENV)/bin
 # Without a GPU, pin torch to the CPU wheel named in constraints/ci.txt; with one,
 # let pip keep (or choose) a CUDA build.
@@ -13,10 +14,10 @@ CONSTRAINTS ?= $(if $(shell command -v nvidia-smi 2>/dev/null),,-c constraints/c
 
 .PHONY: setup quick paper test lint format clean
 
-$(BIN)/snakemake: pyproject.toml constraints/ci.txt
+$(BIN)/snakemake: pyproject.toml constraints/ci.txt Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(CONSTRAINTS) -e ".[dev]"
+	$(BIN)/python -m pip install --quiet $(CONSTRAINTS) -e ".[$(EXTRAS)]"
 	touch $@
 
 setup: $(BIN)/snakemake
