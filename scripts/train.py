@@ -9,4 +9,6 @@ with job(snakemake) as threads:
 
     train(snakemake.params.run, snakemake.input.data, snakemake.output.metrics,
           snakemake.output.model, resume_path=snakemake.params.resume, threads=threads,
-          timings_out=snakemake.output.timings)
+          timings_out=snakemake.output.timings,
+          snapshot_epochs=tuple(snakemake.params.snapshot_epochs),
+          snapshots_out=snakemake.output.snapshots)

@@ -72,3 +72,34 @@ def write_tables(train_paths, null_paths, outputs: dict[str, str]) -> dict:
 
 def read_table(path: str | Path) -> pd.DataFrame:
     return pd.read_csv(path)
+
+
+def probe_tables(paths: Iterable[str | Path]) -> dict:
+    """``alignment``: one row per (run, epoch, probed rule, layer); ``ratios``: one row
+    per (run, epoch, rule) with the single-step loss-decrease ratio."""
+    alignment, ratios = [], []
+    for path in paths:
+        r = read_result(path, "probes")
+        key = r["run"]
+        for rep in r["epochs"]:
+            for rule, res in rep["rules"].items():
+                for layer, cos in enumerate(res["cosine"]):
+                    alignment.append({**key, "epoch": rep["epoch"], "rule": rule,
+                                      "trained_with": res["trained_with"], "layer": layer,
+                                      "cosine": cos,
+                                      "signal_norm_median": res["signal_norm_median"][layer],
+                                      "grad_norm_median": rep["grad_norm_median"][layer]})
+            for rule, res in rep["loss_decrease"].items():
+                ratios.append({**key, "epoch": rep["epoch"], "rule": rule, **res})
+    cols_a = [*RUN_KEYS, "epoch", "rule", "trained_with", "layer", "cosine",
+              "signal_norm_median", "grad_norm_median"]
+    cols_r = [*RUN_KEYS, "epoch", "rule", "ratio", "decrease_rule", "decrease_sgd", "loss_before"]
+    return {"alignment": pd.DataFrame(alignment, columns=cols_a),
+            "ratios": pd.DataFrame(ratios, columns=cols_r)}
+
+
+def write_probe_tables(paths, outputs: dict[str, str]) -> dict:
+    frames = probe_tables(paths)
+    for name, frame in frames.items():
+        atomic_write_text(outputs[name], frame.to_csv(index=False))
+    return frames

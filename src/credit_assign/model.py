@@ -22,6 +22,7 @@ class Cache:
     h: list[Tensor]
     f: list[Tensor]
     logits: Tensor
+    x: Tensor | None = None  # the input, for rules that re-run the network (node perturbation)
 
 
 class Block(nn.Module):
@@ -87,7 +88,7 @@ class ResidualMLP(nn.Module):
             h_l = inp + f_l if self.residual else f_l
             h.append(h_l.detach() if local else h_l)
         top = h[-1].detach() if local else h[-1]
-        return Cache(h=h, f=f, logits=self.head(self.norm_out(top)))
+        return Cache(h=h, f=f, logits=self.head(self.norm_out(top)), x=x)
 
     def layer_map(self, l: int, z: Tensor) -> Tensor:
         """The map of layer l ≥ 1 from state z_{l-1} to z_l (as in forward)."""

@@ -36,12 +36,17 @@ class RuleOptions:
     error_reduction: ``mean`` → e = (softmax − onehot)/N, as CE's mean; ``sum`` → no 1/N.
     train_embedding: DFA/FA: the embedding learns from its signal a_0 (else frozen).
     frozen_embedding_signal: ``bp`` or ``dfa``: how the frozen baseline trains its embedding.
+    np_sigma, np_directions, np_mode: node perturbation's perturbation size, number of
+        random directions per batch, and ``simultaneous`` or ``sequential`` passes.
     """
 
     feedback_scale: str = "unit"
     error_reduction: str = "mean"
     train_embedding: bool = True
     frozen_embedding_signal: str = "bp"
+    np_sigma: float = 1e-3
+    np_directions: int = 16
+    np_mode: str = "simultaneous"
 
     def __post_init__(self):
         if self.feedback_scale not in FEEDBACK_SCALES:
@@ -239,7 +244,32 @@ class Frozen(LearningRule):
         return RuleOutput(signals, grads, ce.detach())
 
 
-RULES: dict[str, type[LearningRule]] = {r.name: r for r in (BP, DFA, FA, Frozen)}
+class NodePerturbation(_Local):
+    """Node perturbation: a_l = forward-difference estimate of ∂CE/∂h_l from random
+    perturbations of the hidden states (no feedback path at all), same local
+    losses as DFA. Its noise comes from the rule's own seeded generator."""
+
+    name = "np"
+
+    def draw_feedback(self, model, generator):
+        self.generator = torch.Generator().manual_seed(
+            int(torch.randint(0, 2**62, (1,), generator=generator)))
+
+    def teaching_signals(self, model, cache, y):
+        from credit_assign.probes import node_perturbation_signals
+
+        o = self.options
+        return node_perturbation_signals(model, cache.x, y, o.np_sigma, o.np_directions,
+                                         o.np_mode, self.generator)
+
+    def state_dict(self):
+        return {"feedback": [], "generator": self.generator.get_state()}
+
+    def load_state_dict(self, state):
+        self.generator.set_state(state["generator"])
+
+
+RULES: dict[str, type[LearningRule]] = {r.name: r for r in (BP, DFA, FA, Frozen, NodePerturbation)}
 
 
 def make_rule(

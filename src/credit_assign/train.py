@@ -77,12 +77,16 @@ class Batches:
 
 def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
           model_out: str | Path, resume_path: str | Path | None = None,
-          threads: int | None = None, timings_out: str | Path | None = None) -> dict[str, Any]:
+          threads: int | None = None, timings_out: str | Path | None = None,
+          snapshot_epochs: tuple[int, ...] = (), snapshots_out: str | Path | None = None,
+          ) -> dict[str, Any]:
     """Train one run; write ``metrics_out`` (JSON), ``model_out`` (torch checkpoint) and,
     if given, ``timings_out`` (wall-clock times and where the job ran).
 
     ``metrics_out`` holds nothing that differs between identical runs: the same
     config gives the same bytes on the CPU, also after a kill and a resume.
+    ``snapshots_out`` (if given) receives the model and rule state after each epoch
+    in ``snapshot_epochs``: the checkpoints the alignment probes measure.
     """
     t_start = time.perf_counter()
     if threads:
@@ -121,6 +125,7 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
     divergence = {"policy": tr["nonfinite_policy"], "first_nonfinite_epoch": None,
                   "stopped_early": False}
     start_epoch = 1
+    snapshots: dict[int, dict] = {}
 
     resume_path = Path(resume_path) if resume_path else None
     if resume_path and resume_path.exists():
@@ -134,6 +139,7 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
             generator.set_state(state["generator"])
             torch.set_rng_state(state["torch_rng"])
             history, divergence = state["history"], state["divergence"]
+            snapshots = state.get("snapshots", {})
             timings.update(state["timings"])
             start_epoch = state["epoch"] + 1
             timings["resumed_from_epoch"] = state["epoch"]
@@ -183,13 +189,17 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
                  "(%.1fs train, %.1fs diagnostics)", epoch, tr["epochs"], train_loss,
                  report["test_acc"], row["h_L_norm_median"], report["deep_cosine"],
                  t1 - t0, t2 - t1)
+        if epoch in snapshot_epochs:
+            snapshots[epoch] = {"model": {k: v.detach().cpu().clone()
+                                          for k, v in model.state_dict().items()},
+                                "rule": rule.state_dict()}
         if resume_path:
             atomic_torch_save({
                 "run": run, "epoch": epoch, "model": model.state_dict(),
                 "rule": rule.state_dict(), "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict(), "generator": generator.get_state(),
                 "torch_rng": torch.get_rng_state(), "history": history,
-                "divergence": divergence, "timings": timings,
+                "divergence": divergence, "timings": timings, "snapshots": snapshots,
             }, resume_path)
 
     final = {k: history[k][-1] for k in ("epoch", "train_loss", "test_acc", "test_loss",
@@ -215,6 +225,8 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
     validate_result(result, "train", source=str(metrics_out))
     atomic_torch_save({"run": run, "info": info, "model": model.state_dict(),
                        "rule": rule.state_dict()}, model_out)
+    if snapshots_out:
+        atomic_torch_save({"run": run, "info": info, "snapshots": snapshots}, snapshots_out)
     if timings_out:
         record, _ = sanitize({"schema_version": 1, "kind": "train_timings",
                               "run": result["run"], **timings, "record": run_record()})

@@ -51,3 +51,22 @@ rule reproduction:
         config=config,
     script:
         "../../scripts/reproduction.py"
+
+
+rule aggregate_probes:
+    """Probe results → tidy tables: per-layer alignment, loss-decrease ratios."""
+    input:
+        probe_results,
+    output:
+        alignment="results/{dataset}/summary/probe_alignment.csv",
+        ratios="results/{dataset}/summary/probe_ratios.csv",
+    log:
+        "logs/aggregate/{dataset}_probes.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../../scripts/aggregate_probes.py"

@@ -1,7 +1,7 @@
 # Helpers shared by the rules: target lists from config, the run config of a job.
 from pathlib import Path
 
-METHODS = ("bp", "dfa", "fa", "frozen")
+METHODS = ("bp", "dfa", "fa", "frozen", "np")
 FIG_FORMATS = ("pdf", "png", "svg")
 
 
@@ -54,6 +54,20 @@ def null_results(wildcards=None):
     ]
 
 
+def probe_results(wildcards=None):
+    """Input function: one probe result per training run (none if probes.epochs is empty)."""
+    if not config["probes"]["epochs"]:
+        return []
+    return [
+        f"results/{_dataset(wildcards)}/probes/{m}/lam{lam}/seed{seed}.json"
+        for m, lam, seed in runs()
+    ]
+
+
+def probe_settings(wildcards):
+    return {k: v for k, v in config["probes"].items() if k not in ("epochs", "network")}
+
+
 def summary_tables():
     return [
         f"results/{config['dataset']}/summary/{name}.csv"
@@ -82,6 +96,7 @@ def all_targets():
         + figure("fig4_penalty_rescue")
         + figure("fig_primer_phases")
         + figure("fig_primer_check")
+        + (figure("fig_alignment_probes") if config["probes"]["epochs"] else [])
     )
 
 

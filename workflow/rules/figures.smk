@@ -71,3 +71,30 @@ rule fig_primer_check:
         runtime=5,
     script:
         "../../scripts/fig_primer_check.py"
+
+
+rule fig_alignment_probes:
+    """Cosine of each rule's signal with the true gradient, per layer and across training."""
+    input:
+        alignment=f"results/{config['dataset']}/summary/probe_alignment.csv",
+        ratios=f"results/{config['dataset']}/summary/probe_ratios.csv",
+    output:
+        pdf="paper/figures/fig_alignment_probes.pdf",
+        png=report(
+            "paper/figures/fig_alignment_probes.png",
+            caption="../report/fig_alignment_probes.rst",
+            category="Figures",
+        ),
+        svg="paper/figures/fig_alignment_probes.svg",
+    log:
+        "logs/figures/fig_alignment_probes.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        network=config["probes"]["network"],
+    script:
+        "../../scripts/fig_alignment_probes.py"

@@ -6,6 +6,7 @@ rule train:
         metrics="results/{dataset}/train/{method}/lam{lam}/seed{seed}/metrics.json",
         model="results/{dataset}/train/{method}/lam{lam}/seed{seed}/model.pt",
         timings="results/{dataset}/train/{method}/lam{lam}/seed{seed}/timings.json",
+        snapshots="results/{dataset}/train/{method}/lam{lam}/seed{seed}/snapshots.pt",
     log:
         "logs/train/{dataset}/{method}_lam{lam}_seed{seed}.log",
     conda:
@@ -16,6 +17,7 @@ rule train:
         runtime=120,
     params:
         run=run_config,
+        snapshot_epochs=config["probes"]["epochs"],
         # per-epoch state, outside the declared outputs so a rerun can resume from it
         resume="results/{dataset}/train/{method}/lam{lam}/seed{seed}/resume.pt",
     script:
@@ -42,3 +44,24 @@ rule fresh_b_null:
         device=config["training"]["device"],
     script:
         "../../scripts/fresh_b_null.py"
+
+
+rule probe:
+    """Every rule's alignment with the true gradient at a run's saved checkpoints."""
+    input:
+        snapshots="results/{dataset}/train/{method}/lam{lam}/seed{seed}/snapshots.pt",
+        data="data/{dataset}.pt",
+    output:
+        "results/{dataset}/probes/{method}/lam{lam}/seed{seed}.json",
+    log:
+        "logs/probe/{dataset}/{method}_lam{lam}_seed{seed}.log",
+    conda:
+        "../../envs/pytorch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        settings=probe_settings,
+    script:
+        "../../scripts/probe.py"

@@ -1,6 +1,6 @@
 """Figure 4, penalty rescue (SPEC §1), from the summary tables alone.
 
-A: median ‖h_L‖ per epoch for DFA at each λ (mean ± std over seeds, log scale).
+A: median ‖h_L‖ per epoch for DFA at each λ (each seed thin, geometric mean thick, log scale).
 B: final deep cosine per DFA λ, the fresh-B null at the penalised λ (std over
    draws), and BP's own cosine (computed, = 1) — std over seeds elsewhere.
 C: final test accuracy of BP and DFA at λ = 0 and the penalised λ, with the
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from credit_assign.figures import style
 
@@ -44,8 +43,13 @@ def panel_norms(ax, epochs: pd.DataFrame) -> None:
             notes.append(f"{style.lam_label(lam)}: non-finite from epoch {int(lost.epoch.min())}")
         if finite.empty:
             continue
-        sns.lineplot(data=finite, x="epoch", y="h_L_norm_median", errorbar="sd", ax=ax,
-                     color=colors[lam], label=style.lam_label(lam), linewidth=1.6)
+        # norms span decades: one thin line per seed, the thick line their geometric
+        # mean (a mean ± std band would dip below zero on a log axis)
+        for _, seed_run in finite.groupby("seed"):
+            ax.plot(seed_run.epoch, seed_run.h_L_norm_median, color=colors[lam], lw=0.6,
+                    alpha=0.45)
+        geo = finite.groupby("epoch").h_L_norm_median.apply(lambda v: np.exp(np.log(v).mean()))
+        ax.plot(geo.index, geo.values, color=colors[lam], lw=1.8, label=style.lam_label(lam))
     if notes:
         ax.text(0.02, 0.02, "\n".join(notes), transform=ax.transAxes, fontsize=7,
                 color="0.3", va="bottom")

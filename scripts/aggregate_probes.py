@@ -1,0 +1,10 @@
+"""Rule aggregate_probes: probe results → tidy CSVs."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake):
+    from credit_assign.aggregate import write_probe_tables
+
+    write_probe_tables(snakemake.input, dict(snakemake.output.items()))

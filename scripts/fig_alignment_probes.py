@@ -1,0 +1,11 @@
+"""Rule fig_alignment_probes: probe tables → paper/figures/fig_alignment_probes.*"""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake):
+    from credit_assign.figures import alignment_probes
+
+    alignment_probes.make(snakemake.input.alignment, snakemake.input.ratios, snakemake.output,
+                          **snakemake.params.network)

@@ -1,0 +1,11 @@
+"""Rule probe: alignment of every rule at a run's saved checkpoints → JSON."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake) as threads:
+    from credit_assign.probes import probe_job
+
+    probe_job(snakemake.input.snapshots, snakemake.input.data, snakemake.params.settings,
+              snakemake.output[0], threads=threads)

@@ -1,0 +1,216 @@
+"""Alignment probes (SPEC §4): what each rule teaches a layer, against the true gradient.
+
+Measurement tools only — no learning rule calls them, except that node
+perturbation's estimator is also offered as a rule (``rules.NodePerturbation``).
+
+* :func:`node_perturbation_signals` — forward-difference estimates of ∂L/∂h_l from
+  random perturbations of the hidden states, either *sequential* (one layer
+  perturbed per pass) or *simultaneous* (all layers in one noisy pass);
+* :func:`loss_decrease_ratio` — one rule update on a copy vs one exact-gradient SGD
+  step on another copy, same batch, same learning rate: ΔL_rule / ΔL_sgd;
+* :func:`report` — per-layer cosines and norms of every rule at one checkpoint.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from torch import Tensor
+from torch.nn import functional as F
+
+from credit_assign.diagnostics import alignment, median_norm, per_sample_cosine, true_hidden_grads
+from credit_assign.model import ResidualMLP
+
+
+def per_sample_loss(model: ResidualMLP, x: Tensor, y: Tensor,
+                    noise: list[Tensor | None] | None = None) -> Tensor:
+    """CE of each sample (N,) with ``noise[l]`` added to hidden state h_l (None: none).
+
+    Divided by N, so that its sum is the batch-mean CE whose gradient the probes
+    compare with: the estimates carry the same scale as ∂CE/∂h_l.
+    """
+    noise = noise or [None] * (model.depth + 1)
+    h = model.embed(x)
+    if noise[0] is not None:
+        h = h + noise[0]
+    for l in range(1, model.depth + 1):
+        h = model.layer_map(l, h)
+        if noise[l] is not None:
+            h = h + noise[l]
+    return F.cross_entropy(model.readout(h), y, reduction="none") / len(y)
+
+
+@torch.no_grad()
+def node_perturbation_signals(model: ResidualMLP, x: Tensor, y: Tensor, sigma: float,
+                              directions: int, mode: str, generator: torch.Generator
+                              ) -> list[Tensor]:
+    """Estimate g_l = ∂CE/∂h_l for every l from ``directions`` random perturbations.
+
+    ĝ_l = mean_k [L(h + σ ξ_k) − L(h)] / σ · ξ_k,l per sample, with ξ ~ N(0, I).
+    mode ``sequential``: a separate pass per layer and direction (only ξ_l ≠ 0);
+    ``simultaneous``: one pass per direction with every layer perturbed at once —
+    cheaper by a factor L+1, noisier (the other layers' noise enters ΔL).
+    """
+    if mode not in ("sequential", "simultaneous"):
+        raise ValueError(f"node perturbation mode must be sequential or simultaneous, got {mode}")
+    n_states = model.depth + 1
+    clean = per_sample_loss(model, x, y)
+    width, n = model.width, len(x)
+    estimates = [torch.zeros(n, width, dtype=x.dtype, device=x.device) for _ in range(n_states)]
+
+    def draw():
+        return torch.randn(n, width, generator=generator, dtype=x.dtype).to(x.device)
+
+    for _ in range(directions):
+        if mode == "simultaneous":
+            xi = [draw() for _ in range(n_states)]
+            delta = (per_sample_loss(model, x, y, [sigma * z for z in xi]) - clean) / sigma
+            for l in range(n_states):
+                estimates[l] += delta[:, None] * xi[l]
+        else:
+            for l in range(n_states):
+                xi = draw()
+                noise = [None] * n_states
+                noise[l] = sigma * xi
+                delta = (per_sample_loss(model, x, y, noise) - clean) / sigma
+                estimates[l] += delta[:, None] * xi
+    return [e / directions for e in estimates]
+
+
+def loss_decrease_ratio(model: ResidualMLP, rule, x: Tensor, y: Tensor, lr: float) -> dict:
+    """ΔL_rule / ΔL_sgd for one plain-SGD step of the rule vs of the exact gradient,
+    from the same parameters on the same batch (ΔL = L_before − L_after).
+
+    In (0, 1]: descends, less steeply than SGD; ≤ 0: went uphill; 1 for BP itself.
+    """
+    def step(grads: dict[str, Tensor]) -> float:
+        twin = copy.deepcopy(model)
+        params = dict(twin.named_parameters())
+        with torch.no_grad():
+            for name, g in grads.items():
+                params[name] -= lr * g
+            return F.cross_entropy(twin(x).logits, y).item()
+
+    with torch.no_grad():
+        before = F.cross_entropy(model(x).logits, y).item()
+    exact = dict(zip([n for n, _ in model.named_parameters()],
+                     torch.autograd.grad(F.cross_entropy(model(x).logits, y),
+                                         list(model.parameters()))))
+    out = rule.update(model, model(x, local=rule.local), y)
+    d_sgd = before - step(exact)
+    d_rule = before - step(out.grads)
+    return {"loss_before": before, "decrease_sgd": d_sgd, "decrease_rule": d_rule,
+            "ratio": d_rule / d_sgd if d_sgd != 0 else float("nan")}
+
+
+def random_direction_rule(model: ResidualMLP, generator: torch.Generator):
+    """A control 'rule' whose update is a random direction of the gradient's size."""
+
+    class Random:
+        local = False
+
+        def update(self, model, cache, y):
+            from credit_assign.rules import RuleOutput, _grads
+
+            grads, _ = _grads(F.cross_entropy(cache.logits, y), dict(model.named_parameters()))
+            rand = {}
+            for name, g in grads.items():
+                r = torch.randn(g.shape, generator=generator, dtype=g.dtype).to(g.device)
+                rand[name] = r * (g.norm() / r.norm().clamp_min(1e-30))
+            return RuleOutput([None] * (model.depth + 1), rand, torch.zeros(()))
+
+    return Random()
+
+
+def np_alignment(model: ResidualMLP, x: Tensor, y: Tensor, grads: list[Tensor], sigma: float,
+                 directions: int, mode: str, generator: torch.Generator) -> dict:
+    signals = node_perturbation_signals(model, x, y, sigma, directions, mode, generator)
+    return {"cosine": [per_sample_cosine(a, g) for a, g in zip(signals, grads)],
+            "signal_norm_median": [median_norm(a) for a in signals]}
+
+
+def report(model: ResidualMLP, own_rule, method: str, x: Tensor, y: Tensor, settings: dict,
+           seed: int) -> dict:
+    """Every rule's per-layer alignment at one checkpoint, and its loss-decrease ratio."""
+    from credit_assign.rules import make_rule
+
+    model.eval()
+    grads, cache, ce = true_hidden_grads(model, x, y)
+    out = {"loss": ce.item(), "grad_norm_median": [median_norm(g) for g in grads], "rules": {}}
+    gen = torch.Generator().manual_seed(seed)
+    rules = {method: own_rule, "bp": make_rule("bp", model, 0.0)}
+    if "dfa" not in rules:
+        rules["dfa"] = make_rule("dfa", model, 0.0, own_rule.options, gen)
+    if "fa" not in rules:
+        rules["fa"] = make_rule("fa", model, 0.0, own_rule.options, gen)
+    for name, rule in rules.items():
+        rep = alignment(rule, model, x, y, grads=(grads, cache))
+        out["rules"][name] = {"cosine": rep["cosine"],
+                              "signal_norm_median": rep["signal_norm_median"],
+                              "trained_with": name == method}
+    for mode in ("sequential", "simultaneous"):
+        rep = np_alignment(model, x, y, grads, settings["sigma"], settings["directions"], mode,
+                           gen)
+        out["rules"][f"np_{mode}"] = {**rep, "trained_with": False}
+    lr = settings["lr"]
+    ratios = {name: loss_decrease_ratio(model, rule, x, y, lr) for name, rule in rules.items()}
+    from dataclasses import replace
+
+    np_options = replace(own_rule.options, np_sigma=settings["sigma"],
+                         np_directions=settings["directions"], np_mode="simultaneous")
+    np_rule = make_rule("np", model, 0.0, np_options, gen)
+    ratios["np_simultaneous"] = loss_decrease_ratio(model, np_rule, x, y, lr)
+    ratios["random"] = loss_decrease_ratio(model, random_direction_rule(model, gen), x, y, lr)
+    out["loss_decrease"] = ratios
+    return out
+
+
+def probe_job(snapshots_path, data_path, settings: dict, out, threads: int | None = None) -> dict:
+    """Rule probe: :func:`report` at every saved checkpoint of one training run."""
+    import time
+
+    from credit_assign import data as datasets
+    from credit_assign.results import validate_result
+    from credit_assign.runtime import (
+        atomic_write_text,
+        dumps,
+        provenance,
+        resolve_device,
+        sanitize,
+        set_threads,
+    )
+    from credit_assign.train import build
+
+    if threads:
+        set_threads(threads)
+    t0 = time.perf_counter()
+    saved = torch.load(snapshots_path, weights_only=False, map_location="cpu")
+    run, info = saved["run"], saved["info"]
+    device = resolve_device(run["training"]["device"])
+    data = datasets.load(data_path)
+    idx = datasets.diagnostic_indices(data["test_y"], settings["n_samples"],
+                                      run["diagnostics"]["seed"])
+    normalize = datasets.Normalizer(info, device)
+    x, y = normalize(data["test_x"][idx].to(device)), data["test_y"][idx].to(device)
+    epochs = sorted(saved["snapshots"])
+    if not epochs:
+        raise ValueError(f"{snapshots_path} holds no checkpoints: set probes.epochs in the config")
+    reports = []
+    for epoch in epochs:
+        model, rule = build(run, info, device)
+        model.load_state_dict(saved["snapshots"][epoch]["model"])
+        rule.load_state_dict(saved["snapshots"][epoch]["rule"])
+        rule.to(device)
+        reports.append({"epoch": epoch, **report(model, rule, run["method"], x, y, settings,
+                                                 seed=run["seed"] * 1000 + epoch)})
+    result = {"schema_version": 1, "kind": "probes",
+              "run": {k: run[k] for k in ("dataset", "method", "lam", "seed")},
+              "settings": settings, "epochs": reports,
+              "timings": {"total_s": time.perf_counter() - t0},
+              "provenance": provenance(device, threads)}
+    result, flags = sanitize(result)
+    result["nonfinite"] = flags
+    validate_result(result, "probes", source=str(out))
+    atomic_write_text(out, dumps(result))
+    return result
