@@ -19,7 +19,10 @@ TINY = {
     "dataset": "digits",
     "model": {"width": 16, "depth": 2},
     "training": {"epochs": 2, "batch_size": 256, "augmentation": "none"},
-    "sweep": {"seeds": [1, 2], "dfa": [0, 1.0e-2], "bp": [0, 1.0e-2], "frozen": [0], "fa": []},
+    "sweep": {"seeds": [1, 2], "dfa": [0, 1.0e-2], "bp": [0, 1.0e-2], "frozen": [0], "fa": [],
+              "np": [0]},
+    "rule": {"np_directions": 4},
+    "probes": {"epochs": [1, 2], "n_samples": 64, "directions": 8},
     "diagnostics": {"n_samples": 100},
     "fresh_b_null": {"draws": 3},
     "reproduction": {"reference": "config/tiny_reference.yaml"},
@@ -79,7 +82,7 @@ def tiny_run(repo) -> Path:
 
 def test_every_result_validates_and_records_provenance(tiny_run):
     metrics = sorted(tiny_run.glob("results/digits/train/*/*/*/metrics.json"))
-    assert len(metrics) == 2 * (2 + 2 + 1)
+    assert len(metrics) == 2 * (2 + 2 + 1 + 1)
     for path in metrics:
         result = read_result(path, "train")
         assert result["provenance"]["packages"]["torch"]
@@ -97,9 +100,9 @@ def test_tables_and_figures_are_written(tiny_run):
     import pandas as pd
 
     runs = pd.read_csv(tiny_run / "results/digits/summary/runs.csv")
-    assert len(runs) == 10 and set(runs.method) == {"bp", "dfa", "frozen"}
+    assert len(runs) == 12 and set(runs.method) == {"bp", "dfa", "frozen", "np"}
     epochs = pd.read_csv(tiny_run / "results/digits/summary/epochs.csv")
-    assert len(epochs) == 10 * 2
+    assert len(epochs) == 12 * 2
     for fmt in ("pdf", "png", "svg"):
         assert (tiny_run / f"paper/figures/fig4_penalty_rescue.{fmt}").stat().st_size > 1000
     svg = (tiny_run / "paper/figures/fig4_penalty_rescue.svg").read_text()
@@ -198,7 +201,7 @@ def test_figure_without_results_runs_exactly_what_it_needs(tmp_path):
                     "paper/figures/fig4_penalty_rescue.svg")
     counts = job_counts(out.stdout)
     counts.pop("total")
-    assert counts == {"prepare_data": 1, "train": 18, "fresh_b_null": 9, "aggregate": 1,
+    assert counts == {"prepare_data": 1, "train": 21, "fresh_b_null": 9, "aggregate": 1,
                       "fig4_penalty_rescue": 1}
 
 
@@ -215,5 +218,24 @@ def test_primer_schematic_alone_on_a_fresh_copy(tmp_path):
 def test_report_contains_every_figure(tiny_run):
     snakemake(tiny_run, "--configfile", "config/tiny.yaml", "--report", "report.html")
     html = (tiny_run / "report.html").read_text(errors="replace")
-    for name in ("fig4_penalty_rescue", "fig_primer_phases", "fig_primer_check", "runs.csv"):
+    for name in ("fig4_penalty_rescue", "fig_primer_phases", "fig_primer_check",
+                 "fig_alignment_probes", "runs.csv"):
         assert name in html
+
+
+def test_probes_measure_every_rule_at_every_saved_checkpoint(tiny_run):
+    import pandas as pd
+
+    probes = sorted(tiny_run.glob("results/digits/probes/*/*/*.json"))
+    assert len(probes) == 12
+    for path in probes:
+        result = read_result(path, "probes")
+        assert [e["epoch"] for e in result["epochs"]] == [1, 2]
+        for rep in result["epochs"]:
+            assert rep["loss_decrease"]["bp"]["ratio"] == pytest.approx(1.0, abs=1e-9)
+            assert rep["rules"]["bp"]["cosine"] == pytest.approx([1.0] * 3, abs=1e-9)
+            assert {"dfa", "fa", "np_sequential", "np_simultaneous"} <= set(rep["rules"])
+    table = pd.read_csv(tiny_run / "results/digits/summary/probe_alignment.csv")
+    assert set(table.epoch) == {1, 2} and table.layer.max() == 2
+    for fmt in ("pdf", "png", "svg"):
+        assert (tiny_run / f"paper/figures/fig_alignment_probes.{fmt}").stat().st_size > 1000

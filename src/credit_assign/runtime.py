@@ -136,6 +136,13 @@ def sanitize(obj: Any, path: str = "", flags: list | None = None) -> tuple[Any, 
     return obj, flags
 
 
+def _umask_mode() -> int:
+    """0o666 less the process umask: what open() would give a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write via a temporary file in the same folder, then rename: readers never
     see a half-written file, and a killed job leaves no file that looks complete."""
@@ -143,6 +150,7 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _umask_mode())  # mkstemp makes 0600; results are meant to be shared
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
             fh.flush()
@@ -159,6 +167,7 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, _umask_mode())
     os.close(fd)
     try:
         torch.save(obj, tmp)
