@@ -211,25 +211,27 @@ class Normalizer:
     """uint8 (N, C, H, W) → float (N, C·H·W): scale to [0, 1], per-channel standardise."""
 
     def __init__(self, info: dict, device):
-        self.scale = float(info["scale"])
-        self.mean = torch.tensor(info["mean"], device=device).view(1, -1, 1, 1)
-        self.std = torch.tensor(info["std"], device=device).view(1, -1, 1, 1)
+        mean = torch.tensor(info["mean"], device=device).view(1, -1, 1, 1)
+        std = torch.tensor(info["std"], device=device).view(1, -1, 1, 1)
+        # (x/scale − mean)/std as one multiply-add: x · a + b
+        self.a = 1.0 / (float(info["scale"]) * std)
+        self.b = -mean / std
 
     def __call__(self, x: Tensor) -> Tensor:
-        x = x.float() / self.scale
-        return ((x - self.mean) / self.std).flatten(1)
+        return torch.addcmul(self.b, x.float(), self.a).flatten(1)
 
 
 def crop_flip(x: Tensor, pad: int, generator: torch.Generator) -> Tensor:
     """Random crop after zero padding by ``pad`` and random horizontal flip, for a
-    whole batch at once (N, C, H, W) — no per-image Python loop."""
+    whole batch at once (N, C, H, W): one gather over flattened pixel indices, no
+    per-image Python loop (4× faster than advanced indexing; docs/performance.md)."""
     n, c, h, w = x.shape
     offsets = torch.randint(0, 2 * pad + 1, (2, n), generator=generator).to(x.device)
     flips = (torch.rand(n, generator=generator) < 0.5).to(x.device)
     padded = torch.nn.functional.pad(x, (pad, pad, pad, pad))
-    rows = (offsets[0][:, None] + torch.arange(h, device=x.device))[:, None, :, None]
-    cols = offsets[1][:, None] + torch.arange(w, device=x.device)
-    cols = torch.where(flips[:, None], cols.flip(1), cols)[:, None, None, :]
-    batch = torch.arange(n, device=x.device)[:, None, None, None]
-    chans = torch.arange(c, device=x.device)[None, :, None, None]
-    return padded[batch, chans, rows, cols]
+    width = w + 2 * pad
+    rows = offsets[0][:, None] + torch.arange(h, device=x.device)  # (N, h)
+    cols = offsets[1][:, None] + torch.arange(w, device=x.device)  # (N, w)
+    cols = torch.where(flips[:, None], cols.flip(1), cols)
+    index = (rows[:, :, None] * width + cols[:, None, :]).view(n, 1, h * w).expand(n, c, h * w)
+    return padded.view(n, c, -1).gather(2, index).view(n, c, h, w)
