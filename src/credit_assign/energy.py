@@ -149,8 +149,8 @@ def primer_check_job(settings: dict, out, threads: int | None = None) -> dict:
     """Rule primer_check: run :func:`primer_check` and write a validated JSON."""
     import time
 
-    from credit_assign.results import validate_result
-    from credit_assign.runtime import atomic_write_text, dumps, provenance, sanitize, set_threads
+    from credit_assign.results import write_result
+    from credit_assign.runtime import provenance, set_threads
 
     if threads:
         set_threads(threads)
@@ -163,8 +163,4 @@ def primer_check_job(settings: dict, out, threads: int | None = None) -> dict:
               "dtype": "float64", "models": models,
               "timings": {"total_s": time.perf_counter() - t0},
               "provenance": provenance(None, threads)}
-    result, flags = sanitize(result)
-    result["nonfinite"] = flags
-    validate_result(result, "primer_check", source=str(out))
-    atomic_write_text(out, dumps(result))
-    return result
+    return write_result(result, "primer_check", out)

@@ -10,15 +10,8 @@ import torch
 
 from credit_assign import data as datasets
 from credit_assign.diagnostics import fresh_b_null
-from credit_assign.results import validate_result
-from credit_assign.runtime import (
-    atomic_write_text,
-    dumps,
-    provenance,
-    resolve_device,
-    sanitize,
-    set_threads,
-)
+from credit_assign.results import write_result
+from credit_assign.runtime import provenance, resolve_device, set_threads
 from credit_assign.train import build
 
 log = logging.getLogger("credit_assign.nulls")
@@ -57,8 +50,4 @@ def fresh_b_null_job(model_path: str | Path, data_path: str | Path, draws: int,
         "timings": {"total_s": time.perf_counter() - t0},
         "provenance": provenance(dev, threads),
     }
-    result, flags = sanitize(result)
-    result["nonfinite"] = flags
-    validate_result(result, "fresh_b_null", source=str(out))
-    atomic_write_text(out, dumps(result))
-    return result
+    return write_result(result, "fresh_b_null", out)

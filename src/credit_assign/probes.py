@@ -171,15 +171,8 @@ def probe_job(snapshots_path, data_path, settings: dict, out, threads: int | Non
     import time
 
     from credit_assign import data as datasets
-    from credit_assign.results import validate_result
-    from credit_assign.runtime import (
-        atomic_write_text,
-        dumps,
-        provenance,
-        resolve_device,
-        sanitize,
-        set_threads,
-    )
+    from credit_assign.results import write_result
+    from credit_assign.runtime import provenance, resolve_device, set_threads
     from credit_assign.train import build
 
     if threads:
@@ -209,8 +202,4 @@ def probe_job(snapshots_path, data_path, settings: dict, out, threads: int | Non
               "settings": settings, "epochs": reports,
               "timings": {"total_s": time.perf_counter() - t0},
               "provenance": provenance(device, threads)}
-    result, flags = sanitize(result)
-    result["nonfinite"] = flags
-    validate_result(result, "probes", source=str(out))
-    atomic_write_text(out, dumps(result))
-    return result
+    return write_result(result, "probes", out)

@@ -46,6 +46,17 @@ def validate_result(obj: Any, kind: str, source: str = "<memory>") -> None:
             raise ResultError(f"{source}: history arrays {uneven} do not have one entry per epoch")
 
 
+def write_result(result: dict[str, Any], kind: str, out: str | Path) -> dict[str, Any]:
+    """Store non-finite numbers as null + a flag, validate, and write atomically."""
+    from credit_assign.runtime import atomic_write_text, dumps, sanitize
+
+    result, flags = sanitize(result)
+    result["nonfinite"] = flags
+    validate_result(result, kind, source=str(out))
+    atomic_write_text(out, dumps(result))
+    return result
+
+
 def read_result(path: str | Path, kind: str) -> dict[str, Any]:
     path = Path(path)
     try:
