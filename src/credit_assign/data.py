@@ -207,6 +207,14 @@ def diagnostic_indices(labels: Tensor, n: int, seed: int) -> Tensor:
     return torch.as_tensor(np.sort(idx))
 
 
+def diagnostic_batch(data: dict[str, Any], n: int, seed: int, device) -> tuple[Tensor, Tensor]:
+    """The fixed diagnostic subset of the test set, normalised and on ``device``:
+    the same images in training, the fresh-B null and the probes."""
+    idx = diagnostic_indices(data["test_y"], n, seed)
+    x = Normalizer(data["info"], device)(data["test_x"][idx].to(device))
+    return x, data["test_y"][idx].to(device)
+
+
 class Normalizer:
     """uint8 (N, C, H, W) → float (N, C·H·W): scale to [0, 1], per-channel standardise."""
 

@@ -12,7 +12,7 @@ from credit_assign import data as datasets
 from credit_assign.diagnostics import fresh_b_null
 from credit_assign.results import write_result
 from credit_assign.runtime import provenance, resolve_device, set_threads
-from credit_assign.train import build
+from credit_assign.train import build, load_weights
 
 log = logging.getLogger("credit_assign.nulls")
 
@@ -32,13 +32,9 @@ def fresh_b_null_job(model_path: str | Path, data_path: str | Path, draws: int,
         )
     data = datasets.load(data_path)
     model, rule = build(run, ckpt["info"], dev)
-    model.load_state_dict(ckpt["model"])
-    rule.load_state_dict(ckpt["rule"])
-    rule.to(dev)
-    normalize = datasets.Normalizer(ckpt["info"], dev)
-    idx = datasets.diagnostic_indices(data["test_y"], run["diagnostics"]["n_samples"],
-                                      run["diagnostics"]["seed"])
-    x, y = normalize(data["test_x"][idx].to(dev)), data["test_y"][idx].to(dev)
+    load_weights(model, rule, ckpt, dev)
+    x, y = datasets.diagnostic_batch(data, run["diagnostics"]["n_samples"],
+                                     run["diagnostics"]["seed"], dev)
     report = fresh_b_null(rule, model, x, y, draws, run["seed"], run["method"])
     log.info("%s λ=%g seed=%d: trained-B deep cosine %+.4f, fresh-B %+.4f ± %.4f (%d draws)",
              run["method"], run["lam"], run["seed"], report["trained"]["deep_cosine"],

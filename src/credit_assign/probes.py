@@ -173,7 +173,7 @@ def probe_job(snapshots_path, data_path, settings: dict, out, threads: int | Non
     from credit_assign import data as datasets
     from credit_assign.results import write_result
     from credit_assign.runtime import provenance, resolve_device, set_threads
-    from credit_assign.train import build
+    from credit_assign.train import build, load_weights
 
     if threads:
         set_threads(threads)
@@ -182,19 +182,15 @@ def probe_job(snapshots_path, data_path, settings: dict, out, threads: int | Non
     run, info = saved["run"], saved["info"]
     device = resolve_device(run["training"]["device"])
     data = datasets.load(data_path)
-    idx = datasets.diagnostic_indices(data["test_y"], settings["n_samples"],
-                                      run["diagnostics"]["seed"])
-    normalize = datasets.Normalizer(info, device)
-    x, y = normalize(data["test_x"][idx].to(device)), data["test_y"][idx].to(device)
+    x, y = datasets.diagnostic_batch(data, settings["n_samples"], run["diagnostics"]["seed"],
+                                     device)
     epochs = sorted(saved["snapshots"])
     if not epochs:
         raise ValueError(f"{snapshots_path} holds no checkpoints: set probes.epochs in the config")
     reports = []
     for epoch in epochs:
         model, rule = build(run, info, device)
-        model.load_state_dict(saved["snapshots"][epoch]["model"])
-        rule.load_state_dict(saved["snapshots"][epoch]["rule"])
-        rule.to(device)
+        load_weights(model, rule, saved["snapshots"][epoch], device)
         reports.append({"epoch": epoch, **report(model, rule, run["method"], x, y, settings,
                                                  seed=run["seed"] * 1000 + epoch)})
     result = {"schema_version": 1, "kind": "probes",

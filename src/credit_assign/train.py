@@ -50,6 +50,14 @@ def build(run: dict[str, Any], info: dict[str, Any], device):
     return model.to(device), rule.to(device)
 
 
+def load_weights(model: ResidualMLP, rule, state: dict, device) -> None:
+    """Put saved model and rule state (``state["model"]``, ``state["rule"]``) into a
+    model and rule made by :func:`build`."""
+    model.load_state_dict(state["model"])
+    rule.load_state_dict(state["rule"])
+    rule.to(device)
+
+
 def cosine_schedule(total_steps: int):
     return lambda step: 0.5 * (1.0 + math.cos(math.pi * min(step, total_steps) / total_steps))
 
@@ -98,9 +106,8 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
     normalize = datasets.Normalizer(info, device)
     train_x, train_y = data["train_x"].to(device), data["train_y"].to(device)
     test_x, test_y = data["test_x"].to(device), data["test_y"].to(device)
-    diag_idx = datasets.diagnostic_indices(data["test_y"], run["diagnostics"]["n_samples"],
-                                           run["diagnostics"]["seed"])
-    diag_x, diag_y = normalize(test_x[diag_idx.to(device)]), test_y[diag_idx.to(device)]
+    diag_x, diag_y = datasets.diagnostic_batch(data, run["diagnostics"]["n_samples"],
+                                               run["diagnostics"]["seed"], device)
     eval_bs = run["diagnostics"]["eval_batch_size"]
 
     def test_batches():
@@ -131,9 +138,7 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
     if resume_path and resume_path.exists():
         state = torch.load(resume_path, weights_only=False, map_location=device)
         if state.get("run") == run:
-            model.load_state_dict(state["model"])
-            rule.load_state_dict(state["rule"])
-            rule.to(device)
+            load_weights(model, rule, state, device)
             optimizer.load_state_dict(state["optimizer"])
             scheduler.load_state_dict(state["scheduler"])
             generator.set_state(state["generator"])
@@ -213,7 +218,7 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
         "run": {k: run[k] for k in ("dataset", "method", "lam", "seed")},
         "config": run,
         "data": {**{k: info[k] for k in ("source", "order", "n_train", "n_test", "classes")},
-                 "diagnostic_set": {"n": len(diag_idx), "seed": run["diagnostics"]["seed"],
+                 "diagnostic_set": {"n": len(diag_y), "seed": run["diagnostics"]["seed"],
                                     "selection": "class-stratified (sklearn train_test_split)"}},
         "history": history,
         "final": final,
