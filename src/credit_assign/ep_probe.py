@@ -1,0 +1,234 @@
+"""The EP stack probe as a pipeline job (SPEC §3): pretrain a spring-coupled stack by
+BPTT to a realistic operating point, then compare EP's gradient with BPTT's on a few
+batches, per parameter group.
+
+Writes two files: the result (deterministic for a config on the CPU: the same
+settings give the same bytes) and, beside it, the wall-clock record (seconds per
+phase, peak resident memory, host). A killed job resumes from ``resume`` (saved
+every ``resume_every`` pretraining steps and after every probe batch).
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from credit_assign import ep_stack as eps
+from credit_assign.text import CharCorpus
+
+log = logging.getLogger(__name__)
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (Linux reports kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def build_stack(vocab: int, settings: dict, seed: int, internal: str = "transformer"):
+    m = settings["model"]
+    gen = torch.Generator().manual_seed(seed)
+    return eps.SpringStack(vocab, m["blocks"], m["width"], m["heads"], m["context"],
+                           m["gamma"], m["leak"], internal=internal, generator=gen)
+
+
+def pretrain_step(stack, opt, idx, y, p: dict, step) -> float:
+    """One AdamW step on the BPTT gradient through ``p['relax_steps']`` relaxation steps
+    (``step``: the relaxation step, :func:`ep_stack.make_step`)."""
+    params = list(stack.parameters())
+    grads, loss = eps.bptt_grads(stack, idx, y, p["relax_steps"], None, params,
+                                 p["checkpoint_every"], return_loss=True, step=step)
+    for q, g in zip(params, grads):
+        q.grad = g
+    torch.nn.utils.clip_grad_norm_(params, p["grad_clip"])
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    return loss.item()
+
+
+def probe_batch(stack, idx, y, s: dict) -> tuple[dict, dict]:
+    """BPTT reference and EP at every free-phase length on one batch: (result, seconds)."""
+    pr = s["probe"]
+    t0 = time.perf_counter()
+    params = stack.field_params()
+    ref = eps.as_dict(params, eps.bptt_grads(stack, idx, y, pr["reference_steps"], s["eps"],
+                                             params, pr["checkpoint_every"]))
+    with torch.no_grad():
+        _, z_ref, _ = eps.free_phase(stack, idx, pr["reference_steps"], s["eps"])
+        ref_loss = stack.loss(z_ref, y).item()
+    seconds: dict[str, Any] = {"reference": time.perf_counter() - t0, "ep": []}
+    out: dict[str, Any] = {"reference_loss": ref_loss, "ep": []}
+    for free_steps in pr["free_steps"]:
+        t1 = time.perf_counter()
+        grads, info = eps.ep_grads(stack, idx, y, free_steps, s["eps"], pr["r"],
+                                   pr["nudged_steps_max"], pr["check_every"], pr["exit_mult"],
+                                   aep=pr["aep"])
+        cosines = eps.group_cosines(stack, eps.as_dict(params, grads), ref)
+        out["ep"].append({"free_steps": free_steps, "residual": info["residual"],
+                          "t_best": info["t_best"], "cosine": cosines,
+                          "increments": [{"t": t, "increment": inc}
+                                         for t, inc in info["increments"]]})
+        seconds["ep"].append({"free_steps": free_steps, **info["seconds"],
+                              "total": time.perf_counter() - t1})
+        log.info("  T1=%d: residual %.1e, t_best %d, cosines %s", free_steps,
+                 info["residual"], info["t_best"],
+                 " ".join(f"{k} {v:.3f}" if v is not None else f"{k} -"
+                          for k, v in cosines.items()))
+    return out, seconds
+
+
+def run_probe(corpus: CharCorpus, settings: dict, seed: int, resume: str | Path | None = None,
+              progress: bool = True) -> tuple[dict, dict]:
+    """Pretrain, then probe; returns (result body, timings). Resumable through ``resume``."""
+    from credit_assign.runtime import atomic_torch_save
+
+    s, p, pr = settings, settings["pretrain"], settings["probe"]
+    torch.manual_seed(seed)
+    stack = build_stack(len(corpus.vocab), s, seed)
+    opt = torch.optim.AdamW(stack.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
+    gen = torch.Generator().manual_seed(seed + 1)
+    state: dict[str, Any] = {"step": 0, "losses": [], "probes": [], "seconds": {
+        "pretrain": 0.0, "probes": []}}
+    resume = Path(resume) if resume else None
+    if resume is not None and resume.exists():
+        saved = torch.load(resume, weights_only=False)
+        if saved["settings"] != s or saved["seed"] != seed:
+            log.warning("%s was written for other settings; starting afresh", resume)
+        else:
+            stack.load_state_dict(saved["model"])
+            opt.load_state_dict(saved["opt"])
+            gen.set_state(saved["gen"])
+            state = saved["state"]
+            log.info("resumed from %s at pretraining step %d, %d probe batches done", resume,
+                     state["step"], len(state["probes"]))
+
+    def save():
+        if resume is not None:
+            atomic_torch_save({"settings": s, "seed": seed, "model": stack.state_dict(),
+                               "opt": opt.state_dict(), "gen": gen.get_state(),
+                               "state": state}, resume)
+
+    from tqdm import tqdm
+
+    step = eps.make_step(stack, s["eps"], p["precision"], p["compile"])
+    bar = tqdm(total=p["steps"], initial=state["step"], desc="pretrain (BPTT)",
+               disable=not progress, mininterval=30)
+    while state["step"] < p["steps"]:
+        t0 = time.perf_counter()
+        idx, y = corpus.get_batch("train", s["batch_size"], s["model"]["context"], gen)
+        state["losses"].append(pretrain_step(stack, opt, idx, y, p, step))
+        state["step"] += 1
+        state["seconds"]["pretrain"] += time.perf_counter() - t0
+        bar.update()
+        if state["step"] % s["resume_every"] == 0 or state["step"] == p["steps"]:
+            log.info("pretrain step %d/%d: loss %.4f (%.1f s)", state["step"], p["steps"],
+                     state["losses"][-1], state["seconds"]["pretrain"])
+            save()
+    bar.close()
+
+    if "val_loss" not in state:
+        with torch.no_grad():
+            vidx, vy = corpus.get_batch("val", s["batch_size"], s["model"]["context"],
+                                        torch.Generator().manual_seed(seed + 2))
+            _, z, _ = eps.free_phase(stack, vidx, p["relax_steps"], s["eps"])
+            state["val_loss"] = stack.loss(z, vy).item()
+        # probe batches come from their own stream: resuming mid-probe draws the same ones
+        state["probe_gen"] = torch.Generator().manual_seed(seed + 3).get_state()
+
+    probe_gen = torch.Generator()
+    probe_gen.set_state(state["probe_gen"])
+    batches = [corpus.get_batch("train", s["batch_size"], s["model"]["context"], probe_gen)
+               for _ in range(pr["batches"])]
+    for b in range(len(state["probes"]), pr["batches"]):
+        log.info("probe batch %d/%d", b + 1, pr["batches"])
+        out, seconds = probe_batch(stack, *batches[b], s)
+        state["probes"].append({"batch": b, **out})
+        state["seconds"]["probes"].append({"batch": b, **seconds})
+        save()
+
+    body = {"pretrain": {"loss": state["losses"], "val_loss": state["val_loss"]},
+            "probes": state["probes"]}
+    return body, state["seconds"]
+
+
+def ep_probe_job(corpus_path, corpus_name: str, seed: int, settings: dict, out, timings_out,
+                 resume=None, threads: int | None = None) -> dict:
+    """Rule ep_stack_probe: one (corpus, seed) probe → result JSON + timings JSON."""
+    from credit_assign.results import write_result
+    from credit_assign.runtime import atomic_write_text, dumps, provenance, set_threads
+
+    if threads:
+        set_threads(threads)
+    t0 = time.perf_counter()
+    corpus = CharCorpus.load(corpus_path)
+    device = torch.device("cpu")
+    body, seconds = run_probe(corpus, settings, seed, resume)
+    result = {"schema_version": 1, "kind": "ep_stack", "corpus": corpus_name, "seed": seed,
+              "settings": settings,
+              "corpus_info": {"n_chars": sum(len(v) for v in corpus.splits.values()),
+                              "vocab_size": len(corpus.vocab)},
+              **body, "provenance": provenance(device, threads)}
+    written = write_result(result, "ep_stack", out)
+    import platform
+
+    timing = {"corpus": corpus_name, "seed": seed, **seconds,
+              "total": time.perf_counter() - t0, "peak_rss_mb": peak_rss_mb(),
+              "host": platform.node(), "threads": threads}
+    atomic_write_text(timings_out, dumps(timing))
+    if resume is not None and Path(resume).exists():
+        Path(resume).unlink()
+    return written
+
+
+def summary_tables(results: list[dict], timings: list[dict]):
+    """Long tables of every probe: cosines, hindsight increments, pretraining, timings."""
+    import pandas as pd
+
+    cos, inc, pre, tim = [], [], [], []
+    for r in results:
+        key = {"corpus": r["corpus"], "seed": r["seed"]}
+        for step, loss in enumerate(r["pretrain"]["loss"], 1):
+            pre.append({**key, "step": step, "loss": loss, "val_loss": r["pretrain"]["val_loss"]})
+        for probe in r["probes"]:
+            for ep in probe["ep"]:
+                row = {**key, "batch": probe["batch"], "free_steps": ep["free_steps"]}
+                for group, value in ep["cosine"].items():
+                    cos.append({**row, "group": group, "cosine": value,
+                                "residual": ep["residual"], "t_best": ep["t_best"]})
+                for point in ep["increments"]:
+                    inc.append({**row, **point, "is_best": point["t"] == ep["t_best"]})
+    for t in timings:
+        key = {"corpus": t["corpus"], "seed": t["seed"], "peak_rss_mb": t["peak_rss_mb"]}
+        tim.append({**key, "phase": "pretrain", "batch": None, "free_steps": None,
+                    "seconds": t["pretrain"]})
+        for probe in t["probes"]:
+            tim.append({**key, "phase": "reference", "batch": probe["batch"],
+                        "free_steps": None, "seconds": probe["reference"]})
+            for ep in probe["ep"]:
+                for phase in ("free", "nudged", "grads"):
+                    tim.append({**key, "phase": f"ep_{phase}", "batch": probe["batch"],
+                                "free_steps": ep["free_steps"], "seconds": ep[phase]})
+    return pd.DataFrame(cos), pd.DataFrame(inc), pd.DataFrame(pre), pd.DataFrame(tim)
+
+
+def write_summary(result_paths, timing_paths, outputs) -> None:
+    import json
+
+    from credit_assign.results import ResultError, read_result
+    from credit_assign.runtime import atomic_write_text
+
+    results = [read_result(p, "ep_stack") for p in result_paths]
+    timings = []
+    for p in timing_paths:
+        try:
+            timings.append(json.loads(Path(p).read_text()))
+        except (OSError, json.JSONDecodeError) as err:
+            raise ResultError(f"{p}: unreadable timings ({err}); rerun its probe job") from err
+    tables = summary_tables(results, timings)
+    for table, out in zip(tables, (outputs.cosines, outputs.increments, outputs.pretrain,
+                                   outputs.timings)):
+        atomic_write_text(out, table.to_csv(index=False, float_format="%.6g"))

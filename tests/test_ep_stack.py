@@ -1,0 +1,274 @@
+"""The EP stack probe: the force field, EP against BPTT, hindsight selection, the corpora,
+and the probe job (determinism, resume)."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from credit_assign import ep_stack as eps
+from credit_assign.text import CharCorpus, DataMissingError, encode, read_corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+V, K, C, H, T, B = 11, 2, 16, 2, 8, 4
+
+
+def stack(internal="transformer", seed=0, **kw):
+    return eps.SpringStack(V, K, C, H, T, internal=internal,
+                           generator=torch.Generator().manual_seed(seed), **kw)
+
+
+@pytest.fixture
+def data():
+    g = torch.Generator().manual_seed(3)
+    return torch.randint(V, (B, T), generator=g), torch.randint(V, (B, T), generator=g)
+
+
+def cosines(st, idx, y, aep=True, free=600, nudged=300, r=0.01):
+    params = st.field_params()
+    ref = eps.as_dict(params, eps.bptt_grads(st, idx, y, free, 0.1, params))
+    grads, info = eps.ep_grads(st, idx, y, free, 0.1, r, nudged, aep=aep, exit_mult=1e9)
+    return eps.group_cosines(st, eps.as_dict(params, grads), ref), info
+
+
+# ---- the force field ------------------------------------------------------------------
+def test_springs_and_leak_are_minus_the_gradient_of_their_energy():
+    st = stack("none")
+    g = torch.Generator().manual_seed(1)
+    z = torch.randn(K, B, T, C, generator=g, requires_grad=True)
+    x = torch.randn(B, T, C, generator=g)
+    below = torch.cat([x[None], z[:-1]])
+    energy = st.gamma / 2 * ((z - below) ** 2).sum() + st.leak / 2 * (z ** 2).sum()
+    (grad,) = torch.autograd.grad(energy, z)
+    torch.testing.assert_close(st.force(z, x), -grad)
+
+
+def test_gradient_internal_force_has_a_symmetric_jacobian():
+    st = stack("gradient")
+    z = torch.randn(K, 2, T, C, generator=torch.Generator().manual_seed(2))
+    v = torch.randn_like(z)
+    _, jv = torch.func.jvp(st.internal_force, (z,), (v,))
+    _, vjp = torch.func.vjp(st.internal_force, z)
+    torch.testing.assert_close(jv, vjp(v)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_cost_gradient_in_closed_form_equals_autograd(data):
+    idx, y = data
+    st = stack()
+    z = torch.randn(K, B, T, C, generator=torch.Generator().manual_seed(4), requires_grad=True)
+    (auto,) = torch.autograd.grad(st.loss(z, y), z)
+    torch.testing.assert_close(st.cost_grad(z.detach(), y), auto)
+
+
+def test_checkpointed_bptt_equals_plain_bptt(data):
+    idx, y = data
+    st = stack()
+    plain = eps.bptt_grads(st, idx, y, 37, 0.1)
+    ckpt = eps.bptt_grads(st, idx, y, 37, 0.1, checkpoint_every=10)
+    for a, b in zip(plain, ckpt):
+        torch.testing.assert_close(a, b)
+
+
+# ---- EP against BPTT --------------------------------------------------------------------
+@pytest.mark.parametrize("internal", ["gradient", "none"])
+def test_ep_agrees_with_bptt_when_the_field_is_conservative(internal, data):
+    cos, info = cosines(stack(internal), *data)
+    assert info["residual"] < 1e-5
+    for group, value in cos.items():
+        if internal == "none" and group.startswith("block"):
+            assert value is None  # nothing to learn in the blocks
+        else:
+            assert value > 0.99, (group, value)
+
+
+def test_aep_correction_is_what_makes_ep_work_on_the_transformer_stack(data):
+    with_aep, _ = cosines(stack(), *data, aep=True)
+    without, _ = cosines(stack(), *data, aep=False)
+    assert with_aep["all"] > 0.99
+    assert all(with_aep[g] - without[g] > 0.3 for g in with_aep), (with_aep, without)
+
+
+def test_ep_equals_the_seed_loop_on_the_same_weights(data):
+    """Our EP (Jacobian linearised once, both phases in one batch) against a port of
+    the seed's loop (jvp and vjp rebuilt at every step, phases one after the other)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import ep_stack_seed_port as sp
+
+    idx, y = data
+    ours = stack()
+    port = sp.EQStack(V, K, C, H, T)
+    with torch.no_grad():
+        port.tok.copy_(ours.tok)
+        port.pos.copy_(ours.pos)
+        port.Wh.copy_(ours.head)
+        for b, theirs in zip(ours.blocks, port.blocks):
+            for name, src in (("WQ", b.w_qkv[:, :C]), ("WK", b.w_qkv[:, C:2 * C]),
+                              ("WV", b.w_qkv[:, 2 * C:]), ("WO", b.w_o), ("ln1g", b.ln1_g),
+                              ("ln1b", b.ln1_b), ("ln2g", b.ln2_g), ("ln2b", b.ln2_b),
+                              ("fc", b.w_fc), ("fcb", b.b_fc), ("pj", b.w_proj),
+                              ("pjb", b.b_proj)):
+                theirs[name].copy_(src)
+    theirs, res_port, tb_port = sp.ep_grads(port, idx, y, 50, 0.1, 0.02, 60)
+    mine, info = eps.ep_grads(ours, idx, y, 50, 0.1, 0.02, 60)
+    assert info["t_best"] == tb_port
+    assert info["residual"] == pytest.approx(res_port, rel=1e-3)
+    w_qkv = torch.cat([theirs[id(port.blocks[0][n])] for n in ("WQ", "WK", "WV")], 1)
+    for a, b in ((mine[0], theirs[id(port.tok)]), (mine[2], w_qkv)):
+        a, b = a.reshape(-1).double(), b.reshape(-1).double()
+        # equal up to float32 rounding divided by 2r
+        assert (a @ b / (a.norm() * b.norm())).item() > 0.9999
+
+
+# ---- hindsight selection ----------------------------------------------------------------
+def test_hindsight_keeps_the_estimate_with_the_smallest_increment():
+    h = eps.Hindsight(exit_mult=5.0, min_t=0)
+    values = [0.0, 1.0, 1.5, 1.6, 1.65, 2.0]  # increments 1, .5, .1, .05, .35
+    stops = [h.update(t, torch.tensor([v])) for t, v in enumerate(values, 1)]
+    assert h.t_best == 5 and h.estimate().item() == pytest.approx(1.65)
+    assert [t for t, _ in h.increments] == [2, 3, 4, 5, 6]
+    assert stops == [False] * 5 + [True]  # .35 > 5 × .05: stop
+
+
+def test_hindsight_waits_min_t_and_stops_on_nonfinite():
+    h = eps.Hindsight(exit_mult=2.0, min_t=10)
+    assert not h.update(1, torch.tensor([0.0]))
+    assert not h.update(2, torch.tensor([1.0]))
+    assert not h.update(3, torch.tensor([1.1]))
+    assert not h.update(4, torch.tensor([5.0]))  # jump, but before min_t
+    assert h.update(11, torch.tensor([float("nan")]))
+    assert h.t_best == 3
+
+
+def test_ep_run_returns_the_reading_with_the_smallest_increment(data):
+    _, info = cosines(stack(), *data, free=100, nudged=80)
+    ts, incs = zip(*info["increments"])
+    assert info["t_best"] == ts[min(range(len(incs)), key=incs.__getitem__)]
+
+
+# ---- corpora ------------------------------------------------------------------------------
+def test_pydoc_corpus_is_offline_and_batches_are_next_character_windows():
+    corpus = CharCorpus({"name": "pydoc", **encode(read_corpus("pydoc"))})
+    n = sum(len(s) for s in corpus.splits.values())
+    assert len(corpus.splits["train"]) == int(0.9 * n)
+    x, y = corpus.get_batch("train", 5, 12, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (5, 12)
+    torch.testing.assert_close(x[:, 1:], y[:, :-1])
+    x2, _ = corpus.get_batch("train", 5, 12, torch.Generator().manual_seed(0))
+    assert torch.equal(x, x2)
+    assert int(x.max()) < len(corpus.vocab)
+
+
+def test_tiny_shakespeare_copy_is_checked(tmp_path):
+    wrong = tmp_path / "input.txt"
+    wrong.write_text("First Citizen:\nnot the whole play\n")
+    with pytest.raises(DataMissingError, match="sha256"):
+        read_corpus("tinyshakespeare", str(wrong))
+    with pytest.raises(DataMissingError, match="not a file"):
+        read_corpus("tinyshakespeare", str(tmp_path / "missing.txt"))
+
+
+def test_failed_download_names_the_url_and_the_file(tmp_path, monkeypatch):
+    import pooch
+
+    def offline(*args, **kwargs):
+        raise ConnectionError("network unreachable")
+
+    monkeypatch.setattr(pooch, "retrieve", offline)
+    with pytest.raises(DataMissingError, match="tinyshakespeare.txt") as err:
+        read_corpus("tinyshakespeare", "download", tmp_path)
+    assert "raw.githubusercontent.com" in str(err.value)
+
+
+# ---- the probe job ---------------------------------------------------------------------
+SETTINGS = {
+    "model": {"blocks": 2, "width": 16, "heads": 2, "context": 16, "gamma": 1.0, "leak": 1.0},
+    "batch_size": 4, "eps": 0.1, "resume_every": 2,
+    "pretrain": {"steps": 4, "relax_steps": 20, "lr": 1e-3, "weight_decay": 1e-4,
+                 "grad_clip": 5.0, "precision": "bfloat16", "compile": False,
+                 "checkpoint_every": 0},
+    "probe": {"batches": 2, "reference_steps": 40, "free_steps": [20, 40], "r": 0.02,
+              "nudged_steps_max": 30, "check_every": 5, "exit_mult": 5.0, "aep": True,
+              "checkpoint_every": 15},
+}
+
+
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory):
+    from credit_assign.text import prepare_corpus
+
+    path = tmp_path_factory.mktemp("corpus") / "pydoc.pt"
+    prepare_corpus("pydoc", "", Path("data"), path)
+    return path
+
+
+def probe(corpus_file, out_dir, resume=None):
+    from credit_assign.ep_probe import ep_probe_job
+
+    out = out_dir / "seed0.json"
+    ep_probe_job(corpus_file, "pydoc", 0, SETTINGS, out, out_dir / "seed0.timings.json",
+                 resume=resume, threads=1)
+    return out
+
+
+def test_probe_job_writes_a_valid_deterministic_result(corpus_file, tmp_path):
+    from credit_assign.results import read_result
+
+    first = probe(corpus_file, tmp_path / "a")
+    again = probe(corpus_file, tmp_path / "b")
+    assert first.read_bytes() == again.read_bytes()
+    result = read_result(first, "ep_stack")
+    assert len(result["pretrain"]["loss"]) == 4
+    assert [p["batch"] for p in result["probes"]] == [0, 1]
+    for p in result["probes"]:
+        assert [e["free_steps"] for e in p["ep"]] == [20, 40]
+        assert set(p["ep"][0]["cosine"]) == {"all", "block0", "block1", "embeddings"}
+    timings = json.loads((tmp_path / "a" / "seed0.timings.json").read_text())
+    assert timings["peak_rss_mb"] > 0 and len(timings["probes"]) == 2
+
+
+def test_killed_probe_resumes_to_the_same_result(corpus_file, tmp_path, monkeypatch):
+    from credit_assign import ep_probe
+
+    whole = probe(corpus_file, tmp_path / "whole")
+    resume = tmp_path / "part" / "seed0.resume.pt"
+    real = ep_probe.probe_batch
+    calls = []
+
+    def killed_after_one_batch(*args, **kwargs):
+        if calls:
+            raise KeyboardInterrupt("killed")
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ep_probe, "probe_batch", killed_after_one_batch)
+    with pytest.raises(KeyboardInterrupt):
+        probe(corpus_file, tmp_path / "part", resume=resume)
+    saved = torch.load(resume, weights_only=False)
+    assert saved["state"]["step"] == 4 and len(saved["state"]["probes"]) == 1
+    monkeypatch.setattr(ep_probe, "probe_batch", real)
+    part = probe(corpus_file, tmp_path / "part", resume=resume)
+    assert part.read_bytes() == whole.read_bytes()
+    assert not resume.exists()
+
+
+def test_bf16_and_compiled_steps_approximate_the_float32_gradient(data, monkeypatch):
+    idx, y = data
+    st = stack()
+    exact = eps.bptt_grads(st, idx, y, 30, 0.1)
+    low = eps.bptt_grads(st, idx, y, 30, 0.1, step=eps.make_step(st, 0.1, "bfloat16"))
+    a = torch.cat([g.reshape(-1) for g in exact]).double()
+    b = torch.cat([g.reshape(-1) for g in low]).double()
+    assert (a @ b / (a.norm() * b.norm())).item() > 0.95
+
+    def broken(fn):  # a machine without a C++ compiler
+        def call(*args):
+            raise RuntimeError("no C++ compiler")
+        return call
+
+    monkeypatch.setattr(torch, "compile", broken)
+    fallback = eps.bptt_grads(st, idx, y, 30, 0.1,
+                              step=eps.make_step(st, 0.1, "float32", compile=True))
+    for g, h in zip(exact, fallback):
+        torch.testing.assert_close(g, h)
