@@ -22,6 +22,7 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/primer.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/ep_stack.smk"
 
 
 rule all:

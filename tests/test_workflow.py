@@ -26,6 +26,11 @@ TINY = {
     "diagnostics": {"n_samples": 100},
     "fresh_b_null": {"draws": 3},
     "reproduction": {"reference": "config/tiny_reference.yaml"},
+    "ep_stack": {"corpora": ["pydoc"], "seeds": [0],
+                 "model": {"blocks": 2, "width": 16, "heads": 2, "context": 16},
+                 "batch_size": 4, "pretrain": {"steps": 3, "relax_steps": 20},
+                 "probe": {"batches": 1, "reference_steps": 40, "free_steps": [20, 40],
+                           "nudged_steps_max": 30, "check_every": 5}},
 }
 TINY_REFERENCE = {
     "dataset": "digits",
@@ -151,6 +156,8 @@ def test_paper_config_lists_every_paper_job(repo):
     assert counts["train"] == 9 + 6 + 3  # dfa × 3 λ × 3 seeds, bp × 2 λ × 3, frozen × 3
     assert counts["fresh_b_null"] == 9
     assert counts["aggregate"] == 1 and counts["fig4_penalty_rescue"] == 1
+    assert counts["prepare_corpus"] == 1 and counts["ep_stack_probe"] == 1  # tinyshakespeare
+    assert counts["fig_ep_stack_cosines"] == 1
 
 
 @pytest.mark.parametrize("override, named", [
@@ -171,6 +178,14 @@ def test_missing_cifar_path_is_refused_before_any_job(repo):
     out = snakemake(repo, "-n", "--configfile", "config/config.yaml", "--config",
                     "data={'cifar10': {'source': '/nonexistent/cifar'}}", check=False)
     assert out.returncode != 0 and "/nonexistent/cifar" in out.stdout + out.stderr
+
+
+def test_missing_tiny_shakespeare_copy_is_refused_before_any_job(repo):
+    out = snakemake(repo, "-n", "--configfile", "config/config.yaml", "--config",
+                    "data={'cifar10': {'source': 'download'}, "
+                    "'tinyshakespeare': {'source': '/nonexistent/input.txt'}}", check=False)
+    assert out.returncode != 0 and "/nonexistent/input.txt" in out.stdout + out.stderr
+    assert "Job stats" not in out.stdout
 
 
 def test_lint_is_clean(repo):
@@ -219,7 +234,7 @@ def test_report_contains_every_figure(tiny_run):
     snakemake(tiny_run, "--configfile", "config/tiny.yaml", "--report", "report.html")
     html = (tiny_run / "report.html").read_text(errors="replace")
     for name in ("fig4_penalty_rescue", "fig_primer_phases", "fig_primer_check",
-                 "fig_alignment_probes", "runs.csv"):
+                 "fig_alignment_probes", "fig_ep_stack_cosines", "runs.csv"):
         assert name in html
 
 
@@ -239,3 +254,18 @@ def test_probes_measure_every_rule_at_every_saved_checkpoint(tiny_run):
     assert set(table.epoch) == {1, 2} and table.layer.max() == 2
     for fmt in ("pdf", "png", "svg"):
         assert (tiny_run / f"paper/figures/fig_alignment_probes.{fmt}").stat().st_size > 1000
+
+
+def test_ep_stack_probe_runs_as_pipeline_jobs(tiny_run):
+    import pandas as pd
+
+    result = read_result(tiny_run / "results/ep_stack/pydoc/seed0.json", "ep_stack")
+    assert result["settings"]["model"]["width"] == 16 and len(result["pretrain"]["loss"]) == 3
+    cos = pd.read_csv(tiny_run / "results/ep_stack/summary/cosines.csv")
+    assert set(cos.group) == {"all", "block0", "block1", "embeddings"}
+    assert sorted(cos.free_steps.unique()) == [20, 40]
+    timings = pd.read_csv(tiny_run / "results/ep_stack/summary/timings.csv")
+    assert {"pretrain", "reference", "ep_nudged"} <= set(timings.phase)
+    for fmt in ("pdf", "png", "svg"):
+        assert (tiny_run / f"paper/figures/fig_ep_stack_cosines.{fmt}").stat().st_size > 1000
+    assert not (tiny_run / "results/ep_stack/pydoc/seed0.resume.pt").exists()

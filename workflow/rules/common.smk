@@ -97,6 +97,7 @@ def all_targets():
         + figure("fig_primer_phases")
         + figure("fig_primer_check")
         + (figure("fig_alignment_probes") if config["probes"]["epochs"] else [])
+        + ep_targets()
     )
 
 

@@ -1,0 +1,10 @@
+"""Rule fig_ep_stack_cosines: summary tables → paper/figures/fig_ep_stack_cosines.*."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake):
+    from credit_assign.figures import ep_stack_cosines
+
+    ep_stack_cosines.make(snakemake.input, snakemake.output)

@@ -1,0 +1,13 @@
+"""Rule prepare_corpus: read or fetch a character corpus into data/corpus/{corpus}.pt."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake):
+    from pathlib import Path
+
+    from credit_assign.text import prepare_corpus
+
+    prepare_corpus(snakemake.wildcards.corpus, snakemake.params.source or "download",
+                   Path("data"), Path(snakemake.output[0]))

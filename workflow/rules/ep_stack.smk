@@ -1,0 +1,138 @@
+# The EP stack probe (SPEC §3): one job per (corpus, seed), a summary table, a figure.
+CORPORA = ("tinyshakespeare", "pydoc")
+
+
+wildcard_constraints:
+    corpus="|".join(CORPORA),
+
+
+def ep_results():
+    ep = config["ep_stack"]
+    return [
+        f"results/ep_stack/{corpus}/seed{seed}.json"
+        for corpus in ep["corpora"]
+        for seed in ep["seeds"]
+    ]
+
+
+def ep_settings(wildcards):
+    """What a probe depends on (not which corpora or seeds the sweep has)."""
+    return {
+        k: v for k, v in config["ep_stack"].items() if k not in ("corpora", "seeds")
+    }
+
+
+def ep_targets():
+    if not config["ep_stack"]["corpora"]:
+        return []
+    return ["results/ep_stack/summary/cosines.csv"] + figure("fig_ep_stack_cosines")
+
+
+def corpus_source(wildcards):
+    if wildcards.corpus == "tinyshakespeare":
+        return config["data"]["tinyshakespeare"]["source"]
+    return ""
+
+
+def check_corpus_source():
+    """Fail at parse time when a configured local copy is missing."""
+    if "tinyshakespeare" not in config["ep_stack"]["corpora"]:
+        return
+    source = config["data"]["tinyshakespeare"]["source"]
+    if source != "download" and not Path(source).expanduser().is_file():
+        raise WorkflowError(
+            f"data.tinyshakespeare.source = {source!r} is not a file. Point it at a copy "
+            "of Tiny Shakespeare or set it to 'download'."
+        )
+
+
+check_corpus_source()
+
+
+rule prepare_corpus:
+    """Read or fetch a character corpus once (sha256 checked) and encode it."""
+    output:
+        "data/corpus/{corpus}.pt",
+    log:
+        "logs/prepare_corpus/{corpus}.log",
+    conda:
+        "../../envs/pytorch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        source=corpus_source,
+    script:
+        "../../scripts/prepare_corpus.py"
+
+
+rule ep_stack_probe:
+    """Pretrain the spring-coupled stack by BPTT, then EP vs BPTT per parameter group."""
+    input:
+        "data/corpus/{corpus}.pt",
+    output:
+        result="results/ep_stack/{corpus}/seed{seed}.json",
+        timings="results/ep_stack/{corpus}/seed{seed}.timings.json",
+    log:
+        "logs/ep_stack/{corpus}_seed{seed}.log",
+    conda:
+        "../../envs/pytorch.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        settings=ep_settings,
+        # pretraining and probe state, outside the declared outputs so a rerun resumes
+        resume="results/ep_stack/{corpus}/seed{seed}.resume.pt",
+    script:
+        "../../scripts/ep_stack_probe.py"
+
+
+rule ep_stack_summary:
+    """Every probe's cosines (per batch, T1, group) and timings as one long table."""
+    input:
+        results=ep_results(),
+        timings=[p.replace(".json", ".timings.json") for p in ep_results()],
+    output:
+        cosines="results/ep_stack/summary/cosines.csv",
+        increments="results/ep_stack/summary/increments.csv",
+        pretrain="results/ep_stack/summary/pretrain.csv",
+        timings="results/ep_stack/summary/timings.csv",
+    log:
+        "logs/ep_stack/summary.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../../scripts/ep_stack_summary.py"
+
+
+rule fig_ep_stack_cosines:
+    """EP against BPTT per parameter group: did the tension reach block 0?"""
+    input:
+        cosines="results/ep_stack/summary/cosines.csv",
+        increments="results/ep_stack/summary/increments.csv",
+        pretrain="results/ep_stack/summary/pretrain.csv",
+    output:
+        pdf="paper/figures/fig_ep_stack_cosines.pdf",
+        png=report(
+            "paper/figures/fig_ep_stack_cosines.png",
+            caption="../report/fig_ep_stack_cosines.rst",
+            category="Figures",
+        ),
+        svg="paper/figures/fig_ep_stack_cosines.svg",
+    log:
+        "logs/figures/fig_ep_stack_cosines.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../../scripts/fig_ep_stack_cosines.py"
