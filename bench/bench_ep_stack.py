@@ -1,0 +1,329 @@
+"""EP stack probe: our implementation against a faithful port of the seed's loop.
+
+Run by hand (never in CI; nothing here asserts a time):
+
+    .venv/bin/python bench/bench_ep_stack.py --corpus-path ../shared/data/tinyshakespeare.txt \\
+        --out docs/ep_stack_bench.json          # the seed's settings: about 35 min on 1 core
+    .venv/bin/python bench/bench_ep_stack.py --small   # seconds, offline (pydoc corpus)
+
+Both implementations run in their own fresh process (so peak RSS is theirs alone),
+one after the other, on the same threads, with the same batches. Reported per phase:
+pretraining (200 BPTT steps through 120 relaxation steps), the BPTT reference (400
+steps) per probe batch, EP per (batch, T1) split into free phase, nudged phases and
+the final parameter gradient; peak resident memory; and the probe cosines of both.
+
+A same-state check follows: the seed port loads *our* pretrained weights and both
+compute BPTT and EP on one batch; the cosines between the two implementations'
+gradients show that they compute the same thing, and the per-call times compare
+like with like.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+SEED_SETTINGS = {  # SPEC §3 / seeds/ep_spring_stack_probe.py
+    "model": {"blocks": 2, "width": 128, "heads": 4, "context": 64, "gamma": 1.0, "leak": 1.0},
+    "batch_size": 16, "eps": 0.1, "resume_every": 1000,
+    "pretrain": {"steps": 200, "relax_steps": 120, "lr": 1.0e-3, "weight_decay": 1.0e-4,
+                 "grad_clip": 5.0, "precision": "bfloat16", "compile": True, "checkpoint_every": 0},
+    "probe": {"batches": 3, "reference_steps": 400, "free_steps": [150, 400], "r": 0.02,
+              "nudged_steps_max": 120, "check_every": 10, "exit_mult": 5.0, "aep": True,
+              "checkpoint_every": 20},
+}
+SMALL_SETTINGS = {
+    **SEED_SETTINGS,
+    "model": {**SEED_SETTINGS["model"], "width": 32, "heads": 2, "context": 32},
+    "batch_size": 8,
+    "pretrain": {**SEED_SETTINGS["pretrain"], "steps": 10, "relax_steps": 30, "compile": False},
+    "probe": {**SEED_SETTINGS["probe"], "batches": 1, "reference_steps": 60,
+              "free_steps": [30, 60], "nudged_steps_max": 40, "checkpoint_every": 20},
+}
+
+
+def load_corpus(spec):
+    from credit_assign.text import CharCorpus, encode, read_corpus
+
+    if spec["corpus_path"]:
+        text = read_corpus("tinyshakespeare", spec["corpus_path"])
+        name = "tinyshakespeare"
+    else:
+        text, name = read_corpus("pydoc"), "pydoc"
+    return CharCorpus({"name": name, **encode(text)})
+
+
+def rss_mb():
+    from credit_assign.ep_probe import peak_rss_mb
+
+    return peak_rss_mb()
+
+
+# ---------------------------------------------------------------------------- workers
+def worker_ours(spec) -> dict:
+    import torch
+
+    from credit_assign import ep_probe
+    from credit_assign import ep_stack as eps
+
+    corpus, s = load_corpus(spec), spec["settings"]
+    t0 = time.perf_counter()
+    body, seconds = ep_probe.run_probe(corpus, s, spec["seed"], progress=False)
+    total = time.perf_counter() - t0
+    peak = rss_mb()
+    # the same run's weights for the same-state check (rebuilt deterministically)
+    torch.manual_seed(spec["seed"])
+    out = {"seconds": {**seconds, "total": total}, "peak_rss_mb": peak,
+           "probes": body["probes"], "val_loss": body["pretrain"]["val_loss"],
+           "final_train_loss": body["pretrain"]["loss"][-1]}
+    # pretraining step time, float32 against bfloat16, on the same batches
+    stack = ep_probe.build_stack(len(corpus.vocab), s, spec["seed"])
+    gen = torch.Generator().manual_seed(0)
+    batches = [corpus.get_batch("train", s["batch_size"], s["model"]["context"], gen)
+               for _ in range(spec["step_repeats"])]
+    step_s = {}
+    variants = {f"{prec}{'+compile' if comp else ''}": eps.make_step(stack, s["eps"], prec, comp)
+                for prec in ("float32", "bfloat16") for comp in (False, True)}
+    for step in variants.values():  # warm-up (compiles)
+        ep_probe.pretrain_step(stack, torch.optim.AdamW(stack.parameters(), lr=0.0),
+                               *batches[0], s["pretrain"], step)
+    for _ in range(2):
+        for name, step in variants.items():
+            opt = torch.optim.AdamW(stack.parameters(), lr=0.0)
+            t = time.perf_counter()
+            for idx, y in batches:
+                ep_probe.pretrain_step(stack, opt, idx, y, s["pretrain"], step)
+            step_s.setdefault(name, []).append((time.perf_counter() - t) / len(batches))
+    out["pretrain_step_s"] = {k: min(v) for k, v in step_s.items()}
+    # pretrain again (deterministic) to hand the same weights to the seed port
+    torch.manual_seed(spec["seed"])
+    stack = ep_probe.build_stack(len(corpus.vocab), s, spec["seed"])
+    opt = torch.optim.AdamW(stack.parameters(), lr=s["pretrain"]["lr"],
+                            weight_decay=s["pretrain"]["weight_decay"])
+    gen = torch.Generator().manual_seed(spec["seed"] + 1)
+    if spec.get("handoff"):
+        step = eps.make_step(stack, s["eps"], s["pretrain"]["precision"])
+        for _ in range(spec["handoff_steps"]):
+            idx, y = corpus.get_batch("train", s["batch_size"], s["model"]["context"], gen)
+            ep_probe.pretrain_step(stack, opt, idx, y, s["pretrain"], step)
+        idx, y = corpus.get_batch("train", s["batch_size"], s["model"]["context"], gen)
+        pr = s["probe"]
+        params = stack.field_params()
+        t = time.perf_counter()
+        ref = eps.bptt_grads(stack, idx, y, pr["reference_steps"], s["eps"], params,
+                             pr["checkpoint_every"])
+        t_ref = time.perf_counter() - t
+        t = time.perf_counter()
+        ep, info = eps.ep_grads(stack, idx, y, pr["free_steps"][0], s["eps"], pr["r"],
+                                pr["nudged_steps_max"], pr["check_every"], pr["exit_mult"])
+        t_ep = time.perf_counter() - t
+        torch.save({"state": stack.state_dict(), "idx": idx, "y": y,
+                    "ref": [g.detach() if g is not None else None for g in ref],
+                    "ep": [g.detach() if g is not None else None for g in ep]},
+                   spec["handoff"])
+        out["same_state"] = {"reference_s": t_ref, "ep_s": t_ep, "ep_seconds": info["seconds"],
+                             "t_best": info["t_best"]}
+    return out
+
+
+def worker_seed(spec) -> dict:
+    import ep_stack_seed_port as sp
+    import torch
+
+    corpus, s = load_corpus(spec), spec["settings"]
+    m, pr, p = s["model"], s["probe"], s["pretrain"]
+    torch.manual_seed(spec["seed"])
+    st = sp.EQStack(len(corpus.vocab), m["blocks"], m["width"], m["heads"], m["context"],
+                    m["gamma"], m["leak"])
+    opt = torch.optim.AdamW(st.allp, lr=p["lr"], weight_decay=p["weight_decay"])
+    gen = torch.Generator().manual_seed(spec["seed"] + 1)
+    t0 = time.perf_counter()
+    for _ in range(p["steps"]):
+        idx, y = corpus.get_batch("train", s["batch_size"], m["context"], gen)
+        g = sp.bptt_grads(st, idx, y, p["relax_steps"], s["eps"])
+        opt.zero_grad(set_to_none=True)
+        for q in st.allp:
+            q.grad = g.get(id(q))
+        torch.nn.utils.clip_grad_norm_(st.allp, p["grad_clip"])
+        opt.step()
+    seconds = {"pretrain": time.perf_counter() - t0, "probes": []}
+    probe_gen = torch.Generator().manual_seed(spec["seed"] + 3)
+    probes = []
+    groups = sp.groups(st)
+    for b in range(pr["batches"]):
+        idx, y = corpus.get_batch("train", s["batch_size"], m["context"], probe_gen)
+        t = time.perf_counter()
+        ref = sp.bptt_grads(st, idx, y, pr["reference_steps"], s["eps"])
+        rec = {"batch": b, "reference": time.perf_counter() - t, "ep": []}
+        res = {"batch": b, "ep": []}
+        for t1 in pr["free_steps"]:
+            t = time.perf_counter()
+            gep, residual, tb = sp.ep_grads(st, idx, y, t1, s["eps"], pr["r"],
+                                            pr["nudged_steps_max"])
+            rec["ep"].append({"free_steps": t1, "total": time.perf_counter() - t})
+            res["ep"].append({"free_steps": t1, "residual": residual, "t_best": tb,
+                              "cosine": {k: sp.cos(gep, ref, ps) for k, ps in groups.items()}})
+        seconds["probes"].append(rec)
+        probes.append(res)
+        print(f"seed port: batch {b} done", file=sys.stderr, flush=True)
+    seconds["total"] = time.perf_counter() - t0
+    out = {"seconds": seconds, "peak_rss_mb": rss_mb(), "probes": probes}
+    if spec.get("handoff") and Path(spec["handoff"]).exists():
+        out["same_state"] = same_state_seed(st, spec, sp, torch)
+    return out
+
+
+def same_state_seed(st, spec, sp, torch) -> dict:
+    """Load our weights into the port; its BPTT and EP against ours on one batch."""
+    saved = torch.load(spec["handoff"], weights_only=False)
+    state = saved["state"]
+    C = st.C
+    with torch.no_grad():
+        st.tok.copy_(state["tok"])
+        st.pos.copy_(state["pos"])
+        st.Wh.copy_(state["head"])
+        for k, b in enumerate(st.blocks):
+            pre = f"blocks.{k}."
+            qkv = state[pre + "w_qkv"]
+            b["WQ"].copy_(qkv[:, :C])
+            b["WK"].copy_(qkv[:, C:2 * C])
+            b["WV"].copy_(qkv[:, 2 * C:])
+            for ours, theirs in (("w_o", "WO"), ("ln1_g", "ln1g"), ("ln1_b", "ln1b"),
+                                 ("ln2_g", "ln2g"), ("ln2_b", "ln2b"), ("w_fc", "fc"),
+                                 ("b_fc", "fcb"), ("w_proj", "pj"), ("b_proj", "pjb")):
+                b[theirs].copy_(state[pre + ours])
+    s, pr = spec["settings"], spec["settings"]["probe"]
+    idx, y = saved["idx"], saved["y"]
+    t = time.perf_counter()
+    ref = sp.bptt_grads(st, idx, y, pr["reference_steps"], s["eps"])
+    t_ref = time.perf_counter() - t
+    t = time.perf_counter()
+    gep, _, tb = sp.ep_grads(st, idx, y, pr["free_steps"][0], s["eps"], pr["r"],
+                             pr["nudged_steps_max"])
+    t_ep = time.perf_counter() - t
+
+    def flat(gs):  # ours, in the port's order: tok, pos, per block WQ..pjb
+        return torch.cat([g.reshape(-1).double() for g in gs])
+
+    def ours_as_port(grads):  # our field_params order: tok, pos, per block params
+        out, i = [grads[0], grads[1]], 2
+        for _ in st.blocks:
+            w_qkv, w_o, l1g, l1b, l2g, l2b, w_fc, b_fc, w_pj, b_pj = grads[i:i + 10]
+            i += 10
+            out += [w_qkv[:, :C], w_qkv[:, C:2 * C], w_qkv[:, 2 * C:], w_o, l1g, l1b, l2g, l2b,
+                    w_fc, b_fc, w_pj, b_pj]
+        return out
+
+    port_ref = flat([ref[id(q)] for q in st.block])
+    port_ep = flat([gep[id(q)] for q in st.block])
+    ours_ref, ours_ep = flat(ours_as_port(saved["ref"])), flat(ours_as_port(saved["ep"]))
+
+    def cos(a, b):
+        return (a @ b / (a.norm() * b.norm())).item()
+
+    return {"reference_s": t_ref, "ep_s": t_ep, "t_best": tb,
+            "cos_reference_ours_vs_port": cos(ours_ref, port_ref),
+            "cos_ep_ours_vs_port": cos(ours_ep, port_ep),
+            "cos_ep_to_reference_port": cos(port_ep, port_ref),
+            "cos_ep_to_reference_ours": cos(ours_ep, ours_ref)}
+
+
+# ---------------------------------------------------------------------------- driver
+def run_worker(kind: str, spec: dict, threads: int) -> dict:
+    env = {**os.environ, **{v: str(threads) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
+    with tempfile.TemporaryDirectory() as tmp:
+        spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
+        spec_path.write_text(json.dumps(spec))
+        t = time.perf_counter()
+        subprocess.run([sys.executable, __file__, "--worker", kind, str(spec_path),
+                        str(out_path)], env=env, check=True)
+        out = json.loads(out_path.read_text())
+        out["process_wall_s"] = time.perf_counter() - t
+        return out
+
+
+def phase_table(res: dict) -> dict:
+    """Seconds per phase, summed over probe batches."""
+    sec = res["seconds"]
+    ep = {}
+    for b in sec["probes"]:
+        for e in b["ep"]:
+            ep[e["free_steps"]] = ep.get(e["free_steps"], 0.0) + e["total"]
+    return {"pretrain": sec["pretrain"],
+            "reference": sum(b["reference"] for b in sec["probes"]),
+            **{f"ep_T1={k}": v for k, v in ep.items()},
+            "total": sec["total"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus-path", default="", help="Tiny Shakespeare (default: pydoc)")
+    ap.add_argument("--small", action="store_true", help="a tiny stack, for a smoke run")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", choices=["ours", "seed"], default=None)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        kind, spec_path, out_path = args.worker
+        spec = json.loads(Path(spec_path).read_text())
+        from credit_assign.runtime import set_threads
+
+        set_threads(spec["threads"])
+        out = worker_ours(spec) if kind == "ours" else worker_seed(spec)
+        Path(out_path).write_text(json.dumps(out))
+        return
+
+    settings = SMALL_SETTINGS if args.small else SEED_SETTINGS
+    from credit_assign.runtime import provenance
+
+    handoff = Path(tempfile.mkdtemp()) / "handoff.pt"
+    spec = {"settings": settings, "seed": args.seed, "corpus_path": args.corpus_path,
+            "threads": args.threads, "step_repeats": 3 if args.small else 5,
+            "handoff": str(handoff), "handoff_steps": settings["pretrain"]["steps"] // 4}
+    results = {}
+    for kind in ("ours", "seed"):
+        if args.only and kind != args.only:
+            continue
+        print(f"running {kind} ...", file=sys.stderr, flush=True)
+        results[kind] = run_worker(kind, spec, args.threads)
+        results[kind]["phases"] = phase_table(results[kind])
+    report = {"settings": settings, "threads": args.threads,
+              "corpus": "tinyshakespeare" if args.corpus_path else "pydoc",
+              "results": results, "provenance": provenance(None, args.threads)}
+    if len(results) == 2:
+        o, s = results["ours"]["phases"], results["seed"]["phases"]
+        report["speedup"] = {k: s[k] / o[k] for k in o if k in s and o[k] > 0}
+        report["peak_rss_ratio"] = results["seed"]["peak_rss_mb"] / results["ours"]["peak_rss_mb"]
+        print(f"{'phase':>12} {'seed port s':>12} {'ours s':>9} {'speed-up':>9}")
+        for k in o:
+            print(f"{k:>12} {s[k]:>12.1f} {o[k]:>9.1f} {s[k] / o[k]:>8.2f}x")
+        print(f"{'peak RSS MB':>12} {results['seed']['peak_rss_mb']:>12.0f} "
+              f"{results['ours']['peak_rss_mb']:>9.0f}")
+    for kind, res in results.items():
+        for probe in res["probes"]:
+            for ep in probe["ep"]:
+                c = ep["cosine"]
+                print(f"{kind:>5} batch {probe['batch']} T1={ep['free_steps']:>3} "
+                      f"res {ep['residual']:.1e} t_best {ep['t_best']:>3} "
+                      + " ".join(f"{k} {v:.3f}" for k, v in c.items() if v is not None))
+        if "same_state" in res:
+            print(kind, "same state:", json.dumps(res["same_state"]))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
