@@ -110,6 +110,48 @@ def step_times(threads: int, steps: int, methods=("bp", "dfa", "fa", "frozen")) 
     return out
 
 
+def bp_matmuls(n: int, seeds: int = 1):
+    """The matmuls of one BP step of the paper model at batch n, as (a, b) pairs:
+    forward, weight gradients, input gradients. With ``seeds > 1`` each is a batched
+    matmul over that many stacked models (what vmap over seeds would run)."""
+    import torch
+
+    def mm(m, k, j):
+        shape = (seeds,) if seeds > 1 else ()
+        return torch.randn(*shape, m, k), torch.randn(*shape, k, j)
+
+    pairs = [mm(n, IN, D)] + [mm(n, D, D) for _ in range(2 * L)] + [mm(n, D, C)]  # forward
+    pairs += [mm(IN, n, D)] + [mm(D, n, D) for _ in range(2 * L)] + [mm(D, n, C)]  # dW
+    pairs += [mm(n, D, D) for _ in range(2 * L)] + [mm(n, C, D)]  # input gradients
+    flops = seeds * sum(2 * a.shape[-2] * a.shape[-1] * b.shape[-1] for a, b in pairs)
+    return pairs, flops
+
+
+def matmul_ceiling(threads: int, rounds: int) -> dict:
+    """GFLOP/s of a BP step's matmuls alone (no elementwise work, no optimiser): the
+    most a training step can reach, against the reference matmul, interleaved."""
+    import torch
+
+    torch.set_num_threads(threads)
+    a, b = torch.randn(256, 3072), torch.randn(3072, 1000)
+    work, flops = {"matmul": lambda: a @ b}, {"matmul": 2 * 256 * 3072 * 1000}
+    for name, n, seeds in (("batch 128", BATCH, 1), ("batch 128, 3 seeds stacked", BATCH, 3),
+                           ("batch 384", 3 * BATCH, 1)):
+        pairs, flops[name] = bp_matmuls(n, seeds)
+        work[name] = lambda pairs=pairs: [x @ y for x, y in pairs]
+    samples = {k: [] for k in work}
+    for i in range(rounds + 3):
+        for name, fn in work.items():
+            t0 = time.perf_counter()
+            fn()
+            if i >= 3:
+                samples[name].append(time.perf_counter() - t0)
+    gflops = {k: flops[k] / statistics.median(v) / 1e9 for k, v in samples.items()}
+    peak = gflops.pop("matmul")
+    return {"matmul_gflops": peak,
+            **{k: {"gflops": v, "fraction_of_peak": v / peak} for k, v in gflops.items()}}
+
+
 def epoch_parts(threads: int) -> dict:
     """Diagnostics and data loading (with crop + flip) against a training epoch."""
     import torch
@@ -183,12 +225,21 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--quick-pipeline", action="store_true")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.json")
+    ap.add_argument("--ceiling-only", type=Path, default=None, metavar="JSON",
+                    help="only the matmul ceiling of a training step, written to JSON")
     args = ap.parse_args()
     import torch
+
+    if args.ceiling_only:
+        res = {t: matmul_ceiling(t, args.steps) for t in (1, 2)}
+        args.ceiling_only.write_text(json.dumps(res, indent=1) + "\n")
+        print(json.dumps(res, indent=1))
+        return
 
     res = {"machine": {"cpus": os.cpu_count(), "processor": platform.processor(),
                        "torch": torch.__version__, "python": platform.python_version()}}
     res["steps"] = {t: step_times(t, args.steps) for t in (1, 2)}
+    res["matmul_ceiling"] = {t: matmul_ceiling(t, args.steps) for t in (1, 2)}
     res["epoch_parts_1thread"] = epoch_parts(1)
     res["throughput_steps_per_s"] = {
         "1 job x 2 threads": parallel_jobs(1, 2, args.steps),
