@@ -2,6 +2,7 @@
 from pathlib import Path
 
 METHODS = ("bp", "dfa", "fa", "frozen", "np")
+CORPORA = ("tinyshakespeare", "pydoc")
 FIG_FORMATS = ("pdf", "png", "svg")
 
 
@@ -11,6 +12,7 @@ wildcard_constraints:
     lam="[0-9.e+-]+",
     seed="[0-9]+",
     fmt="|".join(FIG_FORMATS),
+    corpus="|".join(CORPORA),
 
 
 def lam_str(lam):
@@ -87,6 +89,50 @@ def reproduction_tables():
         f"results/{config['dataset']}/summary/reproduction.{ext}"
         for ext in ("csv", "md")
     ]
+
+
+# ---- the EP stack probe (workflow/rules/ep_stack.smk)
+def ep_results():
+    ep = config["ep_stack"]
+    return [
+        f"results/ep_stack/{corpus}/seed{seed}.json"
+        for corpus in ep["corpora"]
+        for seed in ep["seeds"]
+    ]
+
+
+def ep_settings(wildcards):
+    """What a probe depends on (not which corpora or seeds the sweep has)."""
+    return {
+        k: v for k, v in config["ep_stack"].items() if k not in ("corpora", "seeds")
+    }
+
+
+def ep_targets():
+    if not config["ep_stack"]["corpora"]:
+        return []
+    return ["results/ep_stack/summary/cosines.csv"] + figure("fig_ep_stack_cosines")
+
+
+def corpus_source(wildcards):
+    if wildcards.corpus == "tinyshakespeare":
+        return config["data"]["tinyshakespeare"]["source"]
+    return ""
+
+
+def check_corpus_source():
+    """Fail at parse time when a configured local copy is missing."""
+    if "tinyshakespeare" not in config["ep_stack"]["corpora"]:
+        return
+    source = config["data"]["tinyshakespeare"]["source"]
+    if source != "download" and not Path(source).expanduser().is_file():
+        raise WorkflowError(
+            f"data.tinyshakespeare.source = {source!r} is not a file. Point it at a copy "
+            "of Tiny Shakespeare or set it to 'download'."
+        )
+
+
+check_corpus_source()
 
 
 def all_targets():

@@ -1,52 +1,5 @@
-# The EP stack probe (SPEC §3): one job per (corpus, seed), a summary table, a figure.
-CORPORA = ("tinyshakespeare", "pydoc")
-
-
-wildcard_constraints:
-    corpus="|".join(CORPORA),
-
-
-def ep_results():
-    ep = config["ep_stack"]
-    return [
-        f"results/ep_stack/{corpus}/seed{seed}.json"
-        for corpus in ep["corpora"]
-        for seed in ep["seeds"]
-    ]
-
-
-def ep_settings(wildcards):
-    """What a probe depends on (not which corpora or seeds the sweep has)."""
-    return {
-        k: v for k, v in config["ep_stack"].items() if k not in ("corpora", "seeds")
-    }
-
-
-def ep_targets():
-    if not config["ep_stack"]["corpora"]:
-        return []
-    return ["results/ep_stack/summary/cosines.csv"] + figure("fig_ep_stack_cosines")
-
-
-def corpus_source(wildcards):
-    if wildcards.corpus == "tinyshakespeare":
-        return config["data"]["tinyshakespeare"]["source"]
-    return ""
-
-
-def check_corpus_source():
-    """Fail at parse time when a configured local copy is missing."""
-    if "tinyshakespeare" not in config["ep_stack"]["corpora"]:
-        return
-    source = config["data"]["tinyshakespeare"]["source"]
-    if source != "download" and not Path(source).expanduser().is_file():
-        raise WorkflowError(
-            f"data.tinyshakespeare.source = {source!r} is not a file. Point it at a copy "
-            "of Tiny Shakespeare or set it to 'download'."
-        )
-
-
-check_corpus_source()
+# The EP stack probe (SPEC §3): one job per (corpus, seed), summary tables, a figure.
+# Helpers (ep_results, ep_settings, corpus_source, ...) are in common.smk.
 
 
 rule prepare_corpus:
