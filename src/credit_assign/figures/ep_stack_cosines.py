@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import seaborn as sns
 
 from credit_assign.figures import style
 
@@ -61,12 +62,14 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
     ax.set_title("B  hindsight selection (dot: kept)", loc="left")
 
     ax = axes[2]
-    for (corpus, seed), sub in pre.groupby(["corpus", "seed"]):
+    runs = list(pre.groupby(["corpus", "seed"]))
+    run_colors = sns.color_palette("crest", n_colors=max(len(runs), 2))
+    for i, ((corpus, seed), sub) in enumerate(runs):
         ls = "-" if corpus == corpora[0] else "--"
-        ax.plot(sub["step"], sub["loss"], lw=0.8, ls=ls, color=style.PALETTE[0], alpha=0.8,
+        ax.plot(sub["step"], sub["loss"], lw=0.8, ls=ls, color=run_colors[i], alpha=0.8,
                 label=f"{corpus}, seed {seed}")
         ax.scatter([sub["step"].max()], [sub["val_loss"].iloc[0]], marker="x",
-                   color=style.PALETTE[3], zorder=3)
+                   color=run_colors[i], zorder=3)
     ax.set_xlabel("pretraining step (BPTT)")
     ax.set_ylabel("train loss (x: val loss at end)")
     ax.set_title("C  operating point", loc="left")
