@@ -55,13 +55,11 @@ def probe_batch(stack, idx, y, s: dict) -> tuple[dict, dict]:
     pr = s["probe"]
     t0 = time.perf_counter()
     params = stack.field_params()
-    ref = eps.as_dict(params, eps.bptt_grads(stack, idx, y, pr["reference_steps"], s["eps"],
-                                             params, pr["checkpoint_every"]))
-    with torch.no_grad():
-        _, z_ref, _ = eps.free_phase(stack, idx, pr["reference_steps"], s["eps"])
-        ref_loss = stack.loss(z_ref, y).item()
+    ref, ref_loss = eps.bptt_grads(stack, idx, y, pr["reference_steps"], s["eps"], params,
+                                   pr["checkpoint_every"], return_loss=True)
+    ref = eps.as_dict(params, ref)
     seconds: dict[str, Any] = {"reference": time.perf_counter() - t0, "ep": []}
-    out: dict[str, Any] = {"reference_loss": ref_loss, "ep": []}
+    out: dict[str, Any] = {"reference_loss": ref_loss.item(), "ep": []}
     for free_steps in pr["free_steps"]:
         t1 = time.perf_counter()
         grads, info = eps.ep_grads(stack, idx, y, free_steps, s["eps"], pr["r"],
