@@ -164,11 +164,19 @@ class SpringStack(torch.nn.Module):
 
 
 # ---- the free phase ----------------------------------------------------------------------
+def _unroll(stack, z, x, steps, eps, step=None):
+    """``steps`` relaxation steps z → z + εF(z) (or ``step(z, x)``, see :func:`make_step`)."""
+    if step is None:
+        def step(z, x):
+            return z + eps * stack.force(z, x)
+    for _ in range(steps):
+        z = step(z, x)
+    return z
+
+
 @torch.no_grad()
 def relax(stack: SpringStack, z: torch.Tensor, x: torch.Tensor, steps: int, eps: float):
-    for _ in range(steps):
-        z = z + eps * stack.force(z, x)
-    return z
+    return _unroll(stack, z, x, steps, eps)
 
 
 def initial_state(stack: SpringStack, x: torch.Tensor) -> torch.Tensor:
@@ -219,16 +227,6 @@ def make_step(stack: SpringStack, eps: float, precision: str = "float32",
             return step(z, x)
 
     return guarded
-
-
-def _unroll(stack, z, x, steps, eps, step=None):
-    if step is None:
-        for _ in range(steps):
-            z = z + eps * stack.force(z, x)
-        return z
-    for _ in range(steps):
-        z = step(z, x)
-    return z
 
 
 def bptt_loss(stack: SpringStack, idx, y, steps: int, eps: float, step=None):
