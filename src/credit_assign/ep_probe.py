@@ -157,7 +157,7 @@ def ep_probe_job(corpus_path, corpus_name: str, seed: int, settings: dict, out, 
                  resume=None, threads: int | None = None) -> dict:
     """Rule ep_stack_probe: one (corpus, seed) probe → result JSON + timings JSON."""
     from credit_assign.results import write_result
-    from credit_assign.runtime import atomic_write_text, dumps, provenance, set_threads
+    from credit_assign.runtime import provenance, run_record, set_threads
 
     if threads:
         set_threads(threads)
@@ -171,12 +171,10 @@ def ep_probe_job(corpus_path, corpus_name: str, seed: int, settings: dict, out, 
                               "vocab_size": len(corpus.vocab)},
               **body, "provenance": provenance(device, threads)}
     written = write_result(result, "ep_stack", out)
-    import platform
-
-    timing = {"corpus": corpus_name, "seed": seed, **seconds,
-              "total": time.perf_counter() - t0, "peak_rss_mb": peak_rss_mb(),
-              "host": platform.node(), "threads": threads}
-    atomic_write_text(timings_out, dumps(timing))
+    timing = {"schema_version": 1, "kind": "ep_stack_timings", "corpus": corpus_name,
+              "seed": seed, **seconds, "total": time.perf_counter() - t0,
+              "peak_rss_mb": peak_rss_mb(), "threads": threads, "record": run_record()}
+    write_result(timing, "ep_stack_timings", timings_out)
     if resume is not None and Path(resume).exists():
         Path(resume).unlink()
     return written
@@ -214,18 +212,11 @@ def summary_tables(results: list[dict], timings: list[dict]):
 
 
 def write_summary(result_paths, timing_paths, outputs) -> None:
-    import json
-
-    from credit_assign.results import ResultError, read_result
+    from credit_assign.results import read_result
     from credit_assign.runtime import atomic_write_text
 
     results = [read_result(p, "ep_stack") for p in result_paths]
-    timings = []
-    for p in timing_paths:
-        try:
-            timings.append(json.loads(Path(p).read_text()))
-        except (OSError, json.JSONDecodeError) as err:
-            raise ResultError(f"{p}: unreadable timings ({err}); rerun its probe job") from err
+    timings = [read_result(p, "ep_stack_timings") for p in timing_paths]
     tables = summary_tables(results, timings)
     for table, out in zip(tables, (outputs.cosines, outputs.increments, outputs.pretrain,
                                    outputs.timings)):
