@@ -81,12 +81,10 @@ def worker_ours(spec) -> dict:
     body, seconds = ep_probe.run_probe(corpus, s, spec["seed"], progress=False)
     total = time.perf_counter() - t0
     peak = rss_mb()
-    # the same run's weights for the same-state check (rebuilt deterministically)
-    torch.manual_seed(spec["seed"])
     out = {"seconds": {**seconds, "total": total}, "peak_rss_mb": peak,
            "probes": body["probes"], "val_loss": body["pretrain"]["val_loss"],
            "final_train_loss": body["pretrain"]["loss"][-1]}
-    # pretraining step time, float32 against bfloat16, on the same batches
+    # pretraining step time: float32 / bfloat16, eager / compiled, on the same batches
     stack = ep_probe.build_stack(len(corpus.vocab), s, spec["seed"])
     gen = torch.Generator().manual_seed(0)
     batches = [corpus.get_batch("train", s["batch_size"], s["model"]["context"], gen)
@@ -105,7 +103,8 @@ def worker_ours(spec) -> dict:
                 ep_probe.pretrain_step(stack, opt, idx, y, s["pretrain"], step)
             step_s.setdefault(name, []).append((time.perf_counter() - t) / len(batches))
     out["pretrain_step_s"] = {k: min(v) for k, v in step_s.items()}
-    # pretrain again (deterministic) to hand the same weights to the seed port
+    # a fresh stack after handoff_steps pretraining steps: the weights the seed port
+    # loads for the same-state check
     torch.manual_seed(spec["seed"])
     stack = ep_probe.build_stack(len(corpus.vocab), s, spec["seed"])
     opt = torch.optim.AdamW(stack.parameters(), lr=s["pretrain"]["lr"],
@@ -186,22 +185,8 @@ def worker_seed(spec) -> dict:
 def same_state_seed(st, spec, sp, torch) -> dict:
     """Load our weights into the port; its BPTT and EP against ours on one batch."""
     saved = torch.load(spec["handoff"], weights_only=False)
-    state = saved["state"]
+    sp.load_ours(st, saved["state"])
     C = st.C
-    with torch.no_grad():
-        st.tok.copy_(state["tok"])
-        st.pos.copy_(state["pos"])
-        st.Wh.copy_(state["head"])
-        for k, b in enumerate(st.blocks):
-            pre = f"blocks.{k}."
-            qkv = state[pre + "w_qkv"]
-            b["WQ"].copy_(qkv[:, :C])
-            b["WK"].copy_(qkv[:, C:2 * C])
-            b["WV"].copy_(qkv[:, 2 * C:])
-            for ours, theirs in (("w_o", "WO"), ("ln1_g", "ln1g"), ("ln1_b", "ln1b"),
-                                 ("ln2_g", "ln2g"), ("ln2_b", "ln2b"), ("w_fc", "fc"),
-                                 ("b_fc", "fcb"), ("w_proj", "pj"), ("b_proj", "pjb")):
-                b[theirs].copy_(state[pre + ours])
     s, pr = spec["settings"], spec["settings"]["probe"]
     idx, y = saved["idx"], saved["y"]
     t = time.perf_counter()

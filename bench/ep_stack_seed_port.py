@@ -64,6 +64,28 @@ class EQStack:
         return f + torch.cat([up, torch.zeros_like(zr[:1])], 0)
 
 
+# our SpringStack's block parameters → the port's, in the port's order
+OURS_TO_PORT = (("w_o", "WO"), ("ln1_g", "ln1g"), ("ln1_b", "ln1b"), ("ln2_g", "ln2g"),
+                ("ln2_b", "ln2b"), ("w_fc", "fc"), ("b_fc", "fcb"), ("w_proj", "pj"),
+                ("b_proj", "pjb"))
+
+
+def load_ours(st, state):
+    """Copy a ``credit_assign.ep_stack.SpringStack`` state dict into the port (the fused
+    W_Q | W_K | W_V is split), so both compute on the same weights."""
+    C = st.C
+    with torch.no_grad():
+        st.tok.copy_(state["tok"])
+        st.pos.copy_(state["pos"])
+        st.Wh.copy_(state["head"])
+        for k, b in enumerate(st.blocks):
+            qkv = state[f"blocks.{k}.w_qkv"]
+            for i, name in enumerate(("WQ", "WK", "WV")):
+                b[name].copy_(qkv[:, i * C:(i + 1) * C])
+            for ours, theirs in OURS_TO_PORT:
+                b[theirs].copy_(state[f"blocks.{k}.{ours}"])
+
+
 def relax(st, z, xin, steps, eps):
     for _ in range(steps):
         with torch.no_grad():

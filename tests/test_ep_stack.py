@@ -99,17 +99,7 @@ def test_ep_equals_the_seed_loop_on_the_same_weights(data):
     idx, y = data
     ours = stack()
     port = sp.EQStack(V, K, C, H, T)
-    with torch.no_grad():
-        port.tok.copy_(ours.tok)
-        port.pos.copy_(ours.pos)
-        port.Wh.copy_(ours.head)
-        for b, theirs in zip(ours.blocks, port.blocks):
-            for name, src in (("WQ", b.w_qkv[:, :C]), ("WK", b.w_qkv[:, C:2 * C]),
-                              ("WV", b.w_qkv[:, 2 * C:]), ("WO", b.w_o), ("ln1g", b.ln1_g),
-                              ("ln1b", b.ln1_b), ("ln2g", b.ln2_g), ("ln2b", b.ln2_b),
-                              ("fc", b.w_fc), ("fcb", b.b_fc), ("pj", b.w_proj),
-                              ("pjb", b.b_proj)):
-                theirs[name].copy_(src)
+    sp.load_ours(port, ours.state_dict())
     theirs, res_port, tb_port = sp.ep_grads(port, idx, y, 50, 0.1, 0.02, 60)
     mine, info = eps.ep_grads(ours, idx, y, 50, 0.1, 0.02, 60)
     assert info["t_best"] == tb_port
