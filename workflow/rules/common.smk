@@ -114,27 +114,6 @@ def ep_targets():
     return ["results/ep_stack/summary/cosines.csv"] + figure("fig_ep_stack_cosines")
 
 
-def corpus_source(wildcards):
-    if wildcards.corpus == "tinyshakespeare":
-        return config["data"]["tinyshakespeare"]["source"]
-    return ""
-
-
-def check_corpus_source():
-    """Fail at parse time when a configured local copy is missing."""
-    if "tinyshakespeare" not in config["ep_stack"]["corpora"]:
-        return
-    source = config["data"]["tinyshakespeare"]["source"]
-    if source != "download" and not Path(source).expanduser().is_file():
-        raise WorkflowError(
-            f"data.tinyshakespeare.source = {source!r} is not a file. Point it at a copy "
-            "of Tiny Shakespeare or set it to 'download'."
-        )
-
-
-check_corpus_source()
-
-
 def all_targets():
     return (
         summary_tables()
@@ -162,24 +141,37 @@ def run_config(wildcards):
     }
 
 
+# Data with a configurable source (config["data"]): what a local copy must be, and
+# the advice when it is not there. Digits and pydoc ship with their packages.
+LOCAL_COPY = {
+    "cifar10": (
+        Path.exists,
+        "does not exist. Point it at an image folder (train/<class>/*, "
+        "test/<class>/*), a .tar of one, or the official cifar-10-python.tar.gz, "
+        "or set it to 'download'.",
+    ),
+    "tinyshakespeare": (
+        Path.is_file,
+        "is not a file. Point it at a copy of Tiny Shakespeare or set it to 'download'.",
+    ),
+}
+
+
 def data_source(wildcards):
-    """Where a dataset's bytes come from ('' for embedded data)."""
-    if wildcards.dataset == "cifar10":
-        return config["data"]["cifar10"]["source"]
-    return ""
+    """Where a dataset's or corpus' bytes come from ('' for data shipped with a package)."""
+    name = wildcards.get("dataset") or wildcards.get("corpus")
+    return config["data"][name]["source"] if name in LOCAL_COPY else ""
 
 
-def check_data_source():
+def check_data_sources():
     """Fail at parse time, before any job starts, when a configured path is missing."""
-    if config["dataset"] != "cifar10":
-        return
-    source = config["data"]["cifar10"]["source"]
-    if source != "download" and not Path(source).expanduser().exists():
-        raise WorkflowError(
-            f"data.cifar10.source = {source!r} does not exist. Point it at an image "
-            "folder (train/<class>/*, test/<class>/*), a .tar of one, or the official "
-            "cifar-10-python.tar.gz, or set it to 'download'."
-        )
+    for name in (config["dataset"], *config["ep_stack"]["corpora"]):
+        if name not in LOCAL_COPY:
+            continue
+        source = config["data"][name]["source"]
+        usable, advice = LOCAL_COPY[name]
+        if source != "download" and not usable(Path(source).expanduser()):
+            raise WorkflowError(f"data.{name}.source = {source!r} {advice}")
 
 
-check_data_source()
+check_data_sources()

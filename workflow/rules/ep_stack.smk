@@ -1,5 +1,5 @@
 # The EP stack probe (SPEC §3): one job per (corpus, seed), summary tables, a figure.
-# Helpers (ep_results, ep_settings, corpus_source, ...) are in common.smk.
+# Helpers (ep_results, ep_settings, data_source, ...) are in common.smk.
 
 
 rule prepare_corpus:
@@ -15,7 +15,7 @@ rule prepare_corpus:
         mem_mb=2000,
         runtime=10,
     params:
-        source=corpus_source,
+        source=data_source,
     script:
         "../../scripts/prepare_corpus.py"
 
