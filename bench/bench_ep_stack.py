@@ -12,10 +12,11 @@ pretraining (200 BPTT steps through 120 relaxation steps), the BPTT reference (4
 steps) per probe batch, EP per (batch, T1) split into free phase, nudged phases and
 the final parameter gradient; peak resident memory; and the probe cosines of both.
 
-A same-state check follows: the seed port loads *our* pretrained weights and both
-compute BPTT and EP on one batch; the cosines between the two implementations'
-gradients show that they compute the same thing, and the per-call times compare
-like with like.
+A same-state comparison follows: the seed port loads *our* weights at the end of our
+pretraining (the operating point our probe ran at) and runs its own BPTT reference and
+EP on the same probe batches at every T1. Per (batch, T1, parameter group) the two
+implementations' cosines to their BPTT reference are paired; the report gives their
+differences (mean, sd, paired t, largest) and the per-call times like for like.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ SEED_SETTINGS = {  # SPEC §3 / seeds/ep_spring_stack_probe.py
                  "grad_clip": 5.0, "precision": "bfloat16", "compile": True, "checkpoint_every": 0},
     "probe": {"batches": 3, "reference_steps": 400, "free_steps": [150, 400], "r": 0.02,
               "nudged_steps_max": 120, "check_every": 10, "exit_mult": 5.0, "aep": True,
-              "checkpoint_every": 20},
+              "checkpoint_every": 20, "compile": True},
 }
 SMALL_SETTINGS = {
     **SEED_SETTINGS,
@@ -48,7 +49,8 @@ SMALL_SETTINGS = {
     "batch_size": 8,
     "pretrain": {**SEED_SETTINGS["pretrain"], "steps": 10, "relax_steps": 30, "compile": False},
     "probe": {**SEED_SETTINGS["probe"], "batches": 1, "reference_steps": 60,
-              "free_steps": [30, 60], "nudged_steps_max": 40, "checkpoint_every": 20},
+              "free_steps": [30, 60], "nudged_steps_max": 40, "checkpoint_every": 20,
+              "compile": False},
 }
 
 
@@ -78,7 +80,9 @@ def worker_ours(spec) -> dict:
 
     corpus, s = load_corpus(spec), spec["settings"]
     t0 = time.perf_counter()
-    body, seconds = ep_probe.run_probe(corpus, s, spec["seed"], progress=False)
+    # the resume file ends holding the final weights: the seed port's same-state input
+    body, seconds = ep_probe.run_probe(corpus, s, spec["seed"], resume=spec.get("handoff"),
+                                       progress=False)
     total = time.perf_counter() - t0
     peak = rss_mb()
     out = {"seconds": {**seconds, "total": total}, "peak_rss_mb": peak,
@@ -103,35 +107,6 @@ def worker_ours(spec) -> dict:
                 ep_probe.pretrain_step(stack, opt, idx, y, s["pretrain"], step)
             step_s.setdefault(name, []).append((time.perf_counter() - t) / len(batches))
     out["pretrain_step_s"] = {k: min(v) for k, v in step_s.items()}
-    # a fresh stack after handoff_steps pretraining steps: the weights the seed port
-    # loads for the same-state check
-    torch.manual_seed(spec["seed"])
-    stack = ep_probe.build_stack(len(corpus.vocab), s, spec["seed"])
-    opt = torch.optim.AdamW(stack.parameters(), lr=s["pretrain"]["lr"],
-                            weight_decay=s["pretrain"]["weight_decay"])
-    gen = torch.Generator().manual_seed(spec["seed"] + 1)
-    if spec.get("handoff"):
-        step = eps.make_step(stack, s["eps"], s["pretrain"]["precision"])
-        for _ in range(spec["handoff_steps"]):
-            idx, y = corpus.get_batch("train", s["batch_size"], s["model"]["context"], gen)
-            ep_probe.pretrain_step(stack, opt, idx, y, s["pretrain"], step)
-        idx, y = corpus.get_batch("train", s["batch_size"], s["model"]["context"], gen)
-        pr = s["probe"]
-        params = stack.field_params()
-        t = time.perf_counter()
-        ref = eps.bptt_grads(stack, idx, y, pr["reference_steps"], s["eps"], params,
-                             pr["checkpoint_every"])
-        t_ref = time.perf_counter() - t
-        t = time.perf_counter()
-        ep, info = eps.ep_grads(stack, idx, y, pr["free_steps"][0], s["eps"], pr["r"],
-                                pr["nudged_steps_max"], pr["check_every"], pr["exit_mult"])
-        t_ep = time.perf_counter() - t
-        torch.save({"state": stack.state_dict(), "idx": idx, "y": y,
-                    "ref": [g.detach() if g is not None else None for g in ref],
-                    "ep": [g.detach() if g is not None else None for g in ep]},
-                   spec["handoff"])
-        out["same_state"] = {"reference_s": t_ref, "ep_s": t_ep, "ep_seconds": info["seconds"],
-                             "t_best": info["t_best"]}
     return out
 
 
@@ -178,49 +153,62 @@ def worker_seed(spec) -> dict:
     seconds["total"] = time.perf_counter() - t0
     out = {"seconds": seconds, "peak_rss_mb": rss_mb(), "probes": probes}
     if spec.get("handoff") and Path(spec["handoff"]).exists():
-        out["same_state"] = same_state_seed(st, spec, sp, torch)
+        out["same_state"] = same_state_seed(st, corpus, spec, sp, torch)
     return out
 
 
-def same_state_seed(st, spec, sp, torch) -> dict:
-    """Load our weights into the port; its BPTT and EP against ours on one batch."""
+def same_state_seed(st, corpus, spec, sp, torch) -> dict:
+    """Load our final weights into the port; its BPTT reference and EP on our probe
+    batches at every T1, with its own timings."""
     saved = torch.load(spec["handoff"], weights_only=False)
-    sp.load_ours(st, saved["state"])
-    C = st.C
-    s, pr = spec["settings"], spec["settings"]["probe"]
-    idx, y = saved["idx"], saved["y"]
-    t = time.perf_counter()
-    ref = sp.bptt_grads(st, idx, y, pr["reference_steps"], s["eps"])
-    t_ref = time.perf_counter() - t
-    t = time.perf_counter()
-    gep, _, tb = sp.ep_grads(st, idx, y, pr["free_steps"][0], s["eps"], pr["r"],
-                             pr["nudged_steps_max"])
-    t_ep = time.perf_counter() - t
+    sp.load_ours(st, saved["model"])
+    s, m, pr = spec["settings"], spec["settings"]["model"], spec["settings"]["probe"]
+    probe_gen = torch.Generator().manual_seed(spec["seed"] + 3)  # as ep_probe.run_probe
+    groups = sp.groups(st)
+    probes, seconds = [], []
+    for b in range(pr["batches"]):
+        idx, y = corpus.get_batch("train", s["batch_size"], m["context"], probe_gen)
+        t = time.perf_counter()
+        ref = sp.bptt_grads(st, idx, y, pr["reference_steps"], s["eps"])
+        rec = {"batch": b, "reference": time.perf_counter() - t, "ep": []}
+        res = {"batch": b, "ep": []}
+        for t1 in pr["free_steps"]:
+            t = time.perf_counter()
+            gep, residual, tb = sp.ep_grads(st, idx, y, t1, s["eps"], pr["r"],
+                                            pr["nudged_steps_max"])
+            rec["ep"].append({"free_steps": t1, "total": time.perf_counter() - t})
+            res["ep"].append({"free_steps": t1, "residual": residual, "t_best": tb,
+                              "cosine": {k: sp.cos(gep, ref, ps) for k, ps in groups.items()}})
+        probes.append(res)
+        seconds.append(rec)
+        print(f"seed port, same state: batch {b} done", file=sys.stderr, flush=True)
+    return {"probes": probes, "seconds": seconds}
 
-    def flat(gs):  # ours, in the port's order: tok, pos, per block WQ..pjb
-        return torch.cat([g.reshape(-1).double() for g in gs])
 
-    def ours_as_port(grads):  # our field_params order: tok, pos, per block params
-        out, i = [grads[0], grads[1]], 2
-        for _ in st.blocks:
-            w_qkv, w_o, l1g, l1b, l2g, l2b, w_fc, b_fc, w_pj, b_pj = grads[i:i + 10]
-            i += 10
-            out += [w_qkv[:, :C], w_qkv[:, C:2 * C], w_qkv[:, 2 * C:], w_o, l1g, l1b, l2g, l2b,
-                    w_fc, b_fc, w_pj, b_pj]
-        return out
+def paired_cosines(ours: list, port: list) -> dict:
+    """Per group: our cosine to BPTT minus the port's, over every (batch, T1) pair."""
+    import math
 
-    port_ref = flat([ref[id(q)] for q in st.block])
-    port_ep = flat([gep[id(q)] for q in st.block])
-    ours_ref, ours_ep = flat(ours_as_port(saved["ref"])), flat(ours_as_port(saved["ep"]))
-
-    def cos(a, b):
-        return (a @ b / (a.norm() * b.norm())).item()
-
-    return {"reference_s": t_ref, "ep_s": t_ep, "t_best": tb,
-            "cos_reference_ours_vs_port": cos(ours_ref, port_ref),
-            "cos_ep_ours_vs_port": cos(ours_ep, port_ep),
-            "cos_ep_to_reference_port": cos(port_ep, port_ref),
-            "cos_ep_to_reference_ours": cos(ours_ep, ours_ref)}
+    diffs: dict[str, list] = {}
+    rows = []
+    for po, pp in zip(ours, port):
+        for eo, ep in zip(po["ep"], pp["ep"]):
+            for g, co in eo["cosine"].items():
+                cp = ep["cosine"].get(g)
+                if co is None or cp is None:
+                    continue
+                diffs.setdefault(g, []).append(co - cp)
+                rows.append({"batch": po["batch"], "free_steps": eo["free_steps"], "group": g,
+                             "ours": co, "port": cp, "t_best_ours": eo["t_best"],
+                             "t_best_port": ep["t_best"]})
+    stats = {}
+    for g, d in diffs.items():
+        n, mean = len(d), sum(d) / len(d)
+        sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1)) if n > 1 else float("nan")
+        stats[g] = {"n": n, "mean_diff": mean, "sd_diff": sd,
+                    "t": mean / (sd / math.sqrt(n)) if n > 1 and sd > 0 else None,
+                    "max_abs_diff": max(abs(x) for x in d)}
+    return {"pairs": rows, "by_group": stats}
 
 
 # ---------------------------------------------------------------------------- driver
@@ -276,7 +264,7 @@ def main() -> None:
     handoff = Path(tempfile.mkdtemp()) / "handoff.pt"
     spec = {"settings": settings, "seed": args.seed, "corpus_path": args.corpus_path,
             "threads": args.threads, "step_repeats": 3 if args.small else 5,
-            "handoff": str(handoff), "handoff_steps": settings["pretrain"]["steps"] // 4}
+            "handoff": str(handoff)}
     results = {}
     for kind in ("ours", "seed"):
         if args.only and kind != args.only:
@@ -296,6 +284,19 @@ def main() -> None:
             print(f"{k:>12} {s[k]:>12.1f} {o[k]:>9.1f} {s[k] / o[k]:>8.2f}x")
         print(f"{'peak RSS MB':>12} {results['seed']['peak_rss_mb']:>12.0f} "
               f"{results['ours']['peak_rss_mb']:>9.0f}")
+        same = results["seed"].get("same_state")
+        if same:
+            report["same_state"] = paired_cosines(results["ours"]["probes"], same["probes"])
+            sec_o, sec_p = results["ours"]["seconds"]["probes"], same["seconds"]
+            report["same_state"]["seconds"] = {
+                "reference": {"ours": sum(b["reference"] for b in sec_o),
+                              "port": sum(b["reference"] for b in sec_p)},
+                "ep": {"ours": sum(e["total"] for b in sec_o for e in b["ep"]),
+                       "port": sum(e["total"] for b in sec_p for e in b["ep"])}}
+            print("same weights (ours after pretraining), cosine to BPTT, ours - port:")
+            for g, st in report["same_state"]["by_group"].items():
+                print(f"  {g:>10}: mean {st['mean_diff']:+.4f} sd {st['sd_diff']:.4f} "
+                      f"max |d| {st['max_abs_diff']:.4f} (n={st['n']})")
     for kind, res in results.items():
         for probe in res["probes"]:
             for ep in probe["ep"]:
@@ -303,8 +304,6 @@ def main() -> None:
                 print(f"{kind:>5} batch {probe['batch']} T1={ep['free_steps']:>3} "
                       f"res {ep['residual']:.1e} t_best {ep['t_best']:>3} "
                       + " ".join(f"{k} {v:.3f}" for k, v in c.items() if v is not None))
-        if "same_state" in res:
-            print(kind, "same state:", json.dumps(res["same_state"]))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1))

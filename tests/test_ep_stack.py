@@ -180,7 +180,7 @@ SETTINGS = {
                  "checkpoint_every": 0},
     "probe": {"batches": 2, "reference_steps": 40, "free_steps": [20, 40], "r": 0.02,
               "nudged_steps_max": 30, "check_every": 5, "exit_mult": 5.0, "aep": True,
-              "checkpoint_every": 15},
+              "checkpoint_every": 15, "compile": False},
 }
 
 
@@ -252,7 +252,7 @@ def test_bf16_and_compiled_steps_approximate_the_float32_gradient(data, monkeypa
     b = torch.cat([g.reshape(-1) for g in low]).double()
     assert (a @ b / (a.norm() * b.norm())).item() > 0.95
 
-    def broken(fn):  # a machine without a C++ compiler
+    def broken(fn, **kwargs):  # a machine without a C++ compiler
         def call(*args):
             raise RuntimeError("no C++ compiler")
         return call
@@ -262,3 +262,21 @@ def test_bf16_and_compiled_steps_approximate_the_float32_gradient(data, monkeypa
                               step=eps.make_step(st, 0.1, "float32", compile=True))
     for g, h in zip(exact, fallback):
         torch.testing.assert_close(g, h)
+
+
+def test_compiled_probe_phases_match_eager(data, monkeypatch):
+    """``compile=True`` (free-phase step and nudged force through torch.compile) computes
+    the same EP estimate; where compiling fails it falls back to eager mode exactly."""
+    idx, y = data
+    st = stack()
+    eager, info = eps.ep_grads(st, idx, y, 40, 0.1, 0.02, 40)
+    fast, info_c = eps.ep_grads(st, idx, y, 40, 0.1, 0.02, 40, compile=True)
+    a = torch.cat([g.reshape(-1) for g in eager]).double()
+    b = torch.cat([g.reshape(-1) for g in fast]).double()
+    assert (a @ b / (a.norm() * b.norm())).item() > 0.999
+    assert info_c["t_best"] == info["t_best"]
+
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: lambda *a: 1 / 0)
+    fallback, _ = eps.ep_grads(st, idx, y, 40, 0.1, 0.02, 40, compile=True)
+    for g, h in zip(eager, fallback):
+        torch.testing.assert_close(g, h, rtol=0, atol=0)

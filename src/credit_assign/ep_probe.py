@@ -55,8 +55,9 @@ def probe_batch(stack, idx, y, s: dict) -> tuple[dict, dict]:
     pr = s["probe"]
     t0 = time.perf_counter()
     params = stack.field_params()
+    step = eps.make_step(stack, s["eps"], "float32", pr["compile"])
     ref, ref_loss = eps.bptt_grads(stack, idx, y, pr["reference_steps"], s["eps"], params,
-                                   pr["checkpoint_every"], return_loss=True)
+                                   pr["checkpoint_every"], return_loss=True, step=step)
     ref = eps.as_dict(params, ref)
     seconds: dict[str, Any] = {"reference": time.perf_counter() - t0, "ep": []}
     out: dict[str, Any] = {"reference_loss": ref_loss.item(), "ep": []}
@@ -64,7 +65,7 @@ def probe_batch(stack, idx, y, s: dict) -> tuple[dict, dict]:
         t1 = time.perf_counter()
         grads, info = eps.ep_grads(stack, idx, y, free_steps, s["eps"], pr["r"],
                                    pr["nudged_steps_max"], pr["check_every"], pr["exit_mult"],
-                                   aep=pr["aep"])
+                                   aep=pr["aep"], compile=pr["compile"])
         cosines = eps.group_cosines(stack, eps.as_dict(params, grads), ref)
         out["ep"].append({"free_steps": free_steps, "residual": info["residual"],
                           "t_best": info["t_best"], "cosine": cosines,

@@ -175,8 +175,9 @@ def _unroll(stack, z, x, steps, eps, step=None):
 
 
 @torch.no_grad()
-def relax(stack: SpringStack, z: torch.Tensor, x: torch.Tensor, steps: int, eps: float):
-    return _unroll(stack, z, x, steps, eps)
+def relax(stack: SpringStack, z: torch.Tensor, x: torch.Tensor, steps: int, eps: float,
+          step=None):
+    return _unroll(stack, z, x, steps, eps, step)
 
 
 def initial_state(stack: SpringStack, x: torch.Tensor) -> torch.Tensor:
@@ -184,10 +185,11 @@ def initial_state(stack: SpringStack, x: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def free_phase(stack: SpringStack, idx: torch.Tensor, steps: int, eps: float):
-    """Relax from z = x for ``steps``; return (x, z*, relative residual ‖εF(z*)‖/‖z*‖)."""
+def free_phase(stack: SpringStack, idx: torch.Tensor, steps: int, eps: float, step=None):
+    """Relax from z = x for ``steps``; return (x, z*, relative residual ‖εF(z*)‖/‖z*‖).
+    ``step`` replaces the plain float32 step (see :func:`make_step`)."""
     x = stack.embed(idx)
-    z = relax(stack, initial_state(stack, x), x, steps, eps)
+    z = relax(stack, initial_state(stack, x), x, steps, eps, step)
     residual = (eps * stack.force(z, x)).norm().item() / (z.norm().item() + 1e-9)
     return x, z, residual
 
@@ -211,20 +213,24 @@ def make_step(stack: SpringStack, eps: float, precision: str = "float32",
             f = stack.force(z, x)
         return z + eps * f
 
-    if not compile:
-        return step
-    compiled = [torch.compile(step)]
+    return compiled(step) if compile else step
 
-    def guarded(z, x):
+
+def compiled(fn):
+    """``torch.compile(fn)`` that falls back to ``fn`` itself, with a warning, the first
+    time compiling or running the compiled code fails (no C++ compiler, say)."""
+    current = [torch.compile(fn, dynamic=False)]
+
+    def guarded(*args):
         try:
-            return compiled[0](z, x)
+            return current[0](*args)
         except Exception as err:  # noqa: BLE001 — any compiler failure: run eagerly
-            if compiled[0] is step:
+            if current[0] is fn:
                 raise
             log.warning("torch.compile failed (%s: %s); running eagerly",
                         type(err).__name__, str(err).splitlines()[0] if str(err) else "")
-            compiled[0] = step
-            return step(z, x)
+            current[0] = fn
+            return fn(*args)
 
     return guarded
 
@@ -320,9 +326,16 @@ class Hindsight:
         return self.best if self.best is not None else self.previous
 
 
+def _nudged_force(stack: SpringStack, z, x, y, sign, per: int):
+    """The field plus the nudge ∓r ∂C/∂z (sign = +r on the + phase's rows, -r on the other's)."""
+    return stack.force(z, x) - sign * stack.cost_grad(z, y, per=per)
+
+
 def nudged_phases(stack: SpringStack, z_free, x, y, r: float, steps_max: int, eps: float,
-                  check_every: int = 10, exit_mult: float = 5.0, aep: bool = True):
-    """Run the +r and -r phases from z* side by side; return (a, Hindsight record)."""
+                  check_every: int = 10, exit_mult: float = 5.0, aep: bool = True,
+                  compile: bool = False):
+    """Run the +r and -r phases from z* side by side; return (a, Hindsight record).
+    ``compile`` runs the nudged force (not the linearised J) through ``torch.compile``."""
     K, B = z_free.shape[:2]
     z2, x2, y2 = torch.cat([z_free, z_free], 1), torch.cat([x, x], 0), torch.cat([y, y], 0)
     # +r on the first B rows (pulled down the cost), -r on the last B
@@ -337,10 +350,11 @@ def nudged_phases(stack: SpringStack, z_free, x, y, r: float, steps_max: int, ep
         return jvp(v) - vjp(v)[0]
 
     hind = Hindsight(exit_mult=exit_mult, min_t=3 * check_every)
+    drive = compiled(_nudged_force) if compile else _nudged_force
     Z = z2.clone()
     with torch.no_grad():
         for t in range(1, steps_max + 1):
-            f = stack.force(Z, x2) - sign * stack.cost_grad(Z, y2, per=y.numel())
+            f = drive(stack, Z, x2, y2, sign, y.numel())
             if aep:
                 f = f - asym(Z - z2)
             Z = Z + eps * f
@@ -352,12 +366,17 @@ def nudged_phases(stack: SpringStack, z_free, x, y, r: float, steps_max: int, ep
 
 
 def ep_grads(stack: SpringStack, idx, y, free_steps: int, eps: float, r: float,
-             steps_max: int, check_every: int = 10, exit_mult: float = 5.0, aep: bool = True):
-    """EP's estimate of ∂CE/∂θ for the field parameters; returns (grads, info)."""
+             steps_max: int, check_every: int = 10, exit_mult: float = 5.0, aep: bool = True,
+             compile: bool = False):
+    """EP's estimate of ∂CE/∂θ for the field parameters; returns (grads, info).
+    ``compile``: the free phase's step and the nudged force through ``torch.compile``
+    (float32 throughout)."""
     t0 = time.perf_counter()
-    x, z_free, residual = free_phase(stack, idx, free_steps, eps)
+    step = make_step(stack, eps, compile=True) if compile else None
+    x, z_free, residual = free_phase(stack, idx, free_steps, eps, step)
     t1 = time.perf_counter()
-    a, hind = nudged_phases(stack, z_free, x, y, r, steps_max, eps, check_every, exit_mult, aep)
+    a, hind = nudged_phases(stack, z_free, x, y, r, steps_max, eps, check_every, exit_mult, aep,
+                            compile)
     t2 = time.perf_counter()
     params = stack.field_params()
     with torch.enable_grad():
