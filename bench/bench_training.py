@@ -66,25 +66,36 @@ def timed(fn, repeats: int, warmup: int = 3) -> float:
     return statistics.median(samples)
 
 
-def step_times(threads: int, steps: int, methods=("bp", "dfa", "fa", "frozen")) -> dict:
+def step_times(threads: int, steps: int, methods=("bp", "dfa", "fa", "frozen"),
+               optimizer_variants: bool = True) -> dict:
     """Median step time of each rule and of a large matmul, interleaved round-robin
-    (one step of each per round) so that a noisy machine biases none of them."""
+    (one step of each per round) so that a noisy machine biases none of them. The
+    optimiser is the pipeline's (``runtime.adamw``, fused); with ``optimizer_variants``
+    also BP with torch's default CPU AdamW (a Python loop over parameters) and the
+    optimiser steps alone, to show what the fused kernel saves."""
     import torch
 
     from credit_assign.model import ResidualMLP
     from credit_assign.rules import make_rule
+    from credit_assign.runtime import adamw
 
     torch.set_num_threads(threads)
     x = torch.randn(BATCH, IN)
     y = torch.randint(0, C, (BATCH,))
     a, b = torch.randn(256, 3072), torch.randn(3072, 1000)
     work = {"matmul": lambda: a @ b}
-    for method in methods:
+    variants = [(m, m, False) for m in methods]
+    if optimizer_variants:
+        variants.append(("bp, for-loop AdamW", "bp", True))
+    for name, method, loop in variants:
         torch.manual_seed(0)
         model = ResidualMLP(IN, D, L, C)
         rule = make_rule(method, model, 0.0, generator=torch.Generator().manual_seed(0))
         params = rule.trainable(model)
-        opt = torch.optim.AdamW(params.values(), lr=1e-3, weight_decay=0.01)
+        if loop:
+            opt = torch.optim.AdamW(params.values(), lr=1e-3, weight_decay=0.01, foreach=False)
+        else:
+            opt = adamw(params.values(), 1e-3, 0.01)
 
         def step(rule=rule, model=model, params=params, opt=opt):
             o = rule.update(model, model(x, local=rule.local), y)
@@ -92,7 +103,9 @@ def step_times(threads: int, steps: int, methods=("bp", "dfa", "fa", "frozen")) 
                 p.grad = o.grads[n]
             opt.step()
 
-        work[method] = step
+        work[name] = step
+        if optimizer_variants and method == "bp":
+            work[f"optimizer step ({'for-loop' if loop else 'fused'})"] = opt.step
     samples = {k: [] for k in work}
     for i in range(steps + 3):
         for name, fn in work.items():
@@ -102,11 +115,13 @@ def step_times(threads: int, steps: int, methods=("bp", "dfa", "fa", "frozen")) 
                 samples[name].append(time.perf_counter() - t0)
     med = {k: statistics.median(v) for k, v in samples.items()}
     peak = 2 * 256 * 3072 * 1000 / med["matmul"] / 1e9
-    out = {"matmul_gflops": peak}
-    for method in methods:
+    out = {"matmul_gflops": peak,
+           **{k: {"step_s": v} for k, v in med.items() if k.startswith("optimizer")}}
+    for method, name in [(m, m) for m in methods] + (
+            [("bp", "bp, for-loop AdamW")] if optimizer_variants else []):
         fl = flops_per_sample(method) * BATCH
-        out[method] = {"step_s": med[method], "gflops": fl / med[method] / 1e9,
-                       "flops_per_step": fl, "fraction_of_peak": fl / med[method] / 1e9 / peak}
+        out[name] = {"step_s": med[name], "gflops": fl / med[name] / 1e9,
+                     "flops_per_step": fl, "fraction_of_peak": fl / med[name] / 1e9 / peak}
     return out
 
 
@@ -192,7 +207,7 @@ def parallel_jobs(jobs: int, threads: int, steps: int) -> float:
     """Total training steps per second of `jobs` processes with `threads` threads each."""
     code = (f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r}); "
             f"sys.argv=['x']; import bench_training as b; import time, torch; "
-            f"r=b.step_times({threads}, {steps}, ('bp',)); print(r['bp']['step_s'])")
+            f"r=b.step_times({threads}, {steps}, ('bp',), False); print(r['bp']['step_s'])")
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
            "PYTHONPATH": str(ROOT / "bench")}
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,

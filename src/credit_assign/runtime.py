@@ -44,6 +44,18 @@ def set_threads(n: int) -> None:
             pass
 
 
+def adamw(params, lr: float, weight_decay: float):
+    """``torch.optim.AdamW`` with the fused kernel where torch has one (CPU and CUDA
+    float tensors): one vectorised pass over every parameter instead of a Python loop
+    of about ten tensor ops per parameter — on the paper model 6.4 → 1.9 ms per step,
+    a third of a BP step's time (docs/performance.md). Same update, other rounding."""
+    import torch
+
+    params = list(params)
+    fused = all(p.device.type in ("cpu", "cuda") and p.is_floating_point() for p in params)
+    return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fused or None)
+
+
 def resolve_device(name: str = "auto"):
     """``auto`` → CUDA when available, else CPU; otherwise the named device."""
     import torch
