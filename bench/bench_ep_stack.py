@@ -6,6 +6,9 @@ Run by hand (never in CI; nothing here asserts a time):
         --out docs/ep_stack_bench.json          # the seed's settings: about 35 min on 1 core
     .venv/bin/python bench/bench_ep_stack.py --small   # seconds, offline (pydoc corpus)
 
+Compiling is part of our time: empty the inductor cache first (``rm -r
+/tmp/torchinductor_$USER``) for a machine's first run; leave it for a rerun.
+
 Both implementations run in their own fresh process (so peak RSS is theirs alone),
 one after the other, on the same threads, with the same batches. Reported per phase:
 pretraining (200 BPTT steps through 120 relaxation steps), the BPTT reference (400
@@ -88,6 +91,8 @@ def worker_ours(spec) -> dict:
     out = {"seconds": {**seconds, "total": total}, "peak_rss_mb": peak,
            "probes": body["probes"], "val_loss": body["pretrain"]["val_loss"],
            "final_train_loss": body["pretrain"]["loss"][-1]}
+    if not spec["step_repeats"]:
+        return out
     # pretraining step time: float32 / bfloat16, eager / compiled, on the same batches
     stack = ep_probe.build_stack(len(corpus.vocab), s, spec["seed"])
     gen = torch.Generator().manual_seed(0)
@@ -245,6 +250,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", choices=["ours", "seed"], default=None)
+    ap.add_argument("--no-step-variants", action="store_true",
+                    help="skip timing our pretraining step in float32/bfloat16 x eager/compiled")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -259,11 +266,18 @@ def main() -> None:
         return
 
     settings = SMALL_SETTINGS if args.small else SEED_SETTINGS
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
     from credit_assign.runtime import provenance
+
+    cache = Path(cache_dir())
+    cache_warm = cache.is_dir() and any(cache.iterdir())
+    print(f"inductor cache {cache}: {'warm' if cache_warm else 'empty'}", file=sys.stderr)
 
     handoff = Path(tempfile.mkdtemp()) / "handoff.pt"
     spec = {"settings": settings, "seed": args.seed, "corpus_path": args.corpus_path,
-            "threads": args.threads, "step_repeats": 3 if args.small else 5,
+            "threads": args.threads,
+            "step_repeats": 0 if args.no_step_variants else 3 if args.small else 5,
             "handoff": str(handoff)}
     results = {}
     for kind in ("ours", "seed"):
@@ -272,7 +286,7 @@ def main() -> None:
         print(f"running {kind} ...", file=sys.stderr, flush=True)
         results[kind] = run_worker(kind, spec, args.threads)
         results[kind]["phases"] = phase_table(results[kind])
-    report = {"settings": settings, "threads": args.threads,
+    report = {"settings": settings, "threads": args.threads, "inductor_cache_warm": cache_warm,
               "corpus": "tinyshakespeare" if args.corpus_path else "pydoc",
               "results": results, "provenance": provenance(None, args.threads)}
     if len(results) == 2:

@@ -72,7 +72,8 @@ def step_times(threads: int, steps: int, methods=("bp", "dfa", "fa", "frozen"),
     (one step of each per round) so that a noisy machine biases none of them. The
     optimiser is the pipeline's (``runtime.adamw``, fused); with ``optimizer_variants``
     also BP with torch's default CPU AdamW (a Python loop over parameters) and the
-    optimiser steps alone, to show what the fused kernel saves."""
+    optimiser steps alone, to show what the fused kernel saves, and BP with every block
+    through ``torch.compile`` (fused LayerNorm/GELU work, forward and backward)."""
     import torch
 
     from credit_assign.model import ResidualMLP
@@ -86,10 +87,13 @@ def step_times(threads: int, steps: int, methods=("bp", "dfa", "fa", "frozen"),
     work = {"matmul": lambda: a @ b}
     variants = [(m, m, False) for m in methods]
     if optimizer_variants:
-        variants.append(("bp, for-loop AdamW", "bp", True))
+        variants += [("bp, for-loop AdamW", "bp", True), ("bp, compiled blocks", "bp", False)]
     for name, method, loop in variants:
         torch.manual_seed(0)
         model = ResidualMLP(IN, D, L, C)
+        if name == "bp, compiled blocks":
+            for block in model.blocks:
+                block.compile(dynamic=False)
         rule = make_rule(method, model, 0.0, generator=torch.Generator().manual_seed(0))
         params = rule.trainable(model)
         if loop:
@@ -118,7 +122,8 @@ def step_times(threads: int, steps: int, methods=("bp", "dfa", "fa", "frozen"),
     out = {"matmul_gflops": peak,
            **{k: {"step_s": v} for k, v in med.items() if k.startswith("optimizer")}}
     for method, name in [(m, m) for m in methods] + (
-            [("bp", "bp, for-loop AdamW")] if optimizer_variants else []):
+            [("bp", "bp, for-loop AdamW"), ("bp", "bp, compiled blocks")]
+            if optimizer_variants else []):
         fl = flops_per_sample(method) * BATCH
         out[name] = {"step_s": med[name], "gflops": fl / med[name] / 1e9,
                      "flops_per_step": fl, "fraction_of_peak": fl / med[name] / 1e9 / peak}
