@@ -120,7 +120,7 @@ def worker_seed(spec) -> dict:
     import torch
 
     corpus, s = load_corpus(spec), spec["settings"]
-    m, pr, p = s["model"], s["probe"], s["pretrain"]
+    m, p = s["model"], s["pretrain"]
     torch.manual_seed(spec["seed"])
     st = sp.EQStack(len(corpus.vocab), m["blocks"], m["width"], m["heads"], m["context"],
                     m["gamma"], m["leak"])
@@ -135,26 +135,8 @@ def worker_seed(spec) -> dict:
             q.grad = g.get(id(q))
         torch.nn.utils.clip_grad_norm_(st.allp, p["grad_clip"])
         opt.step()
-    seconds = {"pretrain": time.perf_counter() - t0, "probes": []}
-    probe_gen = torch.Generator().manual_seed(spec["seed"] + 3)
-    probes = []
-    groups = sp.groups(st)
-    for b in range(pr["batches"]):
-        idx, y = corpus.get_batch("train", s["batch_size"], m["context"], probe_gen)
-        t = time.perf_counter()
-        ref = sp.bptt_grads(st, idx, y, pr["reference_steps"], s["eps"])
-        rec = {"batch": b, "reference": time.perf_counter() - t, "ep": []}
-        res = {"batch": b, "ep": []}
-        for t1 in pr["free_steps"]:
-            t = time.perf_counter()
-            gep, residual, tb = sp.ep_grads(st, idx, y, t1, s["eps"], pr["r"],
-                                            pr["nudged_steps_max"])
-            rec["ep"].append({"free_steps": t1, "total": time.perf_counter() - t})
-            res["ep"].append({"free_steps": t1, "residual": residual, "t_best": tb,
-                              "cosine": {k: sp.cos(gep, ref, ps) for k, ps in groups.items()}})
-        seconds["probes"].append(rec)
-        probes.append(res)
-        print(f"seed port: batch {b} done", file=sys.stderr, flush=True)
+    seconds = {"pretrain": time.perf_counter() - t0}
+    probes, seconds["probes"] = port_probes(st, corpus, spec, sp, torch, "seed port")
     seconds["total"] = time.perf_counter() - t0
     out = {"seconds": seconds, "peak_rss_mb": rss_mb(), "probes": probes}
     if spec.get("handoff") and Path(spec["handoff"]).exists():
@@ -167,8 +149,15 @@ def same_state_seed(st, corpus, spec, sp, torch) -> dict:
     batches at every T1, with its own timings."""
     saved = torch.load(spec["handoff"], weights_only=False)
     sp.load_ours(st, saved["model"])
+    probes, seconds = port_probes(st, corpus, spec, sp, torch, "seed port, same state")
+    return {"probes": probes, "seconds": seconds}
+
+
+def port_probes(st, corpus, spec, sp, torch, label: str) -> tuple[list, list]:
+    """The port's BPTT reference and EP at every T1 on the probe batches (the stream
+    ``ep_probe.run_probe`` draws them from): (results, seconds) per batch."""
     s, m, pr = spec["settings"], spec["settings"]["model"], spec["settings"]["probe"]
-    probe_gen = torch.Generator().manual_seed(spec["seed"] + 3)  # as ep_probe.run_probe
+    probe_gen = torch.Generator().manual_seed(spec["seed"] + 3)
     groups = sp.groups(st)
     probes, seconds = [], []
     for b in range(pr["batches"]):
@@ -186,8 +175,8 @@ def same_state_seed(st, corpus, spec, sp, torch) -> dict:
                               "cosine": {k: sp.cos(gep, ref, ps) for k, ps in groups.items()}})
         probes.append(res)
         seconds.append(rec)
-        print(f"seed port, same state: batch {b} done", file=sys.stderr, flush=True)
-    return {"probes": probes, "seconds": seconds}
+        print(f"{label}: batch {b} done", file=sys.stderr, flush=True)
+    return probes, seconds
 
 
 def paired_cosines(ours: list, port: list) -> dict:
