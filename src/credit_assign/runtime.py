@@ -47,8 +47,9 @@ def set_threads(n: int) -> None:
 def adamw(params, lr: float, weight_decay: float):
     """``torch.optim.AdamW`` with the fused kernel where torch has one (CPU and CUDA
     float tensors): one vectorised pass over every parameter instead of a Python loop
-    of about ten tensor ops per parameter — on the paper model 6.4 → 1.9 ms per step,
-    a third of a BP step's time (docs/performance.md). Same update, other rounding."""
+    of about ten tensor ops per parameter — on the paper model 7.3 → 2.7 ms per step,
+    where the loop was a third of a BP step's time (docs/performance.md). Same update,
+    other rounding."""
     import torch
 
     params = list(params)
