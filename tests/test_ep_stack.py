@@ -235,12 +235,61 @@ def test_killed_probe_resumes_to_the_same_result(corpus_file, tmp_path, monkeypa
     monkeypatch.setattr(ep_probe, "probe_batch", killed_after_one_batch)
     with pytest.raises(KeyboardInterrupt):
         probe(corpus_file, tmp_path / "part", resume=resume)
-    saved = torch.load(resume, weights_only=False)
+    saved = torch.load(resume, weights_only=True)
     assert saved["state"]["step"] == 4 and len(saved["state"]["probes"]) == 1
     monkeypatch.setattr(ep_probe, "probe_batch", real)
     part = probe(corpus_file, tmp_path / "part", resume=resume)
     assert part.read_bytes() == whole.read_bytes()
     assert not resume.exists()
+
+
+@pytest.mark.parametrize("precision, autocast", [("float32", False), ("bfloat16", True)])
+def test_configured_precision_reaches_pretraining_and_the_record(corpus_file, tmp_path,
+                                                                  monkeypatch, precision,
+                                                                  autocast):
+    """The config's pretraining precision is what the force runs under during
+    pretraining (float32: no autocast at all), the probe always runs without autocast,
+    and the result's provenance and timings name the precision."""
+    from credit_assign import ep_probe
+    from credit_assign.results import read_result
+
+    seen = {"pretrain": set(), "probe": set(), "other": set()}
+    phase = ["other"]
+    real_force, real_batch = eps.SpringStack.force, ep_probe.probe_batch
+    real_step = ep_probe.pretrain_step
+
+    def pretrain_step(*args, **kwargs):
+        phase[0] = "pretrain"
+        try:
+            return real_step(*args, **kwargs)
+        finally:
+            phase[0] = "other"  # the validation loss after pretraining: float32
+
+    def force(self, z, x):
+        seen[phase[0]].add((torch.is_autocast_enabled("cpu"),
+                            torch.get_autocast_dtype("cpu") if torch.is_autocast_enabled("cpu")
+                            else None))
+        return real_force(self, z, x)
+
+    def probe_batch(*args, **kwargs):
+        phase[0] = "probe"
+        return real_batch(*args, **kwargs)
+
+    monkeypatch.setattr(eps.SpringStack, "force", force)
+    monkeypatch.setattr(ep_probe, "probe_batch", probe_batch)
+    monkeypatch.setattr(ep_probe, "pretrain_step", pretrain_step)
+    settings = {**SETTINGS, "pretrain": {**SETTINGS["pretrain"], "steps": 2,
+                                         "precision": precision},
+                "probe": {**SETTINGS["probe"], "batches": 1}}
+    out = tmp_path / "seed0.json"
+    ep_probe.ep_probe_job(corpus_file, "pydoc", 0, settings, out, tmp_path / "t.json",
+                          threads=1)
+    expected = {(True, torch.bfloat16)} if autocast else {(False, None)}
+    assert seen["pretrain"] == expected
+    assert seen["probe"] == seen["other"] == {(False, None)}
+    result = read_result(out, "ep_stack")
+    assert result["provenance"]["precision"] == {"pretrain": precision, "probe": "float32"}
+    assert json.loads((tmp_path / "t.json").read_text())["precision"] == precision
 
 
 def test_bf16_and_compiled_steps_approximate_the_float32_gradient(data, monkeypatch):

@@ -156,8 +156,12 @@ def test_paper_config_lists_every_paper_job(repo):
     assert counts["train"] == 9 + 6 + 3  # dfa × 3 λ × 3 seeds, bp × 2 λ × 3, frozen × 3
     assert counts["fresh_b_null"] == 9
     assert counts["aggregate"] == 1 and counts["fig4_penalty_rescue"] == 1
-    assert counts["prepare_corpus"] == 1 and counts["ep_stack_probe"] == 1  # tinyshakespeare
+    # tinyshakespeare: 3 seeds pretrained in float32 (the seed's), the same 3 in bfloat16
+    assert counts["prepare_corpus"] == 1 and counts["ep_stack_probe"] == 6
     assert counts["fig_ep_stack_cosines"] == 1
+    for seed in (0, 1, 2):
+        for precision in ("float32", "bfloat16"):
+            assert f"results/ep_stack/tinyshakespeare/{precision}/seed{seed}.json" in out.stdout
 
 
 @pytest.mark.parametrize("override, named", [
@@ -259,13 +263,22 @@ def test_probes_measure_every_rule_at_every_saved_checkpoint(tiny_run):
 def test_ep_stack_probe_runs_as_pipeline_jobs(tiny_run):
     import pandas as pd
 
-    result = read_result(tiny_run / "results/ep_stack/pydoc/seed0.json", "ep_stack")
-    assert result["settings"]["model"]["width"] == 16 and len(result["pretrain"]["loss"]) == 3
+    for precision in ("float32", "bfloat16"):  # the config's, and the comparison's
+        result = read_result(tiny_run / f"results/ep_stack/pydoc/{precision}/seed0.json",
+                             "ep_stack")
+        assert result["settings"]["model"]["width"] == 16
+        assert len(result["pretrain"]["loss"]) == 3
+        assert result["settings"]["pretrain"]["precision"] == precision
+        assert result["provenance"]["precision"]["pretrain"] == precision
     cos = pd.read_csv(tiny_run / "results/ep_stack/summary/cosines.csv")
     assert set(cos.group) == {"all", "block0", "block1", "embeddings"}
     assert sorted(cos.free_steps.unique()) == [20, 40]
+    assert set(cos.precision) == {"float32", "bfloat16"}
+    by_seed = pd.read_csv(tiny_run / "results/ep_stack/summary/by_seed.csv")
+    assert len(by_seed) == 2 * 2 * 4  # precision × T1 × group, one seed
+    assert (by_seed.batches == 1).all()
     timings = pd.read_csv(tiny_run / "results/ep_stack/summary/timings.csv")
     assert {"pretrain", "reference", "ep_nudged"} <= set(timings.phase)
     for fmt in ("pdf", "png", "svg"):
         assert (tiny_run / f"paper/figures/fig_ep_stack_cosines.{fmt}").stat().st_size > 1000
-    assert not (tiny_run / "results/ep_stack/pydoc/seed0.resume.pt").exists()
+    assert not list(tiny_run.glob("results/ep_stack/pydoc/*/seed0.resume.pt"))

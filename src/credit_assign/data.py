@@ -23,6 +23,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from credit_assign import runtime
+
 CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
@@ -156,7 +158,7 @@ def prepare(name: str, source: str | None, data_dir: Path, out: Path) -> dict[st
     elif name == "cifar10":
         path = resolve_cifar10(source or "download", Path(data_dir))
         raw = _cifar10_official(path) if path.name.endswith(".tar.gz") else _image_folder(path)
-        scale, origin = 255.0, str(path)
+        scale, origin = 255.0, runtime.describe_source(path)
     else:
         raise ValueError(f"unknown dataset {name!r}; known: {sorted(DATASETS)}")
     train_x = torch.from_numpy(np.ascontiguousarray(raw["train_x"]))

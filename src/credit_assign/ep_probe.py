@@ -94,7 +94,7 @@ def run_probe(corpus: CharCorpus, settings: dict, seed: int, resume: str | Path 
         "pretrain": 0.0, "probes": []}}
     resume = Path(resume) if resume else None
     if resume is not None and resume.exists():
-        saved = torch.load(resume, weights_only=False)
+        saved = torch.load(resume, weights_only=True)
         if saved["settings"] != s or saved["seed"] != seed:
             log.warning("%s was written for other settings; starting afresh", resume)
         else:
@@ -166,14 +166,18 @@ def ep_probe_job(corpus_path, corpus_name: str, seed: int, settings: dict, out, 
     corpus = CharCorpus.load(corpus_path)
     device = torch.device("cpu")
     body, seconds = run_probe(corpus, settings, seed, resume)
+    precision = settings["pretrain"]["precision"]
     result = {"schema_version": 1, "kind": "ep_stack", "corpus": corpus_name, "seed": seed,
               "settings": settings,
               "corpus_info": {"n_chars": sum(len(v) for v in corpus.splits.values()),
                               "vocab_size": len(corpus.vocab)},
-              **body, "provenance": provenance(device, threads)}
+              **body,
+              # the arithmetic each phase ran in: pretraining's is the config's choice
+              "provenance": {**provenance(device, threads),
+                             "precision": {"pretrain": precision, "probe": "float32"}}}
     written = write_result(result, "ep_stack", out)
     timing = {"schema_version": 1, "kind": "ep_stack_timings", "corpus": corpus_name,
-              "seed": seed, **seconds, "total": time.perf_counter() - t0,
+              "seed": seed, "precision": precision, **seconds, "total": time.perf_counter() - t0,
               "peak_rss_mb": peak_rss_mb(), "threads": threads, "record": run_record()}
     write_result(timing, "ep_stack_timings", timings_out)
     if resume is not None and Path(resume).exists():
@@ -187,7 +191,8 @@ def summary_tables(results: list[dict], timings: list[dict]):
 
     cos, inc, pre, tim = [], [], [], []
     for r in results:
-        key = {"corpus": r["corpus"], "seed": r["seed"]}
+        key = {"corpus": r["corpus"], "precision": r["settings"]["pretrain"]["precision"],
+               "seed": r["seed"]}
         for step, loss in enumerate(r["pretrain"]["loss"], 1):
             pre.append({**key, "step": step, "loss": loss, "val_loss": r["pretrain"]["val_loss"]})
         for probe in r["probes"]:
@@ -199,7 +204,8 @@ def summary_tables(results: list[dict], timings: list[dict]):
                 for point in ep["increments"]:
                     inc.append({**row, **point, "is_best": point["t"] == ep["t_best"]})
     for t in timings:
-        key = {"corpus": t["corpus"], "seed": t["seed"], "peak_rss_mb": t["peak_rss_mb"]}
+        key = {"corpus": t["corpus"], "precision": t["precision"], "seed": t["seed"],
+               "peak_rss_mb": t["peak_rss_mb"]}
         tim.append({**key, "phase": "pretrain", "batch": None, "free_steps": None,
                     "seconds": t["pretrain"]})
         for probe in t["probes"]:
@@ -212,6 +218,18 @@ def summary_tables(results: list[dict], timings: list[dict]):
     return pd.DataFrame(cos), pd.DataFrame(inc), pd.DataFrame(pre), pd.DataFrame(tim)
 
 
+def by_seed(cos):
+    """One row per (corpus, precision, seed, T1, group): the cosine, free-phase residual
+    and t_best averaged over that seed's probe batches — the unit the spread across
+    seeds is taken over."""
+    keys = ["corpus", "precision", "seed", "free_steps", "group"]
+    return (cos.groupby(keys, sort=True)
+            .agg(cosine=("cosine", "mean"), cosine_min=("cosine", "min"),
+                 cosine_max=("cosine", "max"), residual=("residual", "mean"),
+                 t_best=("t_best", "mean"), batches=("batch", "nunique"))
+            .reset_index())
+
+
 def write_summary(result_paths, timing_paths, outputs) -> None:
     from credit_assign.results import read_result
     from credit_assign.runtime import atomic_write_text
@@ -219,6 +237,7 @@ def write_summary(result_paths, timing_paths, outputs) -> None:
     results = [read_result(p, "ep_stack") for p in result_paths]
     timings = [read_result(p, "ep_stack_timings") for p in timing_paths]
     tables = summary_tables(results, timings)
+    tables = (*tables, by_seed(tables[0]))
     for table, out in zip(tables, (outputs.cosines, outputs.increments, outputs.pretrain,
-                                   outputs.timings)):
+                                   outputs.timings, outputs.by_seed)):
         atomic_write_text(out, table.to_csv(index=False, float_format="%.6g"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -226,3 +227,16 @@ class job:
 
             logging.getLogger("credit_assign").error("job failed", exc_info=(exc_type, exc, tb))
         return False
+
+
+def describe_source(path: str | Path) -> str:
+    """A data source as results and docs record it: the file name and its sha256 (a
+    folder: its name), never the path of the machine that read it."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        return f"{path.name}/ (image folder)"
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return f"{path.name} (sha256 {digest.hexdigest()})"

@@ -3,6 +3,7 @@ from pathlib import Path
 
 METHODS = ("bp", "dfa", "fa", "frozen", "np")
 CORPORA = ("tinyshakespeare", "pydoc")
+PRECISIONS = ("float32", "bfloat16")
 FIG_FORMATS = ("pdf", "png", "svg")
 
 
@@ -13,6 +14,7 @@ wildcard_constraints:
     seed="[0-9]+",
     fmt="|".join(FIG_FORMATS),
     corpus="|".join(CORPORA),
+    precision="|".join(PRECISIONS),
 
 
 def lam_str(lam):
@@ -92,20 +94,35 @@ def reproduction_tables():
 
 
 # ---- the EP stack probe (workflow/rules/ep_stack.smk)
+def ep_precisions():
+    """The pretraining precisions run: the config's, then the comparison's."""
+    ep = config["ep_stack"]
+    main = ep["pretrain"]["precision"]
+    return [main] + [p for p in ep["compare_precisions"] if p != main]
+
+
 def ep_results():
+    """One probe per (corpus, pretraining precision, seed)."""
     ep = config["ep_stack"]
     return [
-        f"results/ep_stack/{corpus}/seed{seed}.json"
+        f"results/ep_stack/{corpus}/{precision}/seed{seed}.json"
         for corpus in ep["corpora"]
+        for precision in ep_precisions()
         for seed in ep["seeds"]
     ]
 
 
 def ep_settings(wildcards):
-    """What a probe depends on (not which corpora or seeds the sweep has)."""
-    return {
-        k: v for k, v in config["ep_stack"].items() if k not in ("corpora", "seeds")
+    """What a probe depends on (not which corpora, seeds or comparisons the sweep
+    has), with the pretraining precision of its path."""
+    ep = config["ep_stack"]
+    settings = {
+        k: v
+        for k, v in ep.items()
+        if k not in ("corpora", "seeds", "compare_precisions")
     }
+    settings["pretrain"] = {**ep["pretrain"], "precision": wildcards.precision}
+    return settings
 
 
 def ep_targets():

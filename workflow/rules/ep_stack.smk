@@ -25,10 +25,10 @@ rule ep_stack_probe:
     input:
         "data/corpus/{corpus}.pt",
     output:
-        result="results/ep_stack/{corpus}/seed{seed}.json",
-        timings="results/ep_stack/{corpus}/seed{seed}.timings.json",
+        result="results/ep_stack/{corpus}/{precision}/seed{seed}.json",
+        timings="results/ep_stack/{corpus}/{precision}/seed{seed}.timings.json",
     log:
-        "logs/ep_stack/{corpus}_seed{seed}.log",
+        "logs/ep_stack/{corpus}_{precision}_seed{seed}.log",
     conda:
         "../../envs/pytorch.yaml"
     threads: 1
@@ -38,7 +38,7 @@ rule ep_stack_probe:
     params:
         settings=ep_settings,
         # pretraining and probe state, outside the declared outputs so a rerun resumes
-        resume="results/ep_stack/{corpus}/seed{seed}.resume.pt",
+        resume="results/ep_stack/{corpus}/{precision}/seed{seed}.resume.pt",
     script:
         "../../scripts/ep_stack_probe.py"
 
@@ -53,6 +53,7 @@ rule ep_stack_summary:
         increments="results/ep_stack/summary/increments.csv",
         pretrain="results/ep_stack/summary/pretrain.csv",
         timings="results/ep_stack/summary/timings.csv",
+        by_seed="results/ep_stack/summary/by_seed.csv",
     log:
         "logs/ep_stack/summary.log",
     conda:
