@@ -6,11 +6,14 @@ Run by hand (never in CI; nothing here asserts a time):
         --out docs/ep_stack_bench.json          # the seed's settings: about 35 min on 1 core
     .venv/bin/python bench/bench_ep_stack.py --small   # seconds, offline (pydoc corpus)
 
-Compiling is part of our time: empty the inductor cache first (``rm -r
-/tmp/torchinductor_$USER``) for a machine's first run; leave it for a rerun.
+Both sides pretrain in float32, the seed's arithmetic (``--precision bfloat16`` puts
+ours on CPU autocast, a departure). Compiling is part of our time, so ours runs twice:
+first with an empty inductor cache of its own (a machine's first run: ``cold``), then
+again with the cache that run filled (every later run: ``warm``); ``--no-cold`` skips
+the first.
 
-Both implementations run in their own fresh process (so peak RSS is theirs alone),
-one after the other, on the same threads, with the same batches. Reported per phase:
+Each run is its own fresh process (so peak RSS is its own), one after the other, on
+the same threads, with the same batches. Reported per phase:
 pretraining (200 BPTT steps through 120 relaxation steps), the BPTT reference (400
 steps) per probe batch, EP per (batch, T1) split into free phase, nudged phases and
 the final parameter gradient; peak resident memory; and the probe cosines of both.
@@ -41,7 +44,7 @@ SEED_SETTINGS = {  # SPEC §3 / seeds/ep_spring_stack_probe.py
     "model": {"blocks": 2, "width": 128, "heads": 4, "context": 64, "gamma": 1.0, "leak": 1.0},
     "batch_size": 16, "eps": 0.1, "resume_every": 1000,
     "pretrain": {"steps": 200, "relax_steps": 120, "lr": 1.0e-3, "weight_decay": 1.0e-4,
-                 "grad_clip": 5.0, "precision": "bfloat16", "compile": True, "checkpoint_every": 0},
+                 "grad_clip": 5.0, "precision": "float32", "compile": True, "checkpoint_every": 0},
     "probe": {"batches": 3, "reference_steps": 400, "free_steps": [150, 400], "r": 0.02,
               "nudged_steps_max": 120, "check_every": 10, "exit_mult": 5.0, "aep": True,
               "checkpoint_every": 20, "compile": True},
@@ -147,7 +150,7 @@ def worker_seed(spec) -> dict:
 def same_state_seed(st, corpus, spec, sp, torch) -> dict:
     """Load our final weights into the port; its BPTT reference and EP on our probe
     batches at every T1, with its own timings."""
-    saved = torch.load(spec["handoff"], weights_only=False)
+    saved = torch.load(spec["handoff"], weights_only=True)
     sp.load_ours(st, saved["model"])
     probes, seconds = port_probes(st, corpus, spec, sp, torch, "seed port, same state")
     return {"probes": probes, "seconds": seconds}
@@ -206,8 +209,10 @@ def paired_cosines(ours: list, port: list) -> dict:
 
 
 # ---------------------------------------------------------------------------- driver
-def run_worker(kind: str, spec: dict, threads: int) -> dict:
+def run_worker(kind: str, spec: dict, threads: int, cache_dir: str | None = None) -> dict:
     env = {**os.environ, **{v: str(threads) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
+    if cache_dir:
+        env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
     with tempfile.TemporaryDirectory() as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec))
@@ -239,6 +244,10 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", choices=["ours", "seed"], default=None)
+    ap.add_argument("--precision", choices=["float32", "bfloat16"], default="float32",
+                    help="our pretraining precision (the seed's: float32)")
+    ap.add_argument("--no-cold", action="store_true",
+                    help="skip our run with an empty compile cache")
     ap.add_argument("--no-step-variants", action="store_true",
                     help="skip timing our pretraining step in float32/bfloat16 x eager/compiled")
     ap.add_argument("--out", type=Path, default=None)
@@ -255,42 +264,50 @@ def main() -> None:
         return
 
     settings = SMALL_SETTINGS if args.small else SEED_SETTINGS
-    from torch._inductor.runtime.cache_dir_utils import cache_dir
-
+    settings = {**settings, "pretrain": {**settings["pretrain"], "precision": args.precision}}
     from credit_assign.runtime import provenance
 
-    cache = Path(cache_dir())
-    cache_warm = cache.is_dir() and any(cache.iterdir())
-    print(f"inductor cache {cache}: {'warm' if cache_warm else 'empty'}", file=sys.stderr)
-
+    # our compile cache, emptied for the cold run and kept for the warm one
+    cache = tempfile.mkdtemp(prefix="bench_inductor_")
     handoff = Path(tempfile.mkdtemp()) / "handoff.pt"
     spec = {"settings": settings, "seed": args.seed, "corpus_path": args.corpus_path,
-            "threads": args.threads,
-            "step_repeats": 0 if args.no_step_variants else 3 if args.small else 5,
-            "handoff": str(handoff)}
+            "threads": args.threads, "step_repeats": 0, "handoff": str(handoff)}
+    runs = [] if args.only == "seed" else [("ours_warm", "ours")]
+    if not args.no_cold and args.only != "seed":
+        runs.insert(0, ("ours_cold", "ours"))
+    if args.only != "ours":
+        runs.append(("seed", "seed"))
     results = {}
-    for kind in ("ours", "seed"):
-        if args.only and kind != args.only:
-            continue
-        print(f"running {kind} ...", file=sys.stderr, flush=True)
-        results[kind] = run_worker(kind, spec, args.threads)
-        results[kind]["phases"] = phase_table(results[kind])
-    report = {"settings": settings, "threads": args.threads, "inductor_cache_warm": cache_warm,
+    for name, kind in runs:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        run_spec = spec
+        if name == "ours_warm" and not args.no_step_variants:  # step timings once
+            run_spec = {**spec, "step_repeats": 3 if args.small else 5}
+        if kind == "ours":  # each of our runs pretrains from scratch, then hands off
+            handoff.unlink(missing_ok=True)
+        results[name] = run_worker(kind, run_spec, args.threads, cache)
+        results[name]["phases"] = phase_table(results[name])
+    report = {"settings": settings, "threads": args.threads,
               "corpus": "tinyshakespeare" if args.corpus_path else "pydoc",
               "results": results, "provenance": provenance(None, args.threads)}
-    if len(results) == 2:
-        o, s = results["ours"]["phases"], results["seed"]["phases"]
-        report["speedup"] = {k: s[k] / o[k] for k in o if k in s and o[k] > 0}
-        report["peak_rss_ratio"] = results["seed"]["peak_rss_mb"] / results["ours"]["peak_rss_mb"]
-        print(f"{'phase':>12} {'seed port s':>12} {'ours s':>9} {'speed-up':>9}")
-        for k in o:
-            print(f"{k:>12} {s[k]:>12.1f} {o[k]:>9.1f} {s[k] / o[k]:>8.2f}x")
-        print(f"{'peak RSS MB':>12} {results['seed']['peak_rss_mb']:>12.0f} "
-              f"{results['ours']['peak_rss_mb']:>9.0f}")
+    if "seed" in results:
+        s = results["seed"]["phases"]
+        report["speedup"], report["peak_rss_ratio"] = {}, {}
+        for name in [n for n in results if n.startswith("ours")]:
+            o = results[name]["phases"]
+            report["speedup"][name] = {k: s[k] / o[k] for k in o if k in s and o[k] > 0}
+            report["peak_rss_ratio"][name] = (results["seed"]["peak_rss_mb"]
+                                              / results[name]["peak_rss_mb"])
+            print(f"{name}: {'phase':>12} {'seed port s':>12} {'ours s':>9} {'speed-up':>9}")
+            for k in o:
+                print(f"{k:>20} {s[k]:>12.1f} {o[k]:>9.1f} {s[k] / o[k]:>8.2f}x")
+            print(f"{'peak RSS MB':>20} {results['seed']['peak_rss_mb']:>12.0f} "
+                  f"{results[name]['peak_rss_mb']:>9.0f}")
         same = results["seed"].get("same_state")
         if same:
-            report["same_state"] = paired_cosines(results["ours"]["probes"], same["probes"])
-            sec_o, sec_p = results["ours"]["seconds"]["probes"], same["seconds"]
+            ours = results["ours_warm"] if "ours_warm" in results else results["ours_cold"]
+            report["same_state"] = paired_cosines(ours["probes"], same["probes"])
+            sec_o, sec_p = ours["seconds"]["probes"], same["seconds"]
             report["same_state"]["seconds"] = {
                 "reference": {"ours": sum(b["reference"] for b in sec_o),
                               "port": sum(b["reference"] for b in sec_p)},

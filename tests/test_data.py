@@ -90,3 +90,108 @@ def test_normalizer_standardises_per_channel(tmp_path):
     x = torch.full((2, 3, 4, 4), 255, dtype=torch.uint8)
     out = data.Normalizer(info, "cpu")(x).view(2, 3, 16)
     np.testing.assert_allclose(out[:, :, 0].numpy(), [[1.0, 3.0, 1.0]] * 2, rtol=1e-6)
+
+
+# ---- untrusted sources: nothing executed, everything bounded, every error named ------
+def _tar(path, files: dict, mode="w"):
+    with tarfile.open(path, mode) as tar:
+        for name, blob in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(blob)
+            tar.addfile(info, io.BytesIO(blob))
+    return path
+
+
+def _layout(extra=None, skip=()):
+    files = {f"c/{split}/{cls}/{i}.png": _jpeg(color)
+             for split in ("train", "test") for cls, color in (("a", (1, 2, 3)), ("b", (4, 5, 6)))
+             for i in range(2) if f"{split}/{cls}" not in skip}
+    files.update(extra or {})
+    return files
+
+
+class _Payload:
+    def __reduce__(self):
+        import os
+
+        return (os.system, ("touch PAYLOAD_RAN",))
+
+
+def test_crafted_cifar_archive_is_refused_and_its_payload_never_runs(tmp_path, monkeypatch):
+    import pickle
+
+    monkeypatch.chdir(tmp_path)
+    blob = pickle.dumps({b"data": _Payload(), b"labels": [0]})
+    archive = _tar(tmp_path / "cifar-10-python.tar.gz",
+                   {f"cifar-10-batches-py/{n}": blob for n in
+                    [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch", "batches.meta"]},
+                   mode="w:gz")
+    with pytest.raises(data.DataFormatError, match="not the official CIFAR-10.*md5"):
+        data.prepare("cifar10", str(archive), tmp_path, tmp_path / "c.pt")
+    # the restricted unpickler refuses it too, should the md5 check ever be bypassed
+    monkeypatch.setattr(data, "_md5", lambda path: data.CIFAR10_MD5)
+    with pytest.raises(data.DataFormatError, match="refused to load .*system"):
+        data.prepare("cifar10", str(archive), tmp_path, tmp_path / "c.pt")
+    assert not (tmp_path / "PAYLOAD_RAN").exists()
+    assert not (tmp_path / "c.pt").exists()
+
+
+def test_oversized_member_is_refused_unread(tmp_path, monkeypatch):
+    monkeypatch.setattr(data, "MAX_MEMBER_BYTES", 10_000)
+    big = b"\0" * 300_000  # compresses to a few hundred bytes
+    archive = _tar(tmp_path / "bomb.tar.gz", _layout({"c/train/a/huge.png": big}), "w:gz")
+    assert archive.stat().st_size < 10_000
+    read = []
+    real = tarfile.TarFile.extractfile
+    monkeypatch.setattr(tarfile.TarFile, "extractfile",
+                        lambda self, m: read.append(m.name) or real(self, m))
+    with pytest.raises(data.DataFormatError, match="huge.png is 300000 bytes"):
+        data.prepare("cifar10", str(archive), tmp_path, tmp_path / "c.pt")
+    assert read == []  # refused before a byte of any image was read
+
+
+def test_image_claiming_too_many_pixels_is_refused_before_decoding(tmp_path, monkeypatch):
+    monkeypatch.setattr(data, "MAX_IMAGE_PIXELS", 32 * 32)
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 64)).save(buf, format="PNG")
+    archive = _tar(tmp_path / "d.tar", _layout({"c/test/b/wide.png": buf.getvalue()}))
+    with pytest.raises(data.DataFormatError, match="wide.png: 64×64 pixels"):
+        data.prepare("cifar10", str(archive), tmp_path, tmp_path / "c.pt")
+
+
+@pytest.mark.parametrize("files, match", [
+    (_layout({"c/train/a/broken.jpg": b"not an image"}), "broken.jpg: not a readable image"),
+    (_layout(skip=("test/a", "test/b")), "no test/<class>/ images"),
+    (_layout(skip=("test/b",)), r"classes of train/ \['a', 'b'\] and test/ \['a'\] differ"),
+])
+def test_bad_image_folders_name_the_file_and_the_fix(tmp_path, files, match):
+    archive = _tar(tmp_path / "d.tar", files)
+    with pytest.raises(data.DataFormatError, match=match):
+        data.prepare("cifar10", str(archive), tmp_path, tmp_path / "c.pt")
+
+
+def test_images_of_another_size_are_named(tmp_path):
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 32)).save(buf, format="PNG")
+    folder = tmp_path / "f"
+    for name, blob in _layout({"c/train/b/small.png": buf.getvalue()}).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(blob)
+    with pytest.raises(data.DataFormatError, match=r"small.png is 16×32 pixels but .* 32×32"):
+        data.prepare("cifar10", str(folder), tmp_path, tmp_path / "c.pt")
+
+
+def test_gzipped_image_folder_is_read_and_stray_files_are_listed(tmp_path, caplog):
+    archive = _tar(tmp_path / "folder.tar.gz", _layout({"c/README.txt": b"hi",
+                                                        "c/train/a/notes.txt": b"x"}), "w:gz")
+    info = data.prepare("cifar10", str(archive), tmp_path, tmp_path / "c.pt")
+    assert info["n_train"] == 4 and info["n_test"] == 4
+    assert "skipped 2 files" in caplog.text and "c/README.txt" in caplog.text
+    assert info["source"].startswith("folder.tar.gz (sha256 ")
+
+
+def test_not_a_tar_is_named(tmp_path):
+    bad = tmp_path / "x.tar"
+    bad.write_bytes(b"garbage" * 100)
+    with pytest.raises(data.DataFormatError, match="x.tar is not a readable tar archive"):
+        data.prepare("cifar10", str(bad), tmp_path, tmp_path / "c.pt")

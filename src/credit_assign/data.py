@@ -37,12 +37,54 @@ class DataMissingError(FileNotFoundError):
 
 
 # ----------------------------------------------------------------------------- sources
+MAX_MEMBER_BYTES = 16 * 2**20  # an image file larger than this is refused unread
+MAX_IMAGE_PIXELS = 4096 * 4096  # ... and so is one whose header claims more pixels
+
+
+class DataFormatError(ValueError):
+    """A data source exists but is not what the pipeline can read; the message names
+    the file (or archive member) and what to do."""
+
+
+class _NumpyOnlyUnpickler(pickle.Unpickler):
+    """Unpickles the official CIFAR-10 batches (dicts of bytes, lists and numpy arrays)
+    and nothing else: any other class a pickle names is refused, so a crafted archive
+    cannot run code."""
+
+    ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray",
+                                                           "_reconstruct"),
+               ("numpy", "ndarray"), ("numpy", "dtype")}
+
+    def find_class(self, module, name):
+        if (module, name) in self.ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refused to load {module}.{name}: the CIFAR-10 "
+                                     f"batches hold only numpy arrays, lists and bytes")
+
+
+def _md5(path: Path) -> str:
+    import pooch
+
+    return pooch.file_hash(str(path), alg="md5")
+
+
 def _cifar10_official(archive: Path) -> dict[str, Any]:
-    """Read the official python archive without unpacking it to disk."""
+    """Read the official python archive without unpacking it to disk. Only the archive
+    whose md5 is the published one is unpickled (and then only numpy arrays)."""
+    digest = _md5(archive)
+    if digest != CIFAR10_MD5:
+        raise DataFormatError(
+            f"{archive} is not the official CIFAR-10 python archive (md5 {digest}, expected "
+            f"{CIFAR10_MD5}); its pickles are not read. Download {CIFAR10_URL} again, or "
+            f"point data.cifar10.source at an image folder or a .tar of one.")
     with tarfile.open(archive, "r:gz") as tar:
         def batch(name):
-            member = tar.getmember(f"cifar-10-batches-py/{name}")
-            return pickle.load(tar.extractfile(member), encoding="bytes")
+            member = f"cifar-10-batches-py/{name}"
+            try:
+                fh = tar.extractfile(tar.getmember(member))
+                return _NumpyOnlyUnpickler(fh, encoding="bytes").load()
+            except (KeyError, pickle.UnpicklingError, EOFError) as err:
+                raise DataFormatError(f"{archive}: member {member}: {err}") from err
 
         train = [batch(f"data_batch_{i}") for i in range(1, 6)]
         test = batch("test_batch")
@@ -58,11 +100,22 @@ def _cifar10_official(archive: Path) -> dict[str, Any]:
     }
 
 
-def _decode(data: bytes) -> np.ndarray:
-    from PIL import Image
+def _decode(data: bytes, name: str) -> np.ndarray:
+    """An image's pixels as (3, H, W) uint8; ``name`` (file or member) names any failure."""
+    from PIL import Image, UnidentifiedImageError
 
-    with Image.open(io.BytesIO(data)) as im:
-        return np.asarray(im.convert("RGB"), dtype=np.uint8).transpose(2, 0, 1)
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            w, h = im.size  # read from the header, before any pixel is decoded
+            if w * h > MAX_IMAGE_PIXELS:
+                raise DataFormatError(f"{name}: {w}×{h} pixels, more than the "
+                                      f"{MAX_IMAGE_PIXELS} allowed; remove it")
+            return np.asarray(im.convert("RGB"), dtype=np.uint8).transpose(2, 0, 1)
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as err:
+        if isinstance(err, DataFormatError):
+            raise
+        raise DataFormatError(f"{name}: not a readable image ({type(err).__name__}: "
+                              f"{err}); replace or remove it") from err
 
 
 def _split_class(name: str) -> tuple[str, str] | None:
@@ -75,30 +128,74 @@ def _split_class(name: str) -> tuple[str, str] | None:
 
 
 def _image_folder(source: Path, progress: bool = True) -> dict[str, Any]:
-    """Decode an image folder (a directory or a .tar of one), sorted by class then file."""
+    """Decode an image folder (a directory or a .tar of one, compressed or not), sorted by
+    class then file. Bounded: a member over MAX_MEMBER_BYTES or an image over
+    MAX_IMAGE_PIXELS is refused before it is read; every error names the file."""
+    import logging
     from contextlib import ExitStack
 
     from tqdm import tqdm
 
+    log = logging.getLogger(__name__)
     with ExitStack() as stack:
         if source.is_dir():
             files = sorted(p for p in source.rglob("*") if p.is_file())
-            items = [(str(p.relative_to(source)), p.read_bytes) for p in files]
+            entries = [(str(p.relative_to(source)), p.stat().st_size, p.read_bytes)
+                       for p in files]
         else:
-            tar = stack.enter_context(tarfile.open(source))
-            members = sorted((m for m in tar if m.isfile()), key=lambda m: m.name)
-            items = [(m.name, lambda m=m: tar.extractfile(m).read()) for m in members]
-        items = [(_split_class(name), read) for name, read in items if _split_class(name)]
+            try:
+                tar = stack.enter_context(tarfile.open(source))
+                members = sorted((m for m in tar if m.isfile()), key=lambda m: m.name)
+            except (tarfile.TarError, EOFError, OSError) as err:
+                raise DataFormatError(
+                    f"{source} is not a readable tar archive ({type(err).__name__}: {err}); "
+                    f"point data.cifar10.source at an image folder, a .tar of one, or the "
+                    f"official cifar-10-python.tar.gz") from err
+            entries = [(m.name, m.size, lambda m=m: tar.extractfile(m).read())
+                       for m in members]
+        items, skipped = [], []
+        for name, size, read in entries:
+            where = _split_class(name)
+            if where is None:
+                skipped.append(name)
+                continue
+            if size > MAX_MEMBER_BYTES:
+                raise DataFormatError(f"{source}: {name} is {size} bytes, more than the "
+                                      f"{MAX_MEMBER_BYTES} an image may have; remove it")
+            items.append((where, name, read))
+        if skipped:
+            log.warning("%s: skipped %d files outside the layout train/<class>/<image> "
+                        "(images: %s): %s%s", source.name, len(skipped),
+                        ", ".join(IMAGE_SUFFIXES), ", ".join(skipped[:5]),
+                        " ..." if len(skipped) > 5 else "")
         if not items:
             raise DataMissingError(
                 f"{source} holds no images in the layout train/<class>/*, test/<class>/*"
             )
-        classes = sorted({cls for (_, cls), _ in items})
+        by_split = {split: sorted({cls for (sp, cls), _, _ in items if sp == split})
+                    for split in ("train", "test")}
+        for split, found in by_split.items():
+            if not found:
+                raise DataFormatError(f"{source} has no {split}/<class>/ images; both "
+                                      f"train/ and test/ are needed")
+        if by_split["train"] != by_split["test"]:
+            raise DataFormatError(
+                f"{source}: the classes of train/ {by_split['train']} and test/ "
+                f"{by_split['test']} differ; both splits need the same class folders")
+        classes = by_split["train"]
         index = {c: i for i, c in enumerate(classes)}
         out: dict[str, list] = {"train_x": [], "train_y": [], "test_x": [], "test_y": []}
-        for (split, cls), read in tqdm(items, desc=f"decoding {source.name}",
-                                       disable=not progress, mininterval=10):
-            out[f"{split}_x"].append(_decode(read()))
+        shape, first = None, None
+        for (split, cls), name, read in tqdm(items, desc=f"decoding {source.name}",
+                                             disable=not progress, mininterval=10):
+            img = _decode(read(), f"{source}: {name}")
+            if shape is None:
+                shape, first = img.shape, name
+            elif img.shape != shape:
+                raise DataFormatError(
+                    f"{source}: {name} is {img.shape[2]}×{img.shape[1]} pixels but {first} "
+                    f"is {shape[2]}×{shape[1]}; every image must have the same size")
+            out[f"{split}_x"].append(img)
             out[f"{split}_y"].append(index[cls])
     arrays = {k: np.stack(v) if k.endswith("_x") else np.asarray(v) for k, v in out.items()}
     return {**arrays, "classes": classes, "order": "image-folder (sorted by class, then file name)"}
@@ -157,7 +254,11 @@ def prepare(name: str, source: str | None, data_dir: Path, out: Path) -> dict[st
         origin = "sklearn.datasets.load_digits (embedded)"
     elif name == "cifar10":
         path = resolve_cifar10(source or "download", Path(data_dir))
-        raw = _cifar10_official(path) if path.name.endswith(".tar.gz") else _image_folder(path)
+        # the official archive is recognised by its md5, never by its name: any other
+        # file is read as an image folder (a .tar of one, compressed or not)
+        official = path.is_file() and (path.name == "cifar-10-python.tar.gz" or (
+            path.name.endswith(".tar.gz") and _md5(path) == CIFAR10_MD5))
+        raw = _cifar10_official(path) if official else _image_folder(path)
         scale, origin = 255.0, runtime.describe_source(path)
     else:
         raise ValueError(f"unknown dataset {name!r}; known: {sorted(DATASETS)}")

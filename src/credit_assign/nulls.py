@@ -6,12 +6,10 @@ import logging
 import time
 from pathlib import Path
 
-import torch
-
 from credit_assign import data as datasets
 from credit_assign.diagnostics import fresh_b_null
 from credit_assign.results import write_result
-from credit_assign.runtime import provenance, resolve_device, set_threads
+from credit_assign.runtime import load_checkpoint, provenance, resolve_device, set_threads
 from credit_assign.train import build, load_weights
 
 log = logging.getLogger("credit_assign.nulls")
@@ -24,7 +22,7 @@ def fresh_b_null_job(model_path: str | Path, data_path: str | Path, draws: int,
     if threads:
         set_threads(threads)
     dev = resolve_device(device)
-    ckpt = torch.load(model_path, weights_only=False, map_location=dev)
+    ckpt = load_checkpoint(model_path, "trained model", map_location=dev)
     run = ckpt["run"]
     if run["method"] not in ("dfa", "fa"):
         raise ValueError(

@@ -178,7 +178,9 @@ def probe_job(snapshots_path, data_path, settings: dict, out, threads: int | Non
     if threads:
         set_threads(threads)
     t0 = time.perf_counter()
-    saved = torch.load(snapshots_path, weights_only=False, map_location="cpu")
+    from credit_assign.runtime import load_checkpoint
+
+    saved = load_checkpoint(snapshots_path, "training snapshots", map_location="cpu")
     run, info = saved["run"], saved["info"]
     device = resolve_device(run["training"]["device"])
     data = datasets.load(data_path)

@@ -73,7 +73,8 @@ def resolve_device(name: str = "auto"):
 def code_version(root: Path | None = None) -> dict[str, Any]:
     """Git commit of the code (and whether the tree had local changes), when known."""
     root = root or Path(__file__).resolve().parents[2]
-    out: dict[str, Any] = {"package": _package_version(), "git_commit": None, "git_dirty": None}
+    out: dict[str, Any] = {"package": _package_version(), "git_commit": None, "git_dirty": None,
+                           "library_sha256": library_digest()}
     try:
         commit = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"],
@@ -170,25 +171,112 @@ def atomic_write_text(path: str | Path, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise WriteError(_write_advice(path, err)) from err
         raise
 
 
 def atomic_torch_save(obj: Any, path: str | Path) -> None:
+    """torch.save via a temporary file, fsync'd, then renamed over ``path``: the last
+    good file stays intact when the write fails (a full disk says so, naming the file)."""
     import torch
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.fchmod(fd, _umask_mode())
-    os.close(fd)
     try:
-        torch.save(obj, tmp)
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(obj, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, (OSError, RuntimeError)):
+            raise WriteError(_write_advice(path, err)) from err
         raise
+
+
+class WriteError(OSError):
+    """A result or checkpoint could not be written; the message names the file."""
+
+
+class CorruptFileError(RuntimeError):
+    """A file the pipeline wrote cannot be read back; the message names it."""
+
+
+def _write_advice(path: Path, err: BaseException) -> str:
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    full = "No space left" in str(err) or "enforce fail" in str(err) or getattr(
+        err, "errno", None) == 28
+    why = "the disk is full" if full else text
+    return (f"cannot write {path}: {why}. The previous version of the file (if any) is "
+            f"intact; free space or fix the folder's permissions and rerun snakemake.")
+
+
+def load_checkpoint(path: str | Path, what: str, map_location=None) -> Any:
+    """``torch.load(path, weights_only=True)``: tensors and plain containers only, never
+    pickled code. A missing or damaged file raises an error naming it and what to do."""
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} {path} is missing: rerun snakemake, which "
+                                f"rebuilds it")
+    try:
+        return torch.load(path, weights_only=True, map_location=map_location)
+    except Exception as err:  # truncated zip, foreign pickle, wrong format, ...
+        first = (str(err).splitlines() or [type(err).__name__])[0][:200]
+        raise CorruptFileError(
+            f"cannot read {what} {path} ({type(err).__name__}: {first}). It is damaged "
+            f"(a killed write, a full disk) or was not written by this pipeline. Delete it "
+            f"and rerun snakemake: the job that writes it reruns.") from err
+
+
+def load_resume(path: str | Path | None, expected: dict[str, Any], map_location=None,
+                logger=None) -> dict | None:
+    """The resume state at ``path`` if it was written with exactly ``expected`` (config,
+    code, ...: the ``"written_for"`` entry of the state); else None. A state that cannot be
+    read or was written for anything else is moved aside to ``<name>.rejected`` with a
+    warning naming it, so the job starts afresh instead of failing on every retry."""
+    import logging
+
+    log = logger or logging.getLogger(__name__)
+    if not path:
+        return None
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        state = load_checkpoint(path, "resume state", map_location)
+        written_for = state.get("written_for") if isinstance(state, dict) else None
+        if written_for != expected:
+            differs = sorted(k for k in expected
+                             if not isinstance(written_for, dict)
+                             or written_for.get(k) != expected[k])
+            reason = f"written for another {', '.join(differs) or 'format'}"
+        else:
+            return state
+    except CorruptFileError as err:
+        reason = f"unreadable ({err.__cause__.__class__.__name__})"
+    aside = path.with_name(path.name + ".rejected")
+    os.replace(path, aside)
+    log.warning("not resuming from %s: %s; moved it to %s and starting afresh", path, reason,
+                aside)
+    return None
+
+
+def library_digest() -> str:
+    """sha256 over the library's own source files (names and bytes): the code version of
+    a result, whether or not the code is in a git checkout or committed."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for f in sorted(root.rglob("*.py")):
+        digest.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def dumps(obj: Any) -> str:

@@ -102,7 +102,9 @@ class CharCorpus:
         path = Path(path)
         if not path.exists():
             raise DataMissingError(f"{path} is missing; run the prepare_corpus rule")
-        return cls(torch.load(path, weights_only=False))
+        from credit_assign.runtime import load_checkpoint
+
+        return cls(load_checkpoint(path, "corpus cache"))
 
     def get_batch(self, split: str, batch: int, context: int, generator: torch.Generator):
         """``batch`` random windows of ``context`` characters and their next characters."""

@@ -26,6 +26,8 @@ from credit_assign.runtime import (
     atomic_torch_save,
     atomic_write_text,
     dumps,
+    library_digest,
+    load_resume,
     provenance,
     resolve_device,
     run_record,
@@ -136,9 +138,12 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
     snapshots: dict[int, dict] = {}
 
     resume_path = Path(resume_path) if resume_path else None
-    if resume_path and resume_path.exists():
-        state = torch.load(resume_path, weights_only=False, map_location=device)
-        if state.get("run") == run:
+    # resume only from state written by this config, this code and these snapshot epochs
+    written_for = {"run": run, "code": library_digest(),
+                   "snapshot_epochs": sorted(snapshot_epochs)}
+    state = load_resume(resume_path, written_for, map_location=device, logger=log)
+    if state is not None:
+        try:
             load_weights(model, rule, state, device)
             optimizer.load_state_dict(state["optimizer"])
             scheduler.load_state_dict(state["scheduler"])
@@ -150,8 +155,13 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
             start_epoch = state["epoch"] + 1
             timings["resumed_from_epoch"] = state["epoch"]
             log.info("resumed from %s after epoch %d", resume_path, state["epoch"])
-        else:
-            log.warning("ignoring %s: it was written for a different config", resume_path)
+        except (KeyError, RuntimeError, ValueError, TypeError) as err:
+            aside = resume_path.with_name(resume_path.name + ".rejected")
+            resume_path.replace(aside)
+            log.warning("not resuming from %s: it cannot be restored (%s: %s); moved it to "
+                        "%s and starting afresh", resume_path, type(err).__name__, err, aside)
+            return train(run, data_path, metrics_out, model_out, resume_path, threads,
+                         timings_out, snapshot_epochs, snapshots_out)
 
     n_params = sum(p.numel() for p in params.values())
     log.info("%s λ=%g seed=%d on %s: %d trainable parameters, %d epochs × %d steps",
@@ -201,7 +211,7 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
                                 "rule": rule.state_dict()}
         if resume_path:
             atomic_torch_save({
-                "run": run, "epoch": epoch, "model": model.state_dict(),
+                "written_for": written_for, "run": run, "epoch": epoch, "model": model.state_dict(),
                 "rule": rule.state_dict(), "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict(), "generator": generator.get_state(),
                 "torch_rng": torch.get_rng_state(), "history": history,

@@ -54,6 +54,7 @@ rule ep_stack_summary:
         pretrain="results/ep_stack/summary/pretrain.csv",
         timings="results/ep_stack/summary/timings.csv",
         by_seed="results/ep_stack/summary/by_seed.csv",
+        report="results/ep_stack/summary/report.md",
     log:
         "logs/ep_stack/summary.log",
     conda:
