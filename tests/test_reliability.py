@@ -114,6 +114,14 @@ BAD_CONFIGS = [
     ({"fresh_b_null": {"draws": 1}}, "instance['fresh_b_null']['draws']"),
     ({"training": {"device": "tpu"}}, "instance['training']['device']"),
     ({"rule": {"feedback_scale": "huge"}}, "instance['rule']['feedback_scale']"),
+    ({"sweep": {"seeds": [-1]}}, "instance['sweep']['seeds'][0]"),
+    ({"sweep": {"seeds": [2**32]}}, "instance['sweep']['seeds'][0]"),
+    ({"ep_stack": {"seeds": [-3]}}, "instance['ep_stack']['seeds'][0]"),
+    ({"sweep": {"dfa": [float("inf")]}}, "instance['sweep']['dfa'][0]"),
+    ({"sweep": {"dfa": [float("nan")]}}, "sweep.dfa[0] = nan: numbers must be finite"),
+    ({"training": {"lr": float("nan")}}, "training.lr = nan: numbers must be finite"),
+    ({"sweep": {"dfa": [0.01, 0.0100000001]}}, "would share the results path lam0.01"),
+    ({"training": {"epochs": 10**9}}, "instance['training']['epochs']"),
 ]
 
 
@@ -129,6 +137,15 @@ def test_malformed_config_is_named_before_any_job(workdir, bad, named):
     out = snakemake(workdir, "-n", "--configfile", "config/quick.yaml", str(cfg), check=False)
     text = out.stdout + out.stderr
     assert out.returncode != 0 and named in text, text
+    assert "Job stats" not in text
+
+
+def test_duplicate_yaml_key_is_named_before_any_job(workdir):
+    cfg = workdir / "dup.yaml"
+    cfg.write_text("training:\n  epochs: 3\n  lr: 1.0e-3\n  epochs: 5\n")
+    out = snakemake(workdir, "-n", "--configfile", "config/quick.yaml", str(cfg), check=False)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0 and "dup.yaml, line 4: the key 'epochs' appears twice" in text
     assert "Job stats" not in text
 
 

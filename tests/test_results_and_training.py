@@ -80,14 +80,131 @@ def test_interrupted_training_resumes_to_the_same_result(tmp_path, digits, monke
     assert not resume.exists()  # removed once the outputs are complete
 
 
-def test_resume_state_from_another_config_is_ignored(tmp_path, digits):
-    resume = tmp_path / "resume.pt"
+def _killed_in_epoch(n, run, digits, out, monkeypatch):
+    """Train ``run`` until evaluate() is called the n-th time, then die: (resume path)."""
+    import credit_assign.train as train_module
+
+    calls = {"n": 0}
+    real_evaluate = train_module.evaluate
+
+    def dies(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise KeyboardInterrupt("simulated kill")
+        return real_evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "evaluate", dies)
+    with pytest.raises(KeyboardInterrupt):
+        train(run, digits, out / "m.json", out / "m.pt", resume_path=out / "resume.pt")
+    monkeypatch.setattr(train_module, "evaluate", real_evaluate)
+    return out / "resume.pt"
+
+
+def _break_truncate(resume):
+    resume.write_bytes(resume.read_bytes()[:1000])
+
+
+def _break_pickle(resume):  # bytes from elsewhere: a pickle that would run code
+    import pickle
+
+    class Payload:
+        def __reduce__(self):
+            return (print, ("PAYLOAD",))
+
+    resume.write_bytes(pickle.dumps(Payload()))
+
+
+def _break_other_code(resume, monkeypatch=None):
     import torch
 
-    torch.save({"run": tiny_run(lam=0.5)}, resume)
-    train(tiny_run(epochs=1), digits, tmp_path / "m.json", tmp_path / "m.pt",
-          resume_path=resume, timings_out=tmp_path / "t.json")
+    state = torch.load(resume, weights_only=True)
+    state["written_for"]["code"] = "0" * 64  # written by another version of the library
+    torch.save(state, resume)
+
+
+def _break_other_snapshots(resume):
+    import torch
+
+    state = torch.load(resume, weights_only=True)
+    state["written_for"]["snapshot_epochs"] = [1]
+    torch.save(state, resume)
+
+
+def _break_old_format(resume):
+    import torch
+
+    torch.save({"run": tiny_run(lam=0.5)}, resume)  # before resume states said what for
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (_break_truncate, "unreadable"), (_break_pickle, "unreadable"),
+    (_break_other_code, "another code"), (_break_other_snapshots, "another snapshot_epochs"),
+    (_break_old_format, "another code, run, snapshot_epochs"),
+])
+def test_unusable_resume_state_is_moved_aside_and_the_job_completes(
+        tmp_path, digits, monkeypatch, caplog, capsys, damage, reason):
+    run = tiny_run("dfa", epochs=3)
+    train(run, digits, tmp_path / "ref.json", tmp_path / "ref.pt")
+    resume = _killed_in_epoch(2, run, digits, tmp_path, monkeypatch)
+    damage(resume)
+    train(run, digits, tmp_path / "m.json", tmp_path / "m.pt", resume_path=resume,
+          timings_out=tmp_path / "t.json")
     assert read_result(tmp_path / "t.json", "train_timings")["resumed_from_epoch"] is None
+    assert (tmp_path / "m.json").read_bytes() == (tmp_path / "ref.json").read_bytes()
+    assert f"not resuming from {resume}" in caplog.text and reason in caplog.text
+    assert (tmp_path / "resume.pt.rejected").exists() and not resume.exists()
+    assert "PAYLOAD" not in capsys.readouterr().out
+
+
+def test_corrupt_model_checkpoint_is_named_with_what_to_do(tmp_path, digits):
+    from credit_assign.nulls import fresh_b_null_job
+    from credit_assign.runtime import CorruptFileError
+
+    train(tiny_run(epochs=1), digits, tmp_path / "m.json", tmp_path / "m.pt")
+    (tmp_path / "m.pt").write_bytes((tmp_path / "m.pt").read_bytes()[:500])
+    with pytest.raises(CorruptFileError, match=r"trained model .*m\.pt .*Delete it and rerun"):
+        fresh_b_null_job(tmp_path / "m.pt", digits, 2, tmp_path / "null.json")
+    with pytest.raises(FileNotFoundError, match=r"missing\.pt is missing: rerun snakemake"):
+        fresh_b_null_job(tmp_path / "missing.pt", digits, 2, tmp_path / "null.json")
+
+
+def test_full_disk_names_the_file_and_keeps_the_last_good_one(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from credit_assign import runtime
+
+    target = tmp_path / "state.pt"
+    runtime.atomic_torch_save({"ok": 1}, target)
+    good = target.read_bytes()
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(runtime.WriteError, match=r"cannot write .*state\.pt: the disk is full"):
+        runtime.atomic_torch_save({"ok": 2}, target)
+    with pytest.raises(runtime.WriteError, match=r"cannot write .*m\.json: the disk is full"):
+        runtime.atomic_write_text(tmp_path / "m.json", "{}")
+    assert target.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.pt"]  # no temp files left
+
+
+def test_results_of_other_library_code_are_listed(tmp_path, digits, capsys):
+    from credit_assign import stale
+
+    train(tiny_run(epochs=1), digits, tmp_path / "a" / "m.json", tmp_path / "a" / "m.pt")
+    train(tiny_run(epochs=1, lr=2e-3), digits, tmp_path / "b" / "m.json",
+          tmp_path / "b" / "m.pt")
+    doc = json.loads((tmp_path / "b" / "m.json").read_text())
+    doc["provenance"]["code"]["library_sha256"] = "f" * 64
+    (tmp_path / "b" / "m.json").write_text(json.dumps(doc))
+    assert stale.main([str(tmp_path), "--rerun"]) == 1
+    out = capsys.readouterr().out
+    assert "1 results current, 1 made by other code" in out
+    assert str(tmp_path / "b" / "m.json") in out and "--force" in out
+    (tmp_path / "b" / "m.json").unlink()
+    assert stale.main([str(tmp_path)]) == 0
 
 
 def test_truncated_result_is_named_in_the_error(tmp_path, digits):
@@ -123,3 +240,38 @@ def test_fresh_b_null_differs_from_trained_feedback(tmp_path, digits):
     assert null["fresh"]["deep_cosine_std"] == pytest.approx(np.std(draws, ddof=1))
     metrics = json.loads((tmp_path / "m.json").read_text())
     assert null["trained"]["deep_cosine"] == pytest.approx(metrics["final"]["deep_cosine"])
+
+
+def test_a_failure_that_repeats_on_retry_says_retrying_cannot_help(tmp_path):
+    from types import SimpleNamespace
+
+    from credit_assign.runtime import job
+
+    log = tmp_path / "logs" / "train.log"
+
+    def attempt(n, error):
+        smk = SimpleNamespace(log=[str(log)], threads=1, attempt=n)
+        with pytest.raises(type(error)):
+            with job(smk):
+                raise error
+
+    attempt(1, ValueError("bad data in x.png"))
+    attempt(2, ValueError("bad data in x.png"))
+    text = log.read_text()
+    assert "attempt 1" in text and "---- attempt 2 of this job ----" in text  # both kept
+    assert "failed exactly as the one before" in text
+    with job(SimpleNamespace(log=[str(log)], threads=1, attempt=3)):
+        pass
+    assert not (tmp_path / "logs" / "train.log.failures").exists()
+
+
+def test_evaluation_jobs_fall_back_to_the_cpu_where_training_may_not(monkeypatch, caplog):
+    import torch
+
+    from credit_assign.runtime import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("cuda", cpu_fallback=True).type == "cpu"
+    assert "no CUDA device" in caplog.text
+    with pytest.raises(RuntimeError, match="CUDA is not available"):
+        resolve_device("cuda")

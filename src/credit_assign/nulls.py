@@ -21,7 +21,7 @@ def fresh_b_null_job(model_path: str | Path, data_path: str | Path, draws: int,
     t0 = time.perf_counter()
     if threads:
         set_threads(threads)
-    dev = resolve_device(device)
+    dev = resolve_device(device, cpu_fallback=True)
     ckpt = load_checkpoint(model_path, "trained model", map_location=dev)
     run = ckpt["run"]
     if run["method"] not in ("dfa", "fa"):

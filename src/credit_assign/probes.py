@@ -182,7 +182,7 @@ def probe_job(snapshots_path, data_path, settings: dict, out, threads: int | Non
 
     saved = load_checkpoint(snapshots_path, "training snapshots", map_location="cpu")
     run, info = saved["run"], saved["info"]
-    device = resolve_device(run["training"]["device"])
+    device = resolve_device(run["training"]["device"], cpu_fallback=True)
     data = datasets.load(data_path)
     x, y = datasets.diagnostic_batch(data, settings["n_samples"], run["diagnostics"]["seed"],
                                      device)

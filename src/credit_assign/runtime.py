@@ -58,14 +58,24 @@ def adamw(params, lr: float, weight_decay: float):
     return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fused or None)
 
 
-def resolve_device(name: str = "auto"):
-    """``auto`` → CUDA when available, else CPU; otherwise the named device."""
+def resolve_device(name: str = "auto", cpu_fallback: bool = False):
+    """``auto`` → CUDA when available, else CPU; otherwise the named device. With
+    ``cpu_fallback`` (jobs that only evaluate a saved model: the null, the probes), a
+    CUDA device on a node without one falls back to the CPU with a warning instead of
+    failing: on a cluster those jobs may land on a CPU node."""
+    import logging
+
     import torch
 
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
+        if cpu_fallback:
+            logging.getLogger(__name__).warning(
+                "device %r requested but this node has no CUDA device; evaluating on the "
+                "CPU (the saved model is loaded there)", name)
+            return torch.device("cpu")
         raise RuntimeError(f"device {name!r} requested but CUDA is not available")
     return device
 
@@ -294,26 +304,50 @@ class job:
 
     def __init__(self, smk):
         self.smk = smk
+        self.attempt = int(getattr(smk, "attempt", 1) or 1)
+        log_path = smk.log[0] if len(smk.log) else None
+        self.log_path = Path(log_path) if log_path else None
 
     def __enter__(self) -> int:
         import logging
 
-        log_path = self.smk.log[0] if len(self.smk.log) else None
         handlers = [logging.StreamHandler()]
-        if log_path:
-            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-            handlers.append(logging.FileHandler(log_path, mode="w"))
+        if self.log_path:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            # a retry appends: every attempt of the job stays readable in one log
+            handlers.append(logging.FileHandler(self.log_path,
+                                                mode="a" if self.attempt > 1 else "w"))
         logging.basicConfig(level=logging.WARNING, handlers=handlers, force=True,
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         logging.getLogger("credit_assign").setLevel(logging.INFO)
+        if self.attempt > 1:
+            logging.getLogger("credit_assign").warning("---- attempt %d of this job ----",
+                                                       self.attempt)
         set_threads(int(self.smk.threads))
         return int(self.smk.threads)
 
     def __exit__(self, exc_type, exc, tb):
-        if exc is not None:
-            import logging
+        failures = self.log_path.with_name(self.log_path.name + ".failures") \
+            if self.log_path else None
+        if exc is None:
+            if failures:
+                failures.unlink(missing_ok=True)
+            return False
+        import logging
 
-            logging.getLogger("credit_assign").error("job failed", exc_info=(exc_type, exc, tb))
+        log = logging.getLogger("credit_assign")
+        log.error("job failed (attempt %d)", self.attempt, exc_info=(exc_type, exc, tb))
+        if failures:
+            # a failure that repeats exactly is not a pre-emption: say that retrying
+            # (the cluster profiles' `retries`) cannot help
+            this = f"{exc_type.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            before = failures.read_text().splitlines() if failures.exists() else []
+            if before and before[-1] == this:
+                log.error("attempt %d failed exactly as the one before (%s): this failure "
+                          "does not go away by retrying; fix its cause (above) and rerun",
+                          self.attempt, this)
+            with open(failures, "a") as fh:
+                fh.write(this + "\n")
         return False
 
 

@@ -17,6 +17,9 @@ wildcard_constraints:
     precision="|".join(PRECISIONS),
 
 
+TRAIN_OUTPUTS = ("metrics.json", "model.pt", "timings.json", "snapshots.pt")
+
+
 def lam_str(lam):
     """The one spelling of a λ in paths: 0, 0.0001, 0.01."""
     return f"{float(lam):g}"
@@ -131,9 +134,24 @@ def ep_targets():
     return ["results/ep_stack/summary/cosines.csv"] + figure("fig_ep_stack_cosines")
 
 
+def intermediates():
+    """Every file a job writes that later jobs read. Part of `all`, so that one
+    deleted (by hand, as an error message advised, or by a failed rerun) is rebuilt
+    by the next run, instead of a run that reports success with a gap."""
+    out = [f"data/{config['dataset']}.pt"]
+    for metrics in train_metrics():
+        run_dir = metrics.rsplit("/", 1)[0]
+        out += [f"{run_dir}/{name}" for name in TRAIN_OUTPUTS]
+    out += null_results() + probe_results()
+    out += [f"data/corpus/{c}.pt" for c in config["ep_stack"]["corpora"]]
+    out += ep_results() + [p.replace(".json", ".timings.json") for p in ep_results()]
+    return out
+
+
 def all_targets():
     return (
-        summary_tables()
+        intermediates()
+        + summary_tables()
         + reproduction_tables()
         + figure("fig4_penalty_rescue")
         + figure("fig_primer_phases")
@@ -158,18 +176,31 @@ def run_config(wildcards):
     }
 
 
-# Data with a configurable source (config["data"]): what a local copy must be, and
-# the advice when it is not there. Digits and pydoc ship with their packages.
+# Data with a configurable source (config["data"]): what a local copy must look like
+# (cheap checks only: a folder's layout, a file's header), and the advice when it does
+# not. Digits and pydoc ship with their packages.
+def _cifar_source_ok(path):
+    import tarfile
+
+    if path.is_dir():  # train/ and test/ at the top or one folder down
+        return any(
+            (d / "train").is_dir() and (d / "test").is_dir()
+            for d in [path, *[c for c in path.iterdir() if c.is_dir()]]
+        )
+    return path.is_file() and tarfile.is_tarfile(path)
+
+
 LOCAL_COPY = {
     "cifar10": (
-        Path.exists,
-        "does not exist. Point it at an image folder (train/<class>/*, "
-        "test/<class>/*), a .tar of one, or the official cifar-10-python.tar.gz, "
-        "or set it to 'download'.",
+        _cifar_source_ok,
+        "is not an image folder with train/<class>/ and test/<class>/ folders, nor a "
+        "tar archive. Point it at an image folder, a .tar of one, or the official "
+        "cifar-10-python.tar.gz, or set it to 'download'.",
     ),
     "tinyshakespeare": (
-        Path.is_file,
-        "is not a file. Point it at a copy of Tiny Shakespeare or set it to 'download'.",
+        lambda path: path.is_file() and path.stat().st_size > 0,
+        "is not a (non-empty) file. Point it at a copy of Tiny Shakespeare or set it to "
+        "'download'.",
     ),
 }
 
@@ -191,4 +222,60 @@ def check_data_sources():
             raise WorkflowError(f"data.{name}.source = {source!r} {advice}")
 
 
+def check_config_files():
+    """Duplicate keys in a YAML config file are an error naming the key and the line
+    (YAML itself would silently keep the last one)."""
+    import yaml
+
+    class Strict(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise WorkflowError(
+                    f"{key_node.start_mark.name}, line {key_node.start_mark.line + 1}: "
+                    f"the key {key!r} appears twice in one mapping; keep one"
+                )
+            seen.add(key)
+        return loader.construct_mapping(node, deep)
+
+    Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    for path in workflow.configfiles:
+        with open(path) as fh:
+            yaml.load(fh, Strict)
+
+
+def check_config_values():
+    """What the schema cannot say: every number finite (the schema's bounds let NaN
+    through), and no two λ of a method sharing a results path."""
+    import math
+
+    def walk(value, key):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{key}.{k}" if key else str(k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{key}[{i}]")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise WorkflowError(f"config key {key} = {value}: numbers must be finite")
+
+    walk(config, "")
+    for method in METHODS:
+        paths = {}
+        for lam in config["sweep"][method]:
+            path = lam_str(lam)
+            if path in paths:
+                raise WorkflowError(
+                    f"sweep.{method}: λ = {paths[path]!r} and {lam!r} would share the "
+                    f"results path lam{path}; make them differ in the first 6 digits"
+                )
+            paths[path] = lam
+
+
+check_config_files()
+check_config_values()
 check_data_sources()

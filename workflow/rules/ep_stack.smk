@@ -23,7 +23,7 @@ rule prepare_corpus:
 rule ep_stack_probe:
     """Pretrain the spring-coupled stack by BPTT, then EP vs BPTT per parameter group."""
     input:
-        "data/corpus/{corpus}.pt",
+        ancient("data/corpus/{corpus}.pt"),
     output:
         result="results/ep_stack/{corpus}/{precision}/seed{seed}.json",
         timings="results/ep_stack/{corpus}/{precision}/seed{seed}.timings.json",

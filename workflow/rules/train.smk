@@ -1,7 +1,9 @@
 rule train:
     """One (method, λ, seed) training run: per-epoch metrics and the final model."""
     input:
-        data="data/{dataset}.pt",
+        # ancient: a rebuilt cache (same bytes) does not retrain; a changed source
+        # reruns through params.data_source
+        data=ancient("data/{dataset}.pt"),
     output:
         metrics="results/{dataset}/train/{method}/lam{lam}/seed{seed}/metrics.json",
         model="results/{dataset}/train/{method}/lam{lam}/seed{seed}/model.pt",
@@ -17,6 +19,7 @@ rule train:
         runtime=120,
     params:
         run=run_config,
+        data_source=data_source,
         snapshot_epochs=config["probes"]["epochs"],
         # per-epoch state, outside the declared outputs so a rerun can resume from it
         resume="results/{dataset}/train/{method}/lam{lam}/seed{seed}/resume.pt",
@@ -28,7 +31,7 @@ rule fresh_b_null:
     """Deep cosine of a trained DFA model with K fresh feedback draws (the chance level)."""
     input:
         model="results/{dataset}/train/{method}/lam{lam}/seed{seed}/model.pt",
-        data="data/{dataset}.pt",
+        data=ancient("data/{dataset}.pt"),
     output:
         "results/{dataset}/fresh_b_null/{method}/lam{lam}/seed{seed}.json",
     log:
@@ -50,7 +53,7 @@ rule probe:
     """Every rule's alignment with the true gradient at a run's saved checkpoints."""
     input:
         snapshots="results/{dataset}/train/{method}/lam{lam}/seed{seed}/snapshots.pt",
-        data="data/{dataset}.pt",
+        data=ancient("data/{dataset}.pt"),
     output:
         "results/{dataset}/probes/{method}/lam{lam}/seed{seed}.json",
     log:

@@ -53,9 +53,12 @@ def lam_colors(lams) -> dict[float, tuple]:
 
 def save(fig, outputs) -> None:
     """Write the figure to every output path (format from the suffix; PNG at 300 dpi)."""
-    for out in outputs:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, bbox_inches="tight", dpi=300, metadata=_metadata(out))
+    # a fixed salt for the ids matplotlib puts in SVG (clip paths, glyphs): without it
+    # they are random and a rebuilt SVG differs from the last in every id
+    with plt.rc_context({"svg.hashsalt": "credit-assign"}):
+        for out in outputs:
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(out, bbox_inches="tight", dpi=300, metadata=_metadata(out))
     plt.close(fig)
 
 
