@@ -3,8 +3,10 @@
     .venv/bin/python bench/profile_ep_step.py --out docs/ep_stack_step_profile.json
 
 1. The matmul rate of this machine at the block's shapes, float32 against bfloat16.
-2. One BPTT pretraining step at the seed's size (120 relaxation steps, bfloat16
-   autocast, compiled), under ``torch.profiler``: the share of its time in matmuls
+2. The matmul FLOPs of one BPTT pretraining step at the seed's size, and the floor
+   they set on a float32 step at this machine's best float32 matmul rate.
+3. One such step (120 relaxation steps, compiled), float32 and bfloat16 autocast,
+   under ``torch.profiler``: the share of its time in matmuls
    (``aten::mm``/``bmm``/``addmm``) against everything else (the compiled elementwise
    kernels, autograd). Nothing here is asserted anywhere.
 """
@@ -44,7 +46,17 @@ def matmul_rates(repeats: int = 200) -> dict:
     return out
 
 
-def step_profile(relax_steps: int = 120) -> dict:
+def step_matmul_flops(relax_steps: int = 120, B: int = 16, T: int = 64, C: int = 128,
+                      H: int = 4, K: int = 2) -> float:
+    """Matmul FLOPs of one BPTT pretraining step: per relaxation step and block the
+    forward's QKV, scores, scores·V, W_O, MLP in and out; the backward computes two
+    products (input and weight gradient) per forward product, so 3× the forward."""
+    bt, dh = B * T, C // H
+    forward = 2 * bt * C * (3 * C + C + 4 * C + 4 * C) + 2 * 2 * B * H * T * T * dh
+    return 3 * forward * K * relax_steps
+
+
+def step_profile(relax_steps: int = 120, precision: str = "bfloat16") -> dict:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -53,7 +65,7 @@ def step_profile(relax_steps: int = 120) -> dict:
     g = torch.Generator().manual_seed(0)
     stack = eps.SpringStack(65, 2, 128, 4, 64, generator=g)
     idx, y = torch.randint(65, (16, 64), generator=g), torch.randint(65, (16, 64), generator=g)
-    step = eps.make_step(stack, 0.1, "bfloat16", compile=True)
+    step = eps.make_step(stack, 0.1, precision, compile=True)
 
     def run():
         return eps.bptt_grads(stack, idx, y, relax_steps, 0.1, step=step)
@@ -83,7 +95,14 @@ def main() -> None:
     from credit_assign.runtime import provenance
 
     torch.set_num_threads(1)
-    res = {"matmul_gflops": matmul_rates(), "bf16_compiled_step": step_profile(),
+    rates = matmul_rates()
+    flops = step_matmul_flops()
+    fp32_peak = max(v for k, v in rates.items() if k.endswith("float32"))
+    res = {"matmul_gflops": rates, "step_matmul_gflop": flops / 1e9,
+           # the fastest a float32 step can be: its matmuls alone at the best fp32 rate
+           "float32_step_floor_s": flops / (fp32_peak * 1e9),
+           "fp32_compiled_step": step_profile(precision="float32"),
+           "bf16_compiled_step": step_profile(precision="bfloat16"),
            "provenance": provenance(None, 1)}
     text = json.dumps(res, indent=1)
     print(text)

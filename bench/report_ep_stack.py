@@ -1,6 +1,7 @@
 """docs/ep_stack_bench.md from a bench_ep_stack.py JSON: every number from the file.
 
-    .venv/bin/python bench/report_ep_stack.py docs/ep_stack_bench.json > docs/ep_stack_bench.md
+    .venv/bin/python bench/report_ep_stack.py docs/ep_stack_bench.json \
+        docs/ep_stack_step_profile.json > docs/ep_stack_bench.md
 """
 
 from __future__ import annotations
@@ -24,7 +25,31 @@ def _phase_name(key: str, settings: dict) -> str:
     return PHASES.get(key, key)
 
 
-def render(bench: dict, name: str) -> str:
+def ceiling(bench: dict, profile: dict, profile_name: str) -> list[str]:
+    """What float32 allows: the step's matmul FLOPs at this machine's best fp32 rate."""
+    s = bench["settings"]
+    seed_step = bench["results"]["seed"]["phases"]["pretrain"] / s["pretrain"]["steps"]
+    floor = profile["float32_step_floor_s"]
+    rates = profile["matmul_gflops"]
+    fp32 = max(v for k, v in rates.items() if k.endswith("float32"))
+    bf16 = max(v for k, v in rates.items() if k.endswith("bfloat16"))
+    ours = bench["results"].get("ours_warm", {}).get("pretrain_step_s", {})
+    out = ["", "## The float32 ceiling", "",
+           f"From [{profile_name}]({profile_name}) (`bench/profile_ep_step.py`, same machine, "
+           f"1 thread): one pretraining step multiplies {profile['step_matmul_gflop']:.0f} "
+           f"GFLOP of matrices; at this machine's best float32 matmul rate at the block's "
+           f"shapes ({fp32:.0f} GFLOP/s; bfloat16 {bf16:.0f}) that alone takes "
+           f"{floor:.2f} s. The seed's loop takes {seed_step:.2f} s per step, so no "
+           f"float32 implementation that computes the same products can pretrain more "
+           f"than **{seed_step / floor:.2f}×** faster than it here."]
+    if "float32+compile" in ours:
+        out[-1] += (f" Ours (float32, compiled) takes {ours['float32+compile']:.2f} s: "
+                    f"{floor / ours['float32+compile']:.0%} of the floor's speed.")
+    return out
+
+
+def render(bench: dict, name: str, profile: dict | None = None,
+           profile_name: str = "") -> str:
     res, s = bench["results"], bench["settings"]
     ours = [k for k in ("ours_cold", "ours_warm") if k in res]
     label = {"ours_cold": "ours, empty compile cache", "ours_warm": "ours, warm cache"}
@@ -67,6 +92,8 @@ def render(bench: dict, name: str) -> str:
                   f"{s['pretrain']['relax_steps']} relaxation steps + AdamW), ours, best of 5 "
                   "after warm-up: " + ", ".join(f"{k} {v:.2f} s" for k, v in step.items())
                   + f"; the seed's loop {per:.2f} s (its pretraining time / steps)."]
+    if profile:
+        lines += ceiling(bench, profile, profile_name)
     same = bench.get("same_state")
     if same:
         lines += ["", "## Same weights", "",
@@ -100,7 +127,10 @@ def render(bench: dict, name: str) -> str:
 
 def main() -> None:
     path = Path(sys.argv[1])
-    sys.stdout.write(render(json.loads(path.read_text()), path.name))
+    profile = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+    sys.stdout.write(render(json.loads(path.read_text()), path.name,
+                            json.loads(profile.read_text()) if profile else None,
+                            profile.name if profile else ""))
 
 
 if __name__ == "__main__":

@@ -275,3 +275,21 @@ def test_evaluation_jobs_fall_back_to_the_cpu_where_training_may_not(monkeypatch
     assert "no CUDA device" in caplog.text
     with pytest.raises(RuntimeError, match="CUDA is not available"):
         resolve_device("cuda")
+
+
+def test_temp_files_of_a_killed_write_are_removed_when_the_job_reruns(tmp_path):
+    from types import SimpleNamespace
+
+    from credit_assign.runtime import job
+
+    out = tmp_path / "r" / "metrics.json"
+    out.parent.mkdir()
+    left = [out.parent / ".metrics.json.abc123.tmp", out.parent / ".resume.pt.x1.tmp"]
+    other = out.parent / ".other.json.zz.tmp"  # not this job's
+    for p in (*left, other):
+        p.write_text("partial")
+    smk = SimpleNamespace(log=[], threads=1, attempt=1, output=[str(out)],
+                          params=SimpleNamespace(resume=str(out.parent / "resume.pt")))
+    with job(smk):
+        pass
+    assert not any(p.exists() for p in left) and other.exists()

@@ -294,6 +294,15 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 
+def _job_paths(smk) -> list[str]:
+    """The files a job writes: its outputs and its resume state (params.resume)."""
+    paths = [str(p) for p in getattr(smk, "output", [])]
+    resume = getattr(getattr(smk, "params", None), "resume", None)
+    if isinstance(resume, str):
+        paths.append(resume)
+    return paths
+
+
 class job:
     """Context for a Snakemake ``script:`` job: log to the rule's log file, use
     exactly the rule's threads, and record a failure in the log before re-raising.
@@ -323,6 +332,13 @@ class job:
         if self.attempt > 1:
             logging.getLogger("credit_assign").warning("---- attempt %d of this job ----",
                                                        self.attempt)
+        # temporary files a killed attempt left beside this job's outputs (our atomic
+        # writes name them .<output>.<random>.tmp); nothing else writes them
+        for out in _job_paths(self.smk):
+            for tmp in Path(out).parent.glob(f".{Path(out).name}.*.tmp"):
+                tmp.unlink(missing_ok=True)
+                logging.getLogger("credit_assign").warning(
+                    "removed %s, left by a killed write", tmp)
         set_threads(int(self.smk.threads))
         return int(self.smk.threads)
 
