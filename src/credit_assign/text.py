@@ -62,13 +62,18 @@ def read_corpus(name: str, source: str = "download", data_dir: Path = Path("data
     path = Path(source).expanduser()
     if not path.is_file():
         raise DataMissingError(f"data.tinyshakespeare.source = {source!r} is not a file")
-    text = path.read_text(encoding="utf-8")
-    if _sha256(text) != TINY_SHAKESPEARE_SHA256:
+    size = path.stat().st_size
+    if size > 4 * 2**20:  # Tiny Shakespeare is 1.1 MB: refuse to read a big file whole
+        raise DataMissingError(f"{path} is not Tiny Shakespeare: {size} bytes, expected "
+                               f"1,115,394; point data.tinyshakespeare.source at a copy")
+    raw = path.read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != TINY_SHAKESPEARE_SHA256:
         raise DataMissingError(
-            f"{path} is not Tiny Shakespeare: sha256 {_sha256(text)} != "
+            f"{path} is not Tiny Shakespeare: sha256 {digest} != "
             f"{TINY_SHAKESPEARE_SHA256} (expected 1,115,394 characters)"
         )
-    return text
+    return raw.decode("utf-8")
 
 
 def encode(text: str) -> dict[str, Any]:

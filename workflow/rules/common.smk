@@ -264,6 +264,12 @@ def check_config_values():
             raise WorkflowError(f"config key {key} = {value}: numbers must be finite")
 
     walk(config, "")
+    lam = config["figures"]["penalty_lambda"]
+    if config["sweep"]["dfa"] and lam_str(lam) not in map(lam_str, config["sweep"]["dfa"]):
+        raise WorkflowError(
+            f"figures.penalty_lambda = {lam!r} is not one of sweep.dfa "
+            f"{config['sweep']['dfa']}: fig4 would draw empty panels; pick one of them"
+        )
     for method in METHODS:
         paths = {}
         for lam in config["sweep"][method]:
