@@ -134,6 +134,20 @@ def test_frozen_trains_only_embedding_and_readout(small_model, batch, embedding_
         torch.testing.assert_close(out.grads["embed.weight"], expected["embed.weight"])
 
 
+@pytest.mark.parametrize("embedding_signal", ["bp", "dfa"])
+def test_frozen_blocks_alignment_is_not_applicable(small_model, batch, embedding_signal):
+    """The frozen blocks receive no teaching signal: their cosines and the deep cosine are
+    None (drawn and tabulated as "—"), not the trivial cos(g, g) = 1."""
+    x, y = batch
+    rule = make_rule("frozen", small_model, 0.0,
+                     RuleOptions(frozen_embedding_signal=embedding_signal))
+    report = alignment(rule, small_model, x, y)
+    assert report["cosine"][0] is not None and report["cosine"][1:] == [None] * 3
+    assert report["deep_cosine"] is None
+    if embedding_signal == "bp":  # the embedding's signal is its true gradient
+        assert report["cosine"][0] == pytest.approx(1.0, abs=1e-12)
+
+
 def test_bp_alignment_is_computed_and_one(small_model, batch):
     x, y = batch
     report = alignment(make_rule("bp", small_model, 0.0), small_model, x, y)

@@ -153,7 +153,8 @@ def test_paper_config_lists_every_paper_job(repo):
     out = snakemake(repo, "-n", "--configfile", "config/config.yaml",
                     "--config", "data={'cifar10': {'source': 'download'}}")
     counts = job_counts(out.stdout)
-    assert counts["train"] == 9 + 6 + 3  # dfa × 3 λ × 3 seeds, bp × 2 λ × 3, frozen × 3
+    # dfa × 3 λ × 3 seeds, bp × 2 λ × 3, frozen × 3, fa × 3 (100 epochs)
+    assert counts["train"] == 9 + 6 + 3 + 3
     assert counts["fresh_b_null"] == 9
     assert counts["aggregate"] == 1 and counts["fig4_penalty_rescue"] == 1
     # tinyshakespeare: 3 seeds pretrained in float32 (the seed's), the same 3 in bfloat16

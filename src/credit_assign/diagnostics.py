@@ -43,8 +43,12 @@ def true_hidden_grads(model: ResidualMLP, x: Tensor, y: Tensor):
     return [g.detach() for g in grads], cache, ce.detach()
 
 
-def deep_cosine(cosines: list[float]) -> float:
-    """Mean of cos_l over the blocks l = 1 … L (the embedding l = 0 is left out)."""
+def deep_cosine(cosines: list[float | None]) -> float | None:
+    """Mean of cos_l over the blocks l = 1 … L (the embedding l = 0 is left out). None
+    — not applicable — when no block receives a teaching signal (the frozen baseline);
+    NaN when signals exist but no cosine is defined."""
+    if all(c is None for c in cosines[1:]):
+        return None
     deep = [c for c in cosines[1:] if c is not None and not math.isnan(c)]
     return float(np.mean(deep)) if deep else math.nan
 

@@ -230,10 +230,12 @@ class Frozen(LearningRule):
                                          generator)]
 
     def teaching_signals(self, model, cache, y):
+        """The embedding's signal only: the frozen blocks receive none, so their
+        alignment is not applicable (None), not the trivial cos(g, g) = 1."""
         if self.local:
             e = output_error(cache.logits, y, self.options.error_reduction)
             return [e @ self.feedback[0].T] + [None] * model.depth
-        return BP.teaching_signals(self, model, cache, y)
+        return BP.teaching_signals(self, model, cache, y)[:1] + [None] * model.depth
 
     def update(self, model, cache, y):
         if not self.local:

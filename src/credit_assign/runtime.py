@@ -53,8 +53,9 @@ def adamw(params, lr: float, weight_decay: float):
     other rounding."""
     import torch
 
-    params = list(params)
-    fused = all(p.device.type in ("cpu", "cuda") and p.is_floating_point() for p in params)
+    params = list(params)  # tensors, or param groups (dicts with "params")
+    tensors = [t for p in params for t in (p["params"] if isinstance(p, dict) else [p])]
+    fused = all(p.device.type in ("cpu", "cuda") and p.is_floating_point() for p in tensors)
     return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fused or None)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from credit_assign import data as datasets
+from credit_assign import recipe
 from credit_assign.diagnostics import evaluate
 from credit_assign.model import ResidualMLP
 from credit_assign.results import validate_result
@@ -59,10 +60,6 @@ def load_weights(model: ResidualMLP, rule, state: dict, device) -> None:
     model.load_state_dict(state["model"])
     rule.load_state_dict(state["rule"])
     rule.to(device)
-
-
-def cosine_schedule(total_steps: int):
-    return lambda step: 0.5 * (1.0 + math.cos(math.pi * min(step, total_steps) / total_steps))
 
 
 class Batches:
@@ -119,13 +116,12 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
 
     model, rule = build(run, info, device)
     params = rule.trainable(model)
-    optimizer = adamw(params.values(), tr["lr"], tr["weight_decay"])
+    optimizer = adamw(recipe.param_groups(params, tr), tr["lr"], tr["weight_decay"])
     generator = torch.Generator().manual_seed(run["seed"])
     batches = Batches(train_x, train_y, tr["batch_size"], normalize, tr["augmentation"],
                       tr["crop_padding"], generator)
-    per_batch = tr["schedule_step"] == "batch"
-    total = tr["epochs"] * (len(batches) if per_batch else 1)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, cosine_schedule(total))
+    multiplier, per_batch = recipe.lr_schedule(tr, len(batches))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, multiplier)
 
     history: dict[str, list] = {k: [] for k in (
         "epoch", "lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median", "deep_cosine",
@@ -201,9 +197,10 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
             divergence["stopped_early"] = tr["nonfinite_policy"] == "stop"
             log.warning("non-finite loss or activations at epoch %d (policy: %s)",
                         epoch, tr["nonfinite_policy"])
-        log.info("epoch %d/%d  train_loss %.4f  test_acc %.4f  |h_L| %.3g  deep_cos %+.3f  "
+        log.info("epoch %d/%d  train_loss %.4f  test_acc %.4f  |h_L| %.3g  deep_cos %s  "
                  "(%.1fs train, %.1fs diagnostics)", epoch, tr["epochs"], train_loss,
-                 report["test_acc"], row["h_L_norm_median"], report["deep_cosine"],
+                 report["test_acc"], row["h_L_norm_median"],
+                 "n/a" if report["deep_cosine"] is None else f"{report['deep_cosine']:+.3f}",
                  t1 - t0, t2 - t1)
         if epoch in snapshot_epochs:
             snapshots[epoch] = {"model": {k: v.detach().cpu().clone()

@@ -1,5 +1,9 @@
 # Helpers shared by the rules: target lists from config, the run config of a job.
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+from credit_assign.recipe import method_training  # noqa: E402 (pure Python, no torch)
 
 METHODS = ("bp", "dfa", "fa", "frozen", "np")
 CORPORA = ("tinyshakespeare", "pydoc")
@@ -170,7 +174,7 @@ def run_config(wildcards):
         "lam": float(wildcards.lam),
         "seed": int(wildcards.seed),
         "model": {**config["model"], "final_norm": True},
-        "training": config["training"],
+        "training": method_training(config["training"], wildcards.method),
         "rule": config["rule"],
         "diagnostics": config["diagnostics"],
     }
@@ -265,7 +269,9 @@ def check_config_values():
 
     walk(config, "")
     lam = config["figures"]["penalty_lambda"]
-    if config["sweep"]["dfa"] and lam_str(lam) not in map(lam_str, config["sweep"]["dfa"]):
+    if config["sweep"]["dfa"] and lam_str(lam) not in map(
+        lam_str, config["sweep"]["dfa"]
+    ):
         raise WorkflowError(
             f"figures.penalty_lambda = {lam!r} is not one of sweep.dfa "
             f"{config['sweep']['dfa']}: fig4 would draw empty panels; pick one of them"
