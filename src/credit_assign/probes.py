@@ -47,7 +47,12 @@ def node_perturbation_signals(model: ResidualMLP, x: Tensor, y: Tensor, sigma: f
                               ) -> list[Tensor]:
     """Estimate g_l = ∂CE/∂h_l for every l from ``directions`` random perturbations.
 
-    ĝ_l = mean_k [L(h + σ ξ_k) − L(h)] / σ · ξ_k,l per sample, with ξ ~ N(0, I).
+    ĝ_l = mean_k [L(h + σ_l ξ_k) − L(h)] / σ_l · ξ_k,l per sample, with ξ ~ N(0, I).
+    ``sigma`` is relative: σ_l = sigma · RMS(h_l) per sample, so the perturbation is
+    the same fraction of every state whatever its scale (an absolute σ on a state of
+    norm 1e5, as DFA's at λ = 0 reaches, falls below float32's resolution of it and
+    the estimate becomes rounding noise). Unbiased for small σ in both modes, since
+    E[ΔL ξ_l] = σ_l g_l when the ξ of different layers are independent.
     mode ``sequential``: a separate pass per layer and direction (only ξ_l ≠ 0);
     ``simultaneous``: one pass per direction with every layer perturbed at once —
     cheaper by a factor L+1, noisier (the other layers' noise enters ΔL).
@@ -57,6 +62,8 @@ def node_perturbation_signals(model: ResidualMLP, x: Tensor, y: Tensor, sigma: f
     n_states = model.depth + 1
     clean = per_sample_loss(model, x, y)
     width, n = model.width, len(x)
+    scale = [sigma * h.pow(2).mean(dim=1, keepdim=True).sqrt().clamp_min(1e-30)
+             for h in hidden_states(model, x)]
     estimates = [torch.zeros(n, width, dtype=x.dtype, device=x.device) for _ in range(n_states)]
 
     def draw():
@@ -65,17 +72,25 @@ def node_perturbation_signals(model: ResidualMLP, x: Tensor, y: Tensor, sigma: f
     for _ in range(directions):
         if mode == "simultaneous":
             xi = [draw() for _ in range(n_states)]
-            delta = (per_sample_loss(model, x, y, [sigma * z for z in xi]) - clean) / sigma
+            delta = per_sample_loss(model, x, y, [s * z for s, z in zip(scale, xi)]) - clean
             for l in range(n_states):
-                estimates[l] += delta[:, None] * xi[l]
+                estimates[l] += delta[:, None] * xi[l] / scale[l]
         else:
             for l in range(n_states):
                 xi = draw()
                 noise = [None] * n_states
-                noise[l] = sigma * xi
-                delta = (per_sample_loss(model, x, y, noise) - clean) / sigma
-                estimates[l] += delta[:, None] * xi
+                noise[l] = scale[l] * xi
+                delta = per_sample_loss(model, x, y, noise) - clean
+                estimates[l] += delta[:, None] * xi / scale[l]
     return [e / directions for e in estimates]
+
+
+def hidden_states(model: ResidualMLP, x: Tensor) -> list[Tensor]:
+    """h_0 … h_L of the clean forward pass."""
+    h = [model.embed(x)]
+    for l in range(1, model.depth + 1):
+        h.append(model.layer_map(l, h[-1]))
+    return h
 
 
 def loss_decrease_ratio(model: ResidualMLP, rule, x: Tensor, y: Tensor, lr: float) -> dict:
