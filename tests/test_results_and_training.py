@@ -293,3 +293,25 @@ def test_temp_files_of_a_killed_write_are_removed_when_the_job_reruns(tmp_path):
     with job(smk):
         pass
     assert not any(p.exists() for p in left) and other.exists()
+
+
+def test_measurement_variants_reproduce_the_reported_numbers_and_differ_as_defined(
+        tmp_path, digits):
+    import torch
+
+    from credit_assign.measure import measure_job, table
+
+    metrics = train(tiny_run("dfa", epochs=2), digits, tmp_path / "m.json", tmp_path / "m.pt")
+    result = measure_job(tmp_path / "m.pt", digits, 64, tmp_path / "measure.json")
+    read_result(tmp_path / "measure.json", "measure")
+    v = result["variants"]
+    # the stratified variant is what training reported for the final epoch
+    assert v["stratified"]["h_L_norm"] == pytest.approx(metrics["final"]["h_L_norm_median"])
+    assert v["stratified"]["deep_cosine"] == pytest.approx(metrics["final"]["deep_cosine"])
+    assert v["stratified"]["n"] == v["first_n"]["n"] == 200 and v["one_batch"]["n"] == 64
+    # the one-batch norm is a Frobenius norm: about √batch × the per-sample median
+    ratio = v["one_batch"]["h_L_norm"] / v["stratified"]["h_L_norm"]
+    assert 0.5 * 64 ** 0.5 < ratio < 2 * 64 ** 0.5
+    frame = table([result])
+    assert set(frame.variant) == {"stratified", "first_n", "one_batch"} and len(frame) == 3
+    assert not torch.isnan(torch.tensor(frame.h_L_norm.to_numpy())).any()

@@ -70,3 +70,21 @@ rule aggregate_probes:
         runtime=10,
     script:
         "../../scripts/aggregate_probes.py"
+
+
+rule aggregate_measurements:
+    """Measurement variants of every trained model → one tidy table."""
+    input:
+        measure_results,
+    output:
+        "results/{dataset}/summary/measurements.csv",
+    log:
+        "logs/aggregate/{dataset}_measurements.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../../scripts/aggregate_measurements.py"

@@ -75,6 +75,16 @@ def probe_results(wildcards=None):
     ]
 
 
+def measure_results(wildcards=None):
+    """Input function: the measurement variants of every trained model (when enabled)."""
+    if not config["measurements"]["run"]:
+        return []
+    return [
+        f"results/{_dataset(wildcards)}/measure/{m}/lam{lam}/seed{seed}.json"
+        for m, lam, seed in runs()
+    ]
+
+
 def probe_settings(wildcards):
     return {k: v for k, v in config["probes"].items() if k not in ("epochs", "network")}
 
@@ -146,7 +156,7 @@ def intermediates():
     for metrics in train_metrics():
         run_dir = metrics.rsplit("/", 1)[0]
         out += [f"{run_dir}/{name}" for name in TRAIN_OUTPUTS]
-    out += null_results() + probe_results()
+    out += null_results() + probe_results() + measure_results()
     out += [f"data/corpus/{c}.pt" for c in config["ep_stack"]["corpora"]]
     out += ep_results() + [p.replace(".json", ".timings.json") for p in ep_results()]
     return out
@@ -161,6 +171,11 @@ def all_targets():
         + figure("fig_primer_phases")
         + figure("fig_primer_check")
         + (figure("fig_alignment_probes") if config["probes"]["epochs"] else [])
+        + (
+            [f"results/{config['dataset']}/summary/measurements.csv"]
+            if config["measurements"]["run"]
+            else []
+        )
         + ep_targets()
     )
 

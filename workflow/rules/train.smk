@@ -68,3 +68,25 @@ rule probe:
         settings=probe_settings,
     script:
         "../../scripts/probe.py"
+
+
+rule measure:
+    """||h_L|| and the deep cosine of a trained model, measured the ways a paper might have."""
+    input:
+        model="results/{dataset}/train/{method}/lam{lam}/seed{seed}/model.pt",
+        data=ancient("data/{dataset}.pt"),
+    output:
+        "results/{dataset}/measure/{method}/lam{lam}/seed{seed}.json",
+    log:
+        "logs/measure/{dataset}/{method}_lam{lam}_seed{seed}.log",
+    conda:
+        "../../envs/pytorch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        batch=config["measurements"]["batch"],
+        device=config["training"]["device"],
+    script:
+        "../../scripts/measure.py"

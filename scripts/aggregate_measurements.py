@@ -1,0 +1,10 @@
+"""Rule aggregate_measurements: every measure result → summary/measurements.csv."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake):
+    from credit_assign.measure import write_table
+
+    write_table(snakemake.input, snakemake.output[0])

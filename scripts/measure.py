@@ -1,0 +1,11 @@
+"""Rule measure: measurement variants of one trained model (no retraining)."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake) as threads:
+    from credit_assign.measure import measure_job
+
+    measure_job(snakemake.input.model, snakemake.input.data, snakemake.params.batch,
+                snakemake.output[0], device=snakemake.params.device, threads=threads)
