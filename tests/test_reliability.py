@@ -123,6 +123,9 @@ BAD_CONFIGS = [
     ({"sweep": {"dfa": [0.01, 0.0100000001]}}, "would share the results path lam0.01"),
     ({"training": {"epochs": 10**9}}, "instance['training']['epochs']"),
     ({"figures": {"penalty_lambda": 0.5}}, "figures.penalty_lambda = 0.5 is not one of"),
+    ({"variants": {"slow": {"methods": ["dfa"], "overrides": {"training": {"epochz": 3}}}}},
+     "variants.slow.overrides"),
+    ({"variants": {"Bad-Name": {"methods": ["dfa"], "overrides": {}}}}, "Bad-Name"),
 ]
 
 

@@ -58,22 +58,26 @@ def _ours(entry: dict, runs, layers, nulls) -> tuple[np.ndarray, str]:
 
 
 def _within(metric: str, ours: float, entry: dict, tolerances: dict):
+    """(ours − paper, within tolerance?, the tolerance as text, the gap in units of the
+    tolerance: |gap| ≤ 1 is within; log10 units for norms)."""
     tol = tolerances.get(metric, {})
     if math.isnan(ours):
-        return None, None, ""
+        return None, None, "", math.nan
     if "range" in entry:
         lo, hi = entry["range"]
         diff = 0.0 if lo <= ours <= hi else (ours - hi if ours > hi else ours - lo)
-        return diff, abs(diff) <= tol.get("abs", 0.0), f"±{tol.get('abs', 0.0):g} of range"
+        width = tol.get("abs", 0.0)
+        gap = diff / width if width else math.nan
+        return diff, abs(diff) <= width, f"±{width:g} of range", gap
     diff = ours - entry["value"]
     if "log10" in tol:
         if ours <= 0 or entry["value"] <= 0:
-            return diff, False, f"×10^{tol['log10']:g}"
-        ok = abs(math.log10(ours) - math.log10(entry["value"])) <= tol["log10"]
-        return diff, ok, f"×10^{tol['log10']:g}"
+            return diff, False, f"×10^{tol['log10']:g}", math.nan
+        gap = (math.log10(ours) - math.log10(entry["value"])) / tol["log10"]
+        return diff, abs(gap) <= 1, f"×10^{tol['log10']:g}", gap
     if "abs" in tol:
-        return diff, abs(diff) <= tol["abs"], f"±{tol['abs']:g}"
-    return diff, None, ""
+        return diff, abs(diff) <= tol["abs"], f"±{tol['abs']:g}", diff / tol["abs"]
+    return diff, None, "", math.nan
 
 
 def compare(reference: dict, runs, layers, nulls) -> pd.DataFrame:
@@ -83,14 +87,14 @@ def compare(reference: dict, runs, layers, nulls) -> pd.DataFrame:
         values = values[~np.isnan(values)]
         mean = float(values.mean()) if len(values) else math.nan
         std = float(values.std(ddof=1)) if len(values) > 1 else math.nan
-        diff, ok, tol = _within(entry["metric"], mean, entry, reference["tolerances"])
+        diff, ok, tol, gap = _within(entry["metric"], mean, entry, reference["tolerances"])
         rows.append({
             "method": entry["method"], "lam": entry["lam"], "metric": entry["metric"],
             "layer": entry.get("layer"), "seed": entry.get("seed"),
             "paper": entry.get("value"), "paper_std": entry.get("std"),
             "paper_range": entry.get("range"), "ours_mean": mean, "ours_std": std,
             "ours_n": len(values), "ours_over": over, "difference": diff, "tolerance": tol,
-            "within_tolerance": ok, "source": entry["source"],
+            "gap": gap, "within_tolerance": ok, "source": entry["source"],
         })
     return pd.DataFrame(rows)
 
@@ -191,8 +195,40 @@ def context(config: dict) -> str:
         f"class-stratified test images, {config['fresh_b_null']['draws']} fresh-B draws. "
         f"Data source: `{described}`.",
     ]
+    variant = config.get("variant")
+    if variant:
+        lines += ["", f"**Recipe variant `{variant['name']}`** (methods "
+                  f"{', '.join(variant['methods'])}): {variant.get('description', '')} "
+                  f"Overrides: `{variant['overrides']}`."]
     if source.endswith(".tar") or Path(source).is_dir():
         lines += ["", "**Data caveat:** this run used CIFAR-10 re-encoded as JPEG (quality ≈ 75) "
                   "in an image-folder layout, not the official archive: expect small shifts in "
                   "accuracy (compression artefacts) and a different diagnostic subset."]
     return "\n".join(lines)
+
+
+def gap_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per paper number, one column per recipe (``default`` and each variant):
+    ours − paper in units of the tolerance (|gap| ≤ 1: within; NaN: not run or no
+    tolerance). ``tables``: name → that recipe's reproduction.csv."""
+    def label(r) -> str:
+        run = f"{r.method}, λ={r.lam:g}" + (f", seed {int(r.seed)}" if pd.notna(r.seed) else "")
+        metric = METRIC_NAMES.get(r.metric, r.metric) + (
+            f" l{int(r.layer)}" if pd.notna(r.layer) else "")
+        return f"{run}: {metric}"
+
+    columns = {}
+    for name, table in tables.items():
+        columns[name] = pd.Series([r.gap for r in table.itertuples()],
+                                  index=[label(r) for r in table.itertuples()], dtype=float)
+    return pd.DataFrame(columns)
+
+
+def write_gap_map(tables: dict, out_csv, outputs) -> pd.DataFrame:
+    """variants_gap.csv and the heatmap fig_variants.{pdf,png,svg}."""
+    from credit_assign.figures import variants
+
+    gaps = gap_table({name: pd.read_csv(path) for name, path in tables.items()})
+    atomic_write_text(out_csv, gaps.to_csv(index_label="paper number", float_format="%.4g"))
+    variants.make(gaps, outputs)
+    return gaps

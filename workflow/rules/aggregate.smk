@@ -48,7 +48,7 @@ rule reproduction:
         mem_mb=1000,
         runtime=10,
     params:
-        config=config,
+        config=reproduction_config,
     script:
         "../../scripts/reproduction.py"
 
@@ -88,3 +88,37 @@ rule aggregate_measurements:
         runtime=10,
     script:
         "../../scripts/aggregate_measurements.py"
+
+
+rule variants_gap_map:
+    """Every paper number under the default recipe and each variant, in tolerance units."""
+    input:
+        [f"results/{config['dataset']}/summary/reproduction.csv"]
+        + [f"results/{ds}/summary/reproduction.csv" for ds in variant_datasets()],
+    output:
+        csv=f"results/{config['dataset']}/summary/variants_gap.csv",
+        pdf="paper/figures/fig_variants.pdf",
+        png=report(
+            "paper/figures/fig_variants.png",
+            caption="../report/fig_variants.rst",
+            category="Figures",
+        ),
+        svg="paper/figures/fig_variants.svg",
+    log:
+        "logs/figures/fig_variants.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        variants=list(config["variants"]),
+    script:
+        "../../scripts/variants_gap_map.py"
+
+
+rule variants:
+    """The recipe-variant study (run on purpose): every variant's runs and tables, the gap map."""
+    input:
+        variant_targets(),

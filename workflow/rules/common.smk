@@ -12,7 +12,7 @@ FIG_FORMATS = ("pdf", "png", "svg")
 
 
 wildcard_constraints:
-    dataset="[a-z0-9]+",
+    dataset="[a-z0-9]+(@[a-z0-9_]+)?",
     method="|".join(METHODS),
     lam="[0-9.e+-]+",
     seed="[0-9]+",
@@ -29,14 +29,18 @@ def lam_str(lam):
     return f"{float(lam):g}"
 
 
-def runs(methods=METHODS):
-    """(method, λ-string, seed) for every training job the config asks for."""
+def runs(methods=METHODS, dataset=None):
+    """(method, λ-string, seed) for every training job the config asks for; for a
+    recipe variant's dataset (`cifar10@<variant>`) only its methods and seeds."""
     sweep = config["sweep"]
+    seeds = sweep["seeds"]
+    variant = variant_of(dataset) if dataset else None
+    if variant:
+        spec = config["variants"][variant]
+        methods = [m for m in methods if m in spec["methods"]]
+        seeds = spec.get("seeds") or seeds
     return [
-        (m, lam_str(lam), seed)
-        for m in methods
-        for lam in sweep[m]
-        for seed in sweep["seeds"]
+        (m, lam_str(lam), seed) for m in methods for lam in sweep[m] for seed in seeds
     ]
 
 
@@ -44,11 +48,69 @@ def _dataset(wildcards):
     return wildcards.dataset if wildcards is not None else config["dataset"]
 
 
+# ---- recipe variants: results/<dataset>@<variant>/... (config["variants"])
+def base_dataset(dataset):
+    """cifar10@const_lr -> cifar10: the data a variant trains on."""
+    return dataset.split("@")[0]
+
+
+def variant_of(dataset):
+    return dataset.split("@")[1] if "@" in dataset else None
+
+
+def variant_config(name):
+    """The config with a variant's overrides laid over it (no variant: the config)."""
+    import copy
+
+    from snakemake.utils import update_config
+
+    if not name:
+        return config
+    merged = copy.deepcopy(config)
+    update_config(merged, copy.deepcopy(config["variants"][name]["overrides"]))
+    return merged
+
+
+def check_variants():
+    """Every variant merged over the config validates like the config itself; an error
+    names the variant and the key, before any job starts."""
+    import copy
+
+    from snakemake.utils import validate as validate_config
+
+    for name in config["variants"]:
+        merged = copy.deepcopy(variant_config(name))
+        try:
+            validate_config(merged, "../schemas/config.schema.yaml")
+        except WorkflowError as err:
+            raise WorkflowError(f"variants.{name}.overrides: {err}") from None
+
+
+def dataset_cache(wildcards):
+    """The decoded data a job reads (a variant reads its base dataset's)."""
+    return ancient(f"data/{base_dataset(wildcards.dataset)}.pt")
+
+
+def variant_datasets():
+    return [f"{config['dataset']}@{name}" for name in config["variants"]]
+
+
+def variant_targets():
+    """What `snakemake variants` builds: every variant's reproduction table, the gap map."""
+    if not config["variants"]:
+        return []
+    return (
+        [f"results/{ds}/summary/reproduction.csv" for ds in variant_datasets()]
+        + [f"results/{config['dataset']}/summary/variants_gap.csv"]
+        + figure("fig_variants")
+    )
+
+
 def train_metrics(wildcards=None, methods=METHODS):
     """Input function: every training result of the sweep."""
     return [
         f"results/{_dataset(wildcards)}/train/{m}/lam{lam}/seed{seed}/metrics.json"
-        for m, lam, seed in runs(methods)
+        for m, lam, seed in runs(methods, _dataset(wildcards))
     ]
 
 
@@ -61,13 +123,13 @@ def null_results(wildcards=None):
     """Input function: one fresh-B null per trained DFA model."""
     return [
         f"results/{_dataset(wildcards)}/fresh_b_null/{m}/lam{lam}/seed{seed}.json"
-        for m, lam, seed in runs(("dfa",))
+        for m, lam, seed in runs(("dfa",), _dataset(wildcards))
     ]
 
 
 def probe_results(wildcards=None):
     """Input function: one probe result per training run (none if probes.epochs is empty)."""
-    if not config["probes"]["epochs"]:
+    if not config["probes"]["epochs"] or variant_of(_dataset(wildcards)):
         return []
     return [
         f"results/{_dataset(wildcards)}/probes/{m}/lam{lam}/seed{seed}.json"
@@ -81,7 +143,7 @@ def measure_results(wildcards=None):
         return []
     return [
         f"results/{_dataset(wildcards)}/measure/{m}/lam{lam}/seed{seed}.json"
-        for m, lam, seed in runs()
+        for m, lam, seed in runs(METHODS, _dataset(wildcards))
     ]
 
 
@@ -183,16 +245,34 @@ def all_targets():
 def run_config(wildcards):
     """Everything a training job depends on, and nothing else: a changed key
     reruns exactly the jobs it affects (Snakemake's params trigger)."""
-    return {
-        "dataset": wildcards.dataset,
+    variant = variant_of(wildcards.dataset)
+    cfg = variant_config(variant)
+    run = {
+        "dataset": base_dataset(wildcards.dataset),
         "method": wildcards.method,
         "lam": float(wildcards.lam),
         "seed": int(wildcards.seed),
-        "model": {**config["model"], "final_norm": True},
-        "training": method_training(config["training"], wildcards.method),
-        "rule": config["rule"],
-        "diagnostics": config["diagnostics"],
+        "model": {**cfg["model"], "final_norm": True},
+        "training": method_training(cfg["training"], wildcards.method),
+        "rule": cfg["rule"],
+        "diagnostics": cfg["diagnostics"],
     }
+    return {**run, "variant": variant} if variant else run
+
+
+def reproduction_config(wildcards):
+    """What the reproduction table's header reports: the (variant's) recipe."""
+    cfg = variant_config(variant_of(wildcards.dataset))
+    keys = ("dataset", "model", "training", "sweep", "diagnostics", "fresh_b_null")
+    out = {k: cfg[k] for k in keys}
+    out["data"] = cfg["data"]
+    out["reproduction"] = cfg["reproduction"]
+    if variant_of(wildcards.dataset):
+        out["variant"] = {
+            "name": variant_of(wildcards.dataset),
+            **config["variants"][variant_of(wildcards.dataset)],
+        }
+    return out
 
 
 # Data with a configurable source (config["data"]): what a local copy must look like
@@ -226,7 +306,7 @@ LOCAL_COPY = {
 
 def data_source(wildcards):
     """Where a dataset's or corpus' bytes come from ('' for data shipped with a package)."""
-    name = wildcards.get("dataset") or wildcards.get("corpus")
+    name = base_dataset(wildcards.get("dataset") or wildcards.get("corpus"))
     return config["data"][name]["source"] if name in LOCAL_COPY else ""
 
 
@@ -305,4 +385,5 @@ def check_config_values():
 
 check_config_files()
 check_config_values()
+check_variants()
 check_data_sources()

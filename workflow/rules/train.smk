@@ -3,7 +3,7 @@ rule train:
     input:
         # ancient: a rebuilt cache (same bytes) does not retrain; a changed source
         # reruns through params.data_source
-        data=ancient("data/{dataset}.pt"),
+        data=dataset_cache,
     output:
         metrics="results/{dataset}/train/{method}/lam{lam}/seed{seed}/metrics.json",
         model="results/{dataset}/train/{method}/lam{lam}/seed{seed}/model.pt",
@@ -31,7 +31,7 @@ rule fresh_b_null:
     """Deep cosine of a trained DFA model with K fresh feedback draws (the chance level)."""
     input:
         model="results/{dataset}/train/{method}/lam{lam}/seed{seed}/model.pt",
-        data=ancient("data/{dataset}.pt"),
+        data=dataset_cache,
     output:
         "results/{dataset}/fresh_b_null/{method}/lam{lam}/seed{seed}.json",
     log:
@@ -53,7 +53,7 @@ rule probe:
     """Every rule's alignment with the true gradient at a run's saved checkpoints."""
     input:
         snapshots="results/{dataset}/train/{method}/lam{lam}/seed{seed}/snapshots.pt",
-        data=ancient("data/{dataset}.pt"),
+        data=dataset_cache,
     output:
         "results/{dataset}/probes/{method}/lam{lam}/seed{seed}.json",
     log:
@@ -74,7 +74,7 @@ rule measure:
     """||h_L|| and the deep cosine of a trained model, measured the ways a paper might have."""
     input:
         model="results/{dataset}/train/{method}/lam{lam}/seed{seed}/model.pt",
-        data=ancient("data/{dataset}.pt"),
+        data=dataset_cache,
     output:
         "results/{dataset}/measure/{method}/lam{lam}/seed{seed}.json",
     log:
