@@ -240,7 +240,8 @@ def write_summary(result_paths, timing_paths, outputs) -> None:
     for table, out in zip(tables, (outputs.cosines, outputs.increments, outputs.pretrain,
                                    outputs.timings, outputs.by_seed)):
         atomic_write_text(out, table.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(outputs.report, report(results, tables[4], tables[2], tables[3]))
+    atomic_write_text(outputs.report, report(results, tables[4], tables[2], tables[3],
+                                             tables[0]))
 
 
 def _spread(values) -> str:
@@ -253,7 +254,32 @@ def _spread(values) -> str:
     return f"{v.mean():.3f} ± {v.std(ddof=1):.3f} ({v.min():.3f}–{v.max():.3f}, n = {len(v)})"
 
 
-def report(results: list[dict], seeds, pre, tim) -> str:
+def _operating_point(cos, threshold: float = 1e-4) -> list[str]:
+    """What sets block 0's cosine: its rank correlation with the free-phase residual over
+    every estimate, and its range on either side of ``threshold``."""
+    b0 = cos[cos["group"] == "block0"].dropna(subset=["cosine"])
+    if len(b0) < 3:
+        return []
+    rho = b0["residual"].rank().corr(b0["cosine"].rank())
+    lines = ["", "## What sets block 0's cosine", "",
+             f"Over all {len(b0)} EP estimates (every precision, seed, probe batch and T1), "
+             f"block 0's cosine falls as the free-phase residual rises: Spearman ρ = "
+             f"{rho:+.2f}."]
+    for label, part in (("≤", b0[b0["residual"] <= threshold]),
+                        (">", b0[b0["residual"] > threshold])):
+        if len(part):
+            lines[-1] += (f" Residual {label} {threshold:.0e}: block 0 cosine "
+                          f"{part['cosine'].min():.3f}–{part['cosine'].max():.3f} "
+                          f"({len(part)} estimates, {part.groupby(['precision', 'seed']).ngroups}"
+                          f" seed runs).")
+    by_prec = b0.groupby("precision")
+    lines[-1] += (f" Estimates with a residual ≤ {threshold:.0e}, per pretraining precision: "
+                  + ", ".join(f"{p} {int((g['residual'] <= threshold).sum())} of {len(g)}"
+                              for p, g in by_prec) + ".")
+    return lines
+
+
+def report(results: list[dict], seeds, pre, tim, cos=None) -> str:
     """docs/ep_stack.md: the probe over seeds and pretraining precisions, every number
     from the results (nothing typed)."""
     first = results[0]
@@ -303,6 +329,8 @@ def report(results: list[dict], seeds, pre, tim) -> str:
             lines.append(f"| {prec} | {t1} | **{col('block0')}** | "
                          f"{col(blocks[1]) if len(blocks) > 1 else '—'} | {col('all')} | "
                          f"{col('embeddings')} | {res:.1e} |")
+    if cos is not None:
+        lines += _operating_point(cos)
     lines += ["", "## Every seed", "",
               "| pretraining | seed | T1 | block 0 | all | embeddings | residual | t_best | "
               "val loss after pretraining |",
