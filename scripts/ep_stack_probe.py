@@ -7,6 +7,6 @@ from credit_assign.runtime import job  # noqa: E402
 with job(snakemake) as threads:
     from credit_assign.ep_probe import ep_probe_job
 
-    ep_probe_job(snakemake.input[0], snakemake.wildcards.corpus, int(snakemake.wildcards.seed),
+    ep_probe_job(snakemake.params.cache, snakemake.wildcards.corpus, int(snakemake.wildcards.seed),
                  snakemake.params.settings, snakemake.output.result, snakemake.output.timings,
                  resume=snakemake.params.resume, threads=threads)

@@ -7,5 +7,5 @@ from credit_assign.runtime import job  # noqa: E402
 with job(snakemake) as threads:
     from credit_assign.nulls import fresh_b_null_job
 
-    fresh_b_null_job(snakemake.input.model, snakemake.input.data, snakemake.params.draws,
+    fresh_b_null_job(snakemake.input.model, snakemake.params.cache, snakemake.params.draws,
                      snakemake.output[0], device=snakemake.params.device, threads=threads)

@@ -7,5 +7,5 @@ from credit_assign.runtime import job  # noqa: E402
 with job(snakemake) as threads:
     from credit_assign.measure import measure_job
 
-    measure_job(snakemake.input.model, snakemake.input.data, snakemake.params.batch,
+    measure_job(snakemake.input.model, snakemake.params.cache, snakemake.params.batch,
                 snakemake.output[0], device=snakemake.params.device, threads=threads)

@@ -7,7 +7,10 @@ from credit_assign.runtime import job  # noqa: E402
 with job(snakemake):
     from pathlib import Path
 
+    from credit_assign.runtime import atomic_write_text, dumps
     from credit_assign.text import prepare_corpus
 
-    prepare_corpus(snakemake.wildcards.corpus, snakemake.params.source or "download",
-                   Path("data"), Path(snakemake.output[0]))
+    encoded = prepare_corpus(snakemake.wildcards.corpus, snakemake.params.source or "download",
+                             Path("data"), Path(snakemake.output.cache))
+    atomic_write_text(snakemake.output.manifest, dumps(
+        {k: encoded[k] for k in ("name", "sha256", "n_chars", "vocab")}))

@@ -8,6 +8,8 @@ with job(snakemake):
     from pathlib import Path
 
     from credit_assign.data import prepare
+    from credit_assign.runtime import atomic_write_text, dumps
 
-    prepare(snakemake.wildcards.dataset, snakemake.params.source or None, Path("data"),
-            Path(snakemake.output[0]))
+    info = prepare(snakemake.wildcards.dataset, snakemake.params.source or None, Path("data"),
+                   Path(snakemake.output.cache))
+    atomic_write_text(snakemake.output.manifest, dumps(info))

@@ -7,7 +7,7 @@ from credit_assign.runtime import job  # noqa: E402
 with job(snakemake) as threads:
     from credit_assign.train import train
 
-    train(snakemake.params.run, snakemake.input.data, snakemake.output.metrics,
+    train(snakemake.params.run, snakemake.params.cache, snakemake.output.metrics,
           snakemake.output.model, resume_path=snakemake.params.resume, threads=threads,
           timings_out=snakemake.output.timings,
           snapshot_epochs=tuple(snakemake.params.snapshot_epochs),

@@ -122,7 +122,7 @@ BAD_CONFIGS = [
     ({"training": {"lr": float("nan")}}, "training.lr = nan: numbers must be finite"),
     ({"sweep": {"dfa": [0.01, 0.0100000001]}}, "would share the results path lam0.01"),
     ({"training": {"epochs": 10**9}}, "instance['training']['epochs']"),
-    ({"figures": {"penalty_lambda": 0.5}}, "figures.penalty_lambda = 0.5 is not one of"),
+    ({"figures": {"penalty_lambda": 0.5}}, "figures.penalty_lambda = 0.5 is not one of sweep.dfa"),
     ({"variants": {"slow": {"methods": ["dfa"], "overrides": {"training": {"epochz": 3}}}}},
      "variants.slow.overrides"),
     ({"variants": {"Bad-Name": {"methods": ["dfa"], "overrides": {}}}}, "Bad-Name"),

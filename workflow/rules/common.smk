@@ -87,8 +87,16 @@ def check_variants():
 
 
 def dataset_cache(wildcards):
-    """The decoded data a job reads (a variant reads its base dataset's)."""
-    return ancient(f"data/{base_dataset(wildcards.dataset)}.pt")
+    """What a job that reads the decoded data depends on: the cache's manifest, marked
+    ancient. Snakemake reruns every consumer of a file that a job recreates unless the
+    file is ancient and exists; the manifest survives when only the cache is deleted,
+    so a rebuilt cache retrains nothing. A changed source reruns consumers through
+    their params.data_source. (A variant reads its base dataset's.)"""
+    return ancient(f"data/{base_dataset(wildcards.dataset)}.json")
+
+
+def dataset_cache_path(wildcards):
+    return f"data/{base_dataset(wildcards.dataset)}.pt"
 
 
 def variant_datasets():
@@ -214,12 +222,16 @@ def intermediates():
     """Every file a job writes that later jobs read. Part of `all`, so that one
     deleted (by hand, as an error message advised, or by a failed rerun) is rebuilt
     by the next run, instead of a run that reports success with a gap."""
-    out = [f"data/{config['dataset']}.pt"]
+    out = [f"data/{config['dataset']}.{ext}" for ext in ("pt", "json")]
     for metrics in train_metrics():
         run_dir = metrics.rsplit("/", 1)[0]
         out += [f"{run_dir}/{name}" for name in TRAIN_OUTPUTS]
     out += null_results() + probe_results() + measure_results()
-    out += [f"data/corpus/{c}.pt" for c in config["ep_stack"]["corpora"]]
+    out += [
+        f"data/corpus/{c}.{ext}"
+        for c in config["ep_stack"]["corpora"]
+        for ext in ("pt", "json")
+    ]
     out += ep_results() + [p.replace(".json", ".timings.json") for p in ep_results()]
     return out
 
@@ -364,12 +376,11 @@ def check_config_values():
 
     walk(config, "")
     lam = config["figures"]["penalty_lambda"]
-    if config["sweep"]["dfa"] and lam_str(lam) not in map(
-        lam_str, config["sweep"]["dfa"]
-    ):
+    penalised = [x for x in config["sweep"]["dfa"] if x > 0]
+    if penalised and lam_str(lam) not in map(lam_str, penalised):
         raise WorkflowError(
-            f"figures.penalty_lambda = {lam!r} is not one of sweep.dfa "
-            f"{config['sweep']['dfa']}: fig4 would draw empty panels; pick one of them"
+            f"figures.penalty_lambda = {lam!r} is not one of sweep.dfa's penalised λ "
+            f"{penalised}: fig4 would draw empty panels; pick one of them"
         )
     for method in METHODS:
         paths = {}

@@ -5,7 +5,8 @@
 rule prepare_corpus:
     """Read or fetch a character corpus once (sha256 checked) and encode it."""
     output:
-        "data/corpus/{corpus}.pt",
+        cache="data/corpus/{corpus}.pt",
+        manifest="data/corpus/{corpus}.json",
     log:
         "logs/prepare_corpus/{corpus}.log",
     conda:
@@ -23,7 +24,8 @@ rule prepare_corpus:
 rule ep_stack_probe:
     """Pretrain the spring-coupled stack by BPTT, then EP vs BPTT per parameter group."""
     input:
-        ancient("data/corpus/{corpus}.pt"),
+        # the manifest, not the cache: a deleted cache is rebuilt without rerunning probes
+        ancient("data/corpus/{corpus}.json"),
     output:
         result="results/ep_stack/{corpus}/{precision}/seed{seed}.json",
         timings="results/ep_stack/{corpus}/{precision}/seed{seed}.timings.json",
@@ -39,6 +41,7 @@ rule ep_stack_probe:
         settings=ep_settings,
         # pretraining and probe state, outside the declared outputs so a rerun resumes
         resume="results/ep_stack/{corpus}/{precision}/seed{seed}.resume.pt",
+        cache="data/corpus/{corpus}.pt",
     script:
         "../../scripts/ep_stack_probe.py"
 

@@ -1,8 +1,6 @@
 rule train:
     """One (method, λ, seed) training run: per-epoch metrics and the final model."""
     input:
-        # ancient: a rebuilt cache (same bytes) does not retrain; a changed source
-        # reruns through params.data_source
         data=dataset_cache,
     output:
         metrics="results/{dataset}/train/{method}/lam{lam}/seed{seed}/metrics.json",
@@ -18,6 +16,7 @@ rule train:
         mem_mb=3000,
         runtime=120,
     params:
+        cache=dataset_cache_path,
         run=run_config,
         data_source=data_source,
         snapshot_epochs=config["probes"]["epochs"],
@@ -43,6 +42,7 @@ rule fresh_b_null:
         mem_mb=2000,
         runtime=15,
     params:
+        cache=dataset_cache_path,
         draws=config["fresh_b_null"]["draws"],
         device=config["training"]["device"],
     script:
@@ -65,6 +65,7 @@ rule probe:
         mem_mb=2000,
         runtime=30,
     params:
+        cache=dataset_cache_path,
         settings=probe_settings,
     script:
         "../../scripts/probe.py"
@@ -86,6 +87,7 @@ rule measure:
         mem_mb=2000,
         runtime=10,
     params:
+        cache=dataset_cache_path,
         batch=config["measurements"]["batch"],
         device=config["training"]["device"],
     script:
