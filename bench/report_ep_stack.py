@@ -42,6 +42,10 @@ def ceiling(bench: dict, profile: dict, profile_name: str) -> list[str]:
            f"{floor:.2f} s. The seed's loop takes {seed_step:.2f} s per step, so no "
            f"float32 implementation that computes the same products can pretrain more "
            f"than **{seed_step / floor:.2f}×** faster than it here."]
+    total = bench["results"]["seed"]["phases"]["total"]
+    out[-1] += (f" Pretraining is {bench['results']['seed']['phases']['pretrain'] / total:.0%} "
+                f"of the seed's whole job; even with a probe that cost nothing, the whole job "
+                f"could be at most {total / (floor * s['pretrain']['steps']):.2f}× faster.")
     if "float32+compile" in ours:
         out[-1] += (f" Ours (float32, compiled) takes {ours['float32+compile']:.2f} s: "
                     f"{floor / ours['float32+compile']:.0%} of the floor's speed.")
