@@ -48,8 +48,11 @@ def test_training_writes_a_valid_result_and_the_same_json_twice(tmp_path, digits
     assert first["config"] == run and first["provenance"]["device"]["type"] == "cpu"
     assert first["history"]["epoch"] == [1, 2, 3]
     assert len(first["history"]["cosine"][0]) == 3  # h_0, h_1, h_2
-    if method in ("bp", "frozen"):
+    if method == "bp":
         assert first["final"]["deep_cosine"] == pytest.approx(1.0, abs=1e-9)
+    if method == "frozen":  # its blocks get no teaching signal: not applicable, not 1
+        assert first["final"]["deep_cosine"] is None
+        assert first["final"]["cosine"][1:] == [None, None] and not first["nonfinite"]
 
 
 def test_interrupted_training_resumes_to_the_same_result(tmp_path, digits, monkeypatch):
