@@ -113,6 +113,7 @@ def test_slurm_run_equals_local_run(cluster, tmp_path):
 def test_failing_slurm_job_fails_the_run_with_its_log(cluster, tmp_path):
     empty = tmp_path / "empty-cifar" / "train"
     empty.mkdir(parents=True)
+    (empty.parent / "test").mkdir()  # the layout passes the parse-time check; no images
     broken = {**TINY, "dataset": "cifar10",
               "data": {"cifar10": {"source": str(empty.parent)}}}
     work = workdir(tmp_path / "w", broken)
