@@ -96,13 +96,12 @@ def run_probe(corpus: CharCorpus, settings: dict, seed: int, resume: str | Path 
     written_for = {"settings": s, "seed": seed, "code": library_digest()}
     saved = load_resume(resume, written_for, logger=log)
     if saved is not None:
-        if True:
-            stack.load_state_dict(saved["model"])
-            opt.load_state_dict(saved["opt"])
-            gen.set_state(saved["gen"])
-            state = saved["state"]
-            log.info("resumed from %s at pretraining step %d, %d probe batches done", resume,
-                     state["step"], len(state["probes"]))
+        stack.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["opt"])
+        gen.set_state(saved["gen"])
+        state = saved["state"]
+        log.info("resumed from %s at pretraining step %d, %d probe batches done", resume,
+                 state["step"], len(state["probes"]))
 
     def save():
         if resume is not None:

@@ -24,8 +24,8 @@ import torch
 from credit_assign import data as datasets
 from credit_assign.diagnostics import alignment
 from credit_assign.results import write_result
-from credit_assign.runtime import load_checkpoint, provenance, resolve_device, set_threads
-from credit_assign.train import build, load_weights
+from credit_assign.runtime import provenance, set_threads
+from credit_assign.train import load_trained
 
 
 def _normalised(data: dict, idx: torch.Tensor, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -71,12 +71,8 @@ def measure_job(model_path: str | Path, data_path: str | Path, batch: int, out: 
     t0 = time.perf_counter()
     if threads:
         set_threads(threads)
-    dev = resolve_device(device, cpu_fallback=True)
-    ckpt = load_checkpoint(model_path, "trained model", map_location=dev)
-    run = ckpt["run"]
+    run, model, rule, dev = load_trained(model_path, device)
     data = datasets.load(data_path)
-    model, rule = build(run, ckpt["info"], dev)
-    load_weights(model, rule, ckpt, dev)
     diag = run["diagnostics"]
     result = {"schema_version": 1, "kind": "measure",
               "run": {k: run[k] for k in ("dataset", "method", "lam", "seed")},

@@ -9,8 +9,8 @@ from pathlib import Path
 from credit_assign import data as datasets
 from credit_assign.diagnostics import fresh_b_null
 from credit_assign.results import write_result
-from credit_assign.runtime import load_checkpoint, provenance, resolve_device, set_threads
-from credit_assign.train import build, load_weights
+from credit_assign.runtime import provenance, set_threads
+from credit_assign.train import load_trained
 
 log = logging.getLogger("credit_assign.nulls")
 
@@ -21,16 +21,12 @@ def fresh_b_null_job(model_path: str | Path, data_path: str | Path, draws: int,
     t0 = time.perf_counter()
     if threads:
         set_threads(threads)
-    dev = resolve_device(device, cpu_fallback=True)
-    ckpt = load_checkpoint(model_path, "trained model", map_location=dev)
-    run = ckpt["run"]
+    run, model, rule, dev = load_trained(model_path, device)
     if run["method"] not in ("dfa", "fa"):
         raise ValueError(
             f"{model_path}: the fresh-B null needs a dfa/fa model, got {run['method']}"
         )
     data = datasets.load(data_path)
-    model, rule = build(run, ckpt["info"], dev)
-    load_weights(model, rule, ckpt, dev)
     x, y = datasets.diagnostic_batch(data, run["diagnostics"]["n_samples"],
                                      run["diagnostics"]["seed"], dev)
     report = fresh_b_null(rule, model, x, y, draws, run["seed"], run["method"])

@@ -28,6 +28,7 @@ from credit_assign.runtime import (
     atomic_write_text,
     dumps,
     library_digest,
+    load_checkpoint,
     load_resume,
     provenance,
     resolve_device,
@@ -60,6 +61,17 @@ def load_weights(model: ResidualMLP, rule, state: dict, device) -> None:
     model.load_state_dict(state["model"])
     rule.load_state_dict(state["rule"])
     rule.to(device)
+
+
+def load_trained(model_path: str | Path, device: str = "auto"):
+    """A trained model and its rule from ``model.pt`` (weights only), on ``device`` — or
+    on the CPU with a warning where that is a CUDA device this node lacks: the jobs that
+    evaluate a saved model. Returns (run config, model, rule, torch device)."""
+    dev = resolve_device(device, cpu_fallback=True)
+    ckpt = load_checkpoint(model_path, "trained model", map_location=dev)
+    model, rule = build(ckpt["run"], ckpt["info"], dev)
+    load_weights(model, rule, ckpt, dev)
+    return ckpt["run"], model, rule, dev
 
 
 class Batches:

@@ -274,16 +274,12 @@ def run_config(wildcards):
 
 def reproduction_config(wildcards):
     """What the reproduction table's header reports: the (variant's) recipe."""
-    cfg = variant_config(variant_of(wildcards.dataset))
+    name = variant_of(wildcards.dataset)
+    cfg = variant_config(name)
     keys = ("dataset", "model", "training", "sweep", "diagnostics", "fresh_b_null")
-    out = {k: cfg[k] for k in keys}
-    out["data"] = cfg["data"]
-    out["reproduction"] = cfg["reproduction"]
-    if variant_of(wildcards.dataset):
-        out["variant"] = {
-            "name": variant_of(wildcards.dataset),
-            **config["variants"][variant_of(wildcards.dataset)],
-        }
+    out = {k: cfg[k] for k in (*keys, "data", "reproduction")}
+    if name:
+        out["variant"] = {"name": name, **config["variants"][name]}
     return out
 
 
