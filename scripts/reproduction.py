@@ -1,5 +1,7 @@
 """Rule reproduction: summary tables + reference file → reproduction.{csv,md}."""
+import json
 import sys
+from pathlib import Path
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.runtime import job  # noqa: E402
@@ -8,4 +10,6 @@ with job(snakemake):
     from credit_assign.reproduction import context, write
 
     i, o = snakemake.input, snakemake.output
-    write(i.reference, i.runs, i.layers, i.nulls, o.csv, o.md, context(snakemake.params.config))
+    info = json.loads(Path(i.info).read_text())
+    context_md = context(snakemake.params.config, info)
+    write(i.reference, i.runs, i.layers, i.nulls, o.csv, o.md, context_md)

@@ -1,4 +1,5 @@
-"""Rule variants_gap_map: every recipe's reproduction table → variants_gap.csv + fig_variants."""
+"""Rule variants_gap_map: every recipe's reproduction table → variants_gap.csv,
+reproduction_variants.md and fig_variants."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
@@ -7,6 +8,8 @@ from credit_assign.runtime import job  # noqa: E402
 with job(snakemake):
     from credit_assign.reproduction import write_gap_map
 
-    names = ["default", *snakemake.params.variants]
-    write_gap_map(dict(zip(names, snakemake.input)), snakemake.output.csv,
-                  [snakemake.output.pdf, snakemake.output.png, snakemake.output.svg])
+    i, o = snakemake.input, snakemake.output
+    names = ["default", *snakemake.params.about]
+    write_gap_map(dict(zip(names, i.tables)), o.csv, [o.pdf, o.png, o.svg],
+                  reference_path=i.reference, measurements=i.measurements or None,
+                  default_md=i.default_md, out_md=o.md, about=snakemake.params.about)

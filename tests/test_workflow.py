@@ -343,7 +343,11 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
     assert len(set(run["history"]["lr"])) == 1
     assert (tiny_run / "results/digits/train/dfa/lam0/seed1/metrics.json").read_bytes() == default
     gaps = pd.read_csv(tiny_run / "results/digits/summary/variants_gap.csv")
-    assert list(gaps.columns) == ["paper number", "default", "const_lr"]
+    assert list(dict.fromkeys(gaps.recipe)) == ["default", "const_lr"]
+    inherited = gaps[(gaps.recipe == "const_lr") & gaps.inherited]
+    assert set(inherited.run.str.split(",").str[0]) == {"bp"}  # the methods it leaves alone
+    side = (tiny_run / "results/digits/summary/reproduction_variants.md").read_text()
+    assert side.startswith("# Reproduction") and "best variant (`const_lr`) side by side" in side
     md = (tiny_run / "results/digits@const_lr/summary/reproduction.md").read_text()
     assert "Recipe variant `const_lr`" in md
     for fmt in ("pdf", "png", "svg"):

@@ -15,7 +15,7 @@ import pandas as pd
 import yaml
 
 from credit_assign.results import SCHEMA_PATH
-from credit_assign.runtime import atomic_write_text, describe_source
+from credit_assign.runtime import atomic_write_text
 
 METRIC_NAMES = {
     "test_acc": "test accuracy",
@@ -80,23 +80,58 @@ def _within(metric: str, ours: float, entry: dict, tolerances: dict):
     return diff, None, "", math.nan
 
 
+def _row(entry: dict, values: np.ndarray, over: str, tolerances: dict) -> dict:
+    """One compared paper number: our values (per seed or draw) against the entry."""
+    values = values[~np.isnan(values)]
+    mean = float(values.mean()) if len(values) else math.nan
+    std = float(values.std(ddof=1)) if len(values) > 1 else math.nan
+    diff, ok, tol, gap = _within(entry["metric"], mean, entry, tolerances)
+    return {
+        "method": entry["method"], "lam": entry["lam"], "metric": entry["metric"],
+        "layer": entry.get("layer"), "seed": entry.get("seed"),
+        "paper": entry.get("value"), "paper_std": entry.get("std"),
+        "paper_range": entry.get("range"), "ours_mean": mean, "ours_std": std,
+        "ours_n": len(values), "ours_over": over, "difference": diff, "tolerance": tol,
+        "gap": gap, "within_tolerance": ok, "source": entry["source"],
+    }
+
+
 def compare(reference: dict, runs, layers, nulls) -> pd.DataFrame:
     rows = []
     for entry in reference["entries"]:
         values, over = _ours(entry, runs, layers, nulls)
-        values = values[~np.isnan(values)]
-        mean = float(values.mean()) if len(values) else math.nan
-        std = float(values.std(ddof=1)) if len(values) > 1 else math.nan
-        diff, ok, tol, gap = _within(entry["metric"], mean, entry, reference["tolerances"])
-        rows.append({
-            "method": entry["method"], "lam": entry["lam"], "metric": entry["metric"],
-            "layer": entry.get("layer"), "seed": entry.get("seed"),
-            "paper": entry.get("value"), "paper_std": entry.get("std"),
-            "paper_range": entry.get("range"), "ours_mean": mean, "ours_std": std,
-            "ours_n": len(values), "ours_over": over, "difference": diff, "tolerance": tol,
-            "gap": gap, "within_tolerance": ok, "source": entry["source"],
-        })
+        rows.append(_row(entry, values, over, reference["tolerances"]))
     return pd.DataFrame(rows)
+
+
+MEASURED = {"h_L_norm_median": "h_L_norm", "deep_cosine": "deep_cosine"}
+# the measurement variants of credit_assign.measure, as the variant study describes them
+MEASUREMENT_DESCRIPTIONS = {
+    "first_n": "the default's models; ‖h_L‖ and the deep cosine on the first "
+               "diagnostics.n_samples test images instead of the class-stratified set",
+    "one_batch": "the default's models; ‖h_L‖ as the Frobenius norm of one batch of "
+                 "measurements.batch test images (and the deep cosine on it)",
+}
+
+
+def measured_comparisons(reference: dict, measurements: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The default recipe's models with ‖h_L‖ and the deep cosine measured the other ways
+    (``measurements.csv``, credit_assign.measure): one comparison per measurement variant
+    besides ``stratified`` (which is what the default table reports). Only the
+    over-seeds ‖h_L‖ and deep-cosine numbers are remeasured; every other row is "not
+    run" here (ours_n = 0) and so inherited from the default in the gap map."""
+    out = {}
+    for variant in sorted(set(measurements.variant) - {"stratified"}):
+        m = measurements[measurements.variant == variant]
+        rows = []
+        for entry in reference["entries"]:
+            values = np.array([])
+            if entry["metric"] in MEASURED and "seed" not in entry:
+                df = m[(m.method == entry["method"]) & np.isclose(m.lam, entry["lam"])]
+                values = pd.to_numeric(df[MEASURED[entry["metric"]]]).to_numpy(float)
+            rows.append(_row(entry, values, "seeds", reference["tolerances"]))
+        out[f"measured_{variant}"] = pd.DataFrame(rows)
+    return out
 
 
 def overview(runs, layers, nulls) -> pd.DataFrame:
@@ -129,6 +164,25 @@ def _fmt(x, std=None, digits=3):
     return text
 
 
+def _paper_text(r) -> str:
+    """The published number of a comparison row (a range or a value ± std); the row may
+    come from a reproduction.csv read back, where the range is text."""
+    rng = r.paper_range
+    if isinstance(rng, str):
+        rng = yaml.safe_load(rng)
+    if isinstance(rng, list):
+        return f"[{rng[0]:+.2f}, {rng[1]:+.2f}]"
+    return _fmt(r.paper, r.paper_std if pd.notna(r.paper_std) else None)
+
+
+def _label(r) -> tuple[str, str]:
+    """(run, metric) of a comparison row as the tables print them."""
+    run = f"{r.method}, λ={r.lam:g}" + (f", seed {int(r.seed)}" if pd.notna(r.seed) else "")
+    metric = METRIC_NAMES.get(r.metric, r.metric) + (
+        f" l{int(r.layer)}" if pd.notna(r.layer) else "")
+    return run, metric
+
+
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -138,11 +192,8 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> str:
     rows = []
     for r in comparison.itertuples():
-        run = f"{r.method}, λ={r.lam:g}" + (f", seed {int(r.seed)}" if pd.notna(r.seed) else "")
-        metric = METRIC_NAMES[r.metric] + (f" l{int(r.layer)}" if pd.notna(r.layer) else "")
-        paper = (f"[{r.paper_range[0]:+.2f}, {r.paper_range[1]:+.2f}]"
-                 if isinstance(r.paper_range, list) else
-                 _fmt(r.paper, r.paper_std if pd.notna(r.paper_std) else None))
+        run, metric = _label(r)
+        paper = _paper_text(r)
         ours = "not run" if r.ours_n == 0 else \
             f"{_fmt(r.ours_mean, r.ours_std)} (n={r.ours_n} {r.ours_over})"
         verdict = {True: "yes", False: "**no**", None: "—"}[r.within_tolerance]
@@ -177,58 +228,153 @@ def write(reference_path, runs_csv, layers_csv, nulls_csv, out_csv, out_md,
     return comparison
 
 
-def context(config: dict) -> str:
-    """The header of reproduction.md: what was run, on what data, and what to expect."""
+def context(config: dict, info: dict) -> str:
+    """The header of reproduction.md: what was run, on what data (the data cache's
+    manifest ``info``: the source by file name and sha256, never a machine's path), and
+    what to expect."""
     t, m = config["training"], config["model"]
-    source = config["data"]["cifar10"]["source"] if config["dataset"] == "cifar10" else "embedded"
-    local = source not in ("embedded", "download") and Path(source).expanduser().exists()
-    described = describe_source(source) if local else source
+    step = {"batch": "per batch", "epoch_slip": "stepped per epoch (period in batches)"}
+    schedule = ("constant lr" if t.get("schedule") == "constant" else
+                f"cosine schedule {step.get(t.get('schedule_step', 'batch'), '')}")
     lines = [
         f"Generated by the pipeline (rule `reproduction`) from "
         f"`results/{config['dataset']}/summary/*.csv` — the tables fig4 is drawn from. "
         f"Paper numbers: `{config['reproduction']['reference']}`.",
         "",
-        f"Setup: {config['dataset']}, d={m['width']}, L={m['depth']}, {t['epochs']} epochs, "
-        f"batch {t['batch_size']}, AdamW lr {t['lr']:g} wd {t['weight_decay']:g}, cosine "
-        f"schedule per {t['schedule_step']}, augmentation {t['augmentation']}, seeds "
+        f"Setup: {config['dataset']}, d={m['width']}, L={m['depth']}, {t['epochs']} epochs"
+        + "".join(f" ({k} {v['epochs']})" for k, v in t.get("per_method", {}).items()
+                  if "epochs" in v)
+        + f", batch {t['batch_size']}, AdamW lr {t['lr']:g} wd {t['weight_decay']:g}, "
+        f"{schedule}, augmentation {t['augmentation']}, seeds "
         f"{config['sweep']['seeds']}, diagnostics on {config['diagnostics']['n_samples']} "
         f"class-stratified test images, {config['fresh_b_null']['draws']} fresh-B draws. "
-        f"Data source: `{described}`.",
+        f"Data: `{info['source']}`, {info['n_train']} training and {info['n_test']} test "
+        f"images.",
     ]
     variant = config.get("variant")
     if variant:
         lines += ["", f"**Recipe variant `{variant['name']}`** (methods "
                   f"{', '.join(variant['methods'])}): {variant.get('description', '')} "
                   f"Overrides: `{variant['overrides']}`."]
-    if source.endswith(".tar") or Path(source).is_dir():
-        lines += ["", "**Data caveat:** this run used CIFAR-10 re-encoded as JPEG (quality ≈ 75) "
-                  "in an image-folder layout, not the official archive: expect small shifts in "
+    if info["name"] == "cifar10" and str(info.get("order", "")).startswith("image-folder"):
+        lines += ["", "**Data caveat:** this run read CIFAR-10 from an image folder (e.g. "
+                  "a JPEG re-encoding), not the official archive: expect small shifts in "
                   "accuracy (compression artefacts) and a different diagnostic subset."]
     return "\n".join(lines)
 
 
 def gap_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """One row per paper number, one column per recipe (``default`` and each variant):
-    ours − paper in units of the tolerance (|gap| ≤ 1: within; NaN: not run or no
-    tolerance). ``tables``: name → that recipe's reproduction.csv."""
-    def label(r) -> str:
-        run = f"{r.method}, λ={r.lam:g}" + (f", seed {int(r.seed)}" if pd.notna(r.seed) else "")
-        metric = METRIC_NAMES.get(r.metric, r.metric) + (
-            f" l{int(r.layer)}" if pd.notna(r.layer) else "")
-        return f"{run}: {metric}"
-
-    columns = {}
+    """The gap map as a tidy table: one row per (paper number, recipe), the recipe's
+    value and ours − paper in units of the tolerance (|gap| ≤ 1: within; NaN: no
+    tolerance). ``tables``: recipe → its comparison, ``default`` first. A number a
+    variant does not rerun (its table says not run: the variant leaves that method
+    alone, or a measurement variant does not remeasure it) is *inherited* from the
+    default recipe, so every recipe is judged on the whole table."""
+    default = tables["default"]
+    labels = [_label(r) for r in default.itertuples()]
+    rows = []
     for name, table in tables.items():
-        columns[name] = pd.Series([r.gap for r in table.itertuples()],
-                                  index=[label(r) for r in table.itertuples()], dtype=float)
-    return pd.DataFrame(columns)
+        if [_label(r) for r in table.itertuples()] != labels:
+            raise ValueError(f"recipe {name!r}: its reproduction table compares other paper "
+                             f"numbers than the default's; rebuild both from one reference")
+        for (run, metric), r, d in zip(labels, table.itertuples(), default.itertuples()):
+            inherited = name != "default" and r.ours_n == 0 and d.ours_n > 0
+            src = d if inherited else r
+            rows.append({"run": run, "metric": metric, "paper": _paper_text(r),
+                         "recipe": name, "ours_mean": src.ours_mean, "ours_std": src.ours_std,
+                         "ours_n": src.ours_n, "gap": src.gap, "inherited": inherited})
+    out = pd.DataFrame(rows)
+    out["within"] = out.gap.abs() <= 1
+    return out
 
 
-def write_gap_map(tables: dict, out_csv, outputs) -> pd.DataFrame:
-    """variants_gap.csv and the heatmap fig_variants.{pdf,png,svg}."""
+def ranking(gaps: pd.DataFrame) -> pd.DataFrame:
+    """Recipes ordered by how many paper numbers fall within tolerance (then by the sum
+    of |gap| clipped at 5, smaller first): within, compared, rerun, clipped_gap_sum."""
+    g = gaps.assign(clipped=gaps.gap.abs().clip(upper=5), counted=gaps.gap.notna(),
+                    rerun=gaps.gap.notna() & ~gaps.inherited)
+    out = g.groupby("recipe", sort=False).agg(
+        within=("within", "sum"), compared=("counted", "sum"), rerun=("rerun", "sum"),
+        clipped_gap_sum=("clipped", "sum")).reset_index()
+    return out.sort_values(["within", "clipped_gap_sum"], ascending=[False, True],
+                           kind="stable").reset_index(drop=True)
+
+
+def _gap_text(gap: float, inherited: bool = False) -> str:
+    text = "—" if pd.isna(gap) else f"{gap:+.1f}" + (" ✓" if abs(gap) <= 1 else "")
+    return f"({text})" if inherited and text != "—" else text
+
+
+def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, dict]) -> str:
+    """The variant study as markdown: the ranking, the default recipe beside the best
+    variant, and the whole gap map. ``about``: recipe → {description, methods, seeds}."""
+    variants = rank[rank.recipe != "default"]
+    if variants.empty:
+        return ""
+    best = variants.recipe.iloc[0]
+    rows = []
+    for r in rank.itertuples():
+        a = about.get(r.recipe, {})
+        rows.append([f"`{r.recipe}`" + (" **(best)**" if r.recipe == best else ""),
+                     a.get("description", ""), ", ".join(a.get("methods", [])) or "—",
+                     ", ".join(str(s) for s in a.get("seeds", [])) or "—",
+                     f"{r.within} of {r.compared}", str(r.rerun), f"{r.clipped_gap_sum:.1f}"])
+    table = _md_table(["recipe", "what it changes", "methods rerun", "seeds",
+                       "within tolerance", "numbers it reruns", "Σ ∣gap∣ (clipped at 5)"], rows)
+    d = gaps[gaps.recipe == "default"].reset_index(drop=True)
+    b = gaps[gaps.recipe == best].reset_index(drop=True)
+    rows = []
+    for x, y in zip(d.itertuples(), b.itertuples()):
+        def ours(z):
+            return "not run" if z.ours_n == 0 else f"{_fmt(z.ours_mean, z.ours_std)} (n={z.ours_n})"
+        rows.append([x.run, x.metric, x.paper, ours(x), _gap_text(x.gap),
+                     ours(y) + (" (inherited)" if y.inherited else ""),
+                     _gap_text(y.gap, y.inherited)])
+    side = _md_table(["run", "metric", "paper", "default recipe", "gap",
+                      f"best variant `{best}`", "gap"], rows)
+    wide = gaps.assign(cell=[_gap_text(g, i) for g, i in zip(gaps.gap, gaps.inherited)])
+    recipes = list(dict.fromkeys(gaps.recipe))
+    grid = wide.pivot(index=["run", "metric"], columns="recipe", values="cell")
+    order = list(dict.fromkeys(zip(d.run, d.metric)))
+    grid = grid.loc[order, recipes]
+    full = _md_table(["run", "metric", *[f"`{c}`" for c in recipes]],
+                     [[run, metric, *grid.loc[(run, metric)].tolist()]
+                      for run, metric in order])
+    return (
+        "## Recipe variants\n\n"
+        "Generated by rule `variants_gap_map` (target `variants`, config/variants.yaml) "
+        "from every recipe's reproduction.csv and, for the `measured_*` columns, "
+        "`measurements.csv` (the default recipe's models measured another way, no "
+        "retraining). A gap is (ours − paper) in units of the number's tolerance (log10 "
+        "units for norms): |gap| ≤ 1 (✓) is within. A variant reruns only its methods; "
+        "the numbers it leaves alone are the default's, shown in parentheses, so every "
+        "recipe is judged on the whole table. Figure: "
+        "`paper/figures/fig_variants.png`.\n\n"
+        f"{table}\n\n## The default recipe and the best variant (`{best}`) side by side"
+        f"\n\n{side}\n\n## The gap map\n\n{full}\n")
+
+
+def write_gap_map(tables: dict, out_csv, outputs, reference_path=None, measurements=None,
+                  default_md=None, out_md=None, about: dict | None = None) -> pd.DataFrame:
+    """variants_gap.csv, the heatmap fig_variants.{pdf,png,svg} and (``out_md``) the
+    default's reproduction.md followed by the variant study. ``tables``: recipe →
+    its reproduction.csv, default first; ``measurements``: the default's
+    measurements.csv (adds a column per measurement variant)."""
     from credit_assign.figures import variants
 
-    gaps = gap_table({name: pd.read_csv(path) for name, path in tables.items()})
-    atomic_write_text(out_csv, gaps.to_csv(index_label="paper number", float_format="%.4g"))
+    frames = {name: pd.read_csv(path) for name, path in tables.items()}
+    about = dict(about or {})
+    if measurements:
+        measured = measured_comparisons(load_reference(reference_path),
+                                        pd.read_csv(measurements))
+        frames.update(measured)
+        for name in measured:
+            about[name] = {"description": MEASUREMENT_DESCRIPTIONS.get(
+                name.removeprefix("measured_"), "")}
+    gaps = gap_table(frames)
+    atomic_write_text(out_csv, gaps.to_csv(index=False, float_format="%.4g"))
     variants.make(gaps, outputs)
+    if out_md:
+        text = Path(default_md).read_text().rstrip("\n") + "\n\n"
+        atomic_write_text(out_md, text + variants_markdown(gaps, ranking(gaps), about))
     return gaps

@@ -29,6 +29,7 @@ rule reproduction:
     """Our numbers beside the paper's (config reproduction.reference), same tables as the figures."""
     input:
         reference=config["reproduction"]["reference"] or [],
+        info=dataset_cache,
         runs="results/{dataset}/summary/runs.csv",
         layers="results/{dataset}/summary/layers.csv",
         nulls="results/{dataset}/summary/nulls.csv",
@@ -91,12 +92,22 @@ rule aggregate_measurements:
 
 
 rule variants_gap_map:
-    """Every paper number under the default recipe and each variant, in tolerance units."""
+    """Every paper number under the default recipe, each variant and each measurement
+    variant, in tolerance units; the default's reproduction.md with the study after it.
+    """
     input:
-        [f"results/{config['dataset']}/summary/reproduction.csv"]
+        reference=config["reproduction"]["reference"] or [],
+        default_md=f"results/{config['dataset']}/summary/reproduction.md",
+        tables=[f"results/{config['dataset']}/summary/reproduction.csv"]
         + [f"results/{ds}/summary/reproduction.csv" for ds in variant_datasets()],
+        measurements=(
+            [f"results/{config['dataset']}/summary/measurements.csv"]
+            if config["measurements"]["run"]
+            else []
+        ),
     output:
         csv=f"results/{config['dataset']}/summary/variants_gap.csv",
+        md=f"results/{config['dataset']}/summary/reproduction_variants.md",
         pdf="paper/figures/fig_variants.pdf",
         png=report(
             "paper/figures/fig_variants.png",
@@ -113,7 +124,10 @@ rule variants_gap_map:
         mem_mb=1000,
         runtime=10,
     params:
-        variants=list(config["variants"]),
+        about={
+            name: {k: v.get(k, []) for k in ("description", "methods", "seeds")}
+            for name, v in config["variants"].items()
+        },
     script:
         "../../scripts/variants_gap_map.py"
 

@@ -277,9 +277,12 @@ def reproduction_config(wildcards):
     name = variant_of(wildcards.dataset)
     cfg = variant_config(name)
     keys = ("dataset", "model", "training", "sweep", "diagnostics", "fresh_b_null")
-    out = {k: cfg[k] for k in (*keys, "data", "reproduction")}
+    out = {k: cfg[k] for k in (*keys, "reproduction")}
     if name:
-        out["variant"] = {"name": name, **config["variants"][name]}
+        spec = config["variants"][name]
+        out["variant"] = {"name": name, **spec}
+        if "seeds" in spec:
+            out["sweep"] = {**cfg["sweep"], "seeds": spec["seeds"]}
     return out
 
 
