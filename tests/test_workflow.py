@@ -158,12 +158,17 @@ def test_paper_config_lists_every_paper_job(repo):
     assert counts["train"] == 9 + 6 + 3 + 3
     assert counts["fresh_b_null"] == 9
     assert counts["aggregate"] == 1 and counts["fig4_penalty_rescue"] == 1
-    # tinyshakespeare: 3 seeds pretrained in float32 (the seed's), the same 3 in bfloat16
-    assert counts["prepare_corpus"] == 1 and counts["ep_stack_probe"] == 6
+    # tinyshakespeare: 3 seeds pretrained in float32 (the seed's arithmetic)
+    assert counts["prepare_corpus"] == 1 and counts["ep_stack_probe"] == 3
     assert counts["fig_ep_stack_cosines"] == 1
     for seed in (0, 1, 2):
-        for precision in ("float32", "bfloat16"):
-            assert f"results/ep_stack/tinyshakespeare/{precision}/seed{seed}.json" in out.stdout
+        assert f"results/ep_stack/tinyshakespeare/float32/seed{seed}.json" in out.stdout
+    # the precision comparison is one more config file: the same 3 seeds in bfloat16
+    out = snakemake(repo, "-n", "--configfile", "config/config.yaml", "config/ep_precision.yaml",
+                    "--config", "data={'cifar10': {'source': 'download'}}")
+    assert job_counts(out.stdout)["ep_stack_probe"] == 6
+    for seed in (0, 1, 2):
+        assert f"results/ep_stack/tinyshakespeare/bfloat16/seed{seed}.json" in out.stdout
 
 
 @pytest.mark.parametrize("override, named", [
@@ -348,6 +353,8 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
     assert set(inherited.run.str.split(",").str[0]) == {"bp"}  # the methods it leaves alone
     side = (tiny_run / "results/digits/summary/reproduction_variants.md").read_text()
     assert side.startswith("# Reproduction") and "best variant (`const_lr`) side by side" in side
+    notes = (tiny_run / "results/digits/summary/reproduction_notes.md").read_text()
+    assert "What matches under the default recipe" in notes and "`const_lr`" in notes
     md = (tiny_run / "results/digits@const_lr/summary/reproduction.md").read_text()
     assert "Recipe variant `const_lr`" in md
     for fmt in ("pdf", "png", "svg"):

@@ -136,3 +136,33 @@ rule variants:
     """The recipe-variant study (run on purpose): every variant's runs and tables, the gap map."""
     input:
         variant_targets(),
+
+
+rule reproduction_notes:
+    """docs/reproduction-notes.md, generated from the study's tables (no typed number)."""
+    input:
+        info=ancient(f"data/{config['dataset']}.json"),
+        runs=f"results/{config['dataset']}/summary/runs.csv",
+        epochs=f"results/{config['dataset']}/summary/epochs.csv",
+        layers=f"results/{config['dataset']}/summary/layers.csv",
+        gaps=f"results/{config['dataset']}/summary/variants_gap.csv",
+        variant_runs=[f"results/{ds}/summary/runs.csv" for ds in variant_datasets()],
+        measurements=(
+            [f"results/{config['dataset']}/summary/measurements.csv"]
+            if config["measurements"]["run"]
+            else []
+        ),
+    output:
+        f"results/{config['dataset']}/summary/reproduction_notes.md",
+    log:
+        "logs/aggregate/reproduction_notes.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        variants=list(config["variants"]),
+    script:
+        "../../scripts/reproduction_notes.py"

@@ -109,7 +109,14 @@ def variant_targets():
         return []
     return (
         [f"results/{ds}/summary/reproduction.csv" for ds in variant_datasets()]
-        + [f"results/{config['dataset']}/summary/variants_gap.csv"]
+        + [
+            f"results/{config['dataset']}/summary/{name}"
+            for name in (
+                "variants_gap.csv",
+                "reproduction_variants.md",
+                "reproduction_notes.md",
+            )
+        ]
         + figure("fig_variants")
     )
 

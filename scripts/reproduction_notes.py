@@ -1,0 +1,17 @@
+"""Rule reproduction_notes: the study's tables → reproduction_notes.md."""
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake):
+    from credit_assign.notes import write_notes
+
+    i = snakemake.input
+    default = {"runs": i.runs, "epochs": i.epochs, "layers": i.layers}
+    variants = dict(zip(snakemake.params.variants, i.variant_runs))
+    info = json.loads(Path(i.info).read_text())
+    write_notes(default, variants, i.gaps, i.measurements[0] if i.measurements else None,
+                info, snakemake.output[0])
