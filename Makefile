@@ -1,7 +1,9 @@
 # Two entry points for a fresh machine; each sets up .venv itself.
 #   make quick   the main pipeline on the embedded digits data (offline, minutes)
 #   make test    the test suite
-# Other targets: paper (full CIFAR-10 rebuild), lint, format, clean.
+# Other targets: paper (full CIFAR-10 rebuild), variants (the recipe-variant study),
+# publish (copy the paper config's generated pages and figures into docs/), lint,
+# format, clean.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -12,7 +14,7 @@ BIN     = $(VENV)/bin
 # let pip keep (or choose) a CUDA build.
 CONSTRAINTS ?= $(if $(shell command -v nvidia-smi 2>/dev/null),,-c constraints/ci.txt)
 
-.PHONY: setup quick paper test lint format clean
+.PHONY: setup quick paper variants publish test lint format clean
 
 $(BIN)/snakemake: pyproject.toml constraints/ci.txt Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +29,19 @@ quick: setup
 
 paper: setup
 	$(BIN)/snakemake --cores $(CORES)
+
+variants: setup
+	$(BIN)/snakemake --cores $(CORES) variants paper/figures/fig4_penalty_rescue.png \
+		--configfile config/config.yaml config/variants.yaml
+
+# docs/ holds copies of what the paper config and the study generated (never edited by hand)
+publish:
+	cp results/cifar10/summary/reproduction_variants.md docs/reproduction.md
+	cp results/cifar10/summary/reproduction_notes.md docs/reproduction-notes.md
+	cp results/cifar10/summary/reproduction.csv docs/reproduction.csv
+	cp results/cifar10/summary/variants_gap.csv docs/variants_gap.csv
+	cp paper/figures/fig_variants.png docs/fig_variants.png
+	cp paper/figures/fig4_penalty_rescue.png docs/fig4_penalty_rescue_cifar10.png
 
 test: setup
 	$(BIN)/python -m pytest

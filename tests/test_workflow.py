@@ -26,7 +26,7 @@ TINY = {
     "diagnostics": {"n_samples": 100},
     "fresh_b_null": {"draws": 3},
     "reproduction": {"reference": "config/tiny_reference.yaml"},
-    "ep_stack": {"corpora": ["pydoc"], "seeds": [0],
+    "ep_stack": {"corpora": ["pydoc"], "seeds": [0], "compare_precisions": ["bfloat16"],
                  "model": {"blocks": 2, "width": 16, "heads": 2, "context": 16},
                  "batch_size": 4, "pretrain": {"steps": 3, "relax_steps": 20},
                  "probe": {"batches": 1, "reference_steps": 40, "free_steps": [20, 40],
