@@ -11,5 +11,6 @@ with job(snakemake):
     i, o = snakemake.input, snakemake.output
     names = ["default", *snakemake.params.about]
     write_gap_map(dict(zip(names, i.tables)), o.csv, [o.pdf, o.png, o.svg],
-                  reference_path=i.reference, measurements=i.measurements or None,
+                  reference_path=i.reference,
+                  measurements=i.measurements[0] if i.measurements else None,
                   default_md=i.default_md, out_md=o.md, about=snakemake.params.about)
