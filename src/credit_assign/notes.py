@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from credit_assign.reproduction import md_table
 from credit_assign.runtime import atomic_write_text
 
 DATASET_NAMES = {"cifar10": "CIFAR-10", "digits": "the digits data (a quick run)"}
@@ -33,11 +34,6 @@ def _g(x: float) -> str:
 
 def _n(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
 
 
 def _pick(df: pd.DataFrame, method: str, lam: float, seed: int | None = None) -> pd.DataFrame:
@@ -96,7 +92,7 @@ def _misses_section(gaps: pd.DataFrame) -> str:
             best = [f"`{b.recipe}`", _f(b.ours_mean), f"{b.gap:+.1f}"]
         rows.append([d.run, d.metric, d.paper, _f(d.ours_mean), f"{d.gap:+.1f}", *best,
                      ", ".join(f"`{w}`" for w in within) or "none"])
-    table = _table(["run", "metric", "paper", "default", "gap", "closest recipe", "its value",
+    table = md_table(["run", "metric", "paper", "default", "gap", "closest recipe", "its value",
                     "its gap", "recipes within tolerance"], rows)
     return ("## What the default misses, and which recipe moves it\n\n"
             "Gap = (ours − paper) / tolerance (log10 units for norms); |gap| ≤ 1 is within. "
@@ -107,14 +103,13 @@ def _misses_section(gaps: pd.DataFrame) -> str:
 
 def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) -> str:
     dfa0 = _pick(runs, "dfa", 0.0)
-    final = layers.merge(dfa0[["seed", "final_epoch"]], left_on="seed",
-                         right_on="seed")
-    final = _pick(final[final.epoch == final.final_epoch], "dfa", 0.0)
+    final = _pick(layers, "dfa", 0.0).merge(dfa0[["seed", "final_epoch"]], on="seed")
+    final = final[final.epoch == final.final_epoch]
     per_layer = final.groupby("layer")[["h_norm_median", "branch_norm_median"]].median()
     rows = [[str(int(layer)), _g(r.h_norm_median),
              _g(r.branch_norm_median) if pd.notna(r.branch_norm_median) else "—"]
             for layer, r in per_layer.iterrows()]
-    where = _table(["layer l", "median ‖h_l‖", "median ‖f_l‖ (block l's branch)"], rows)
+    where = md_table(["layer l", "median ‖h_l‖", "median ‖f_l‖ (block l's branch)"], rows)
     biggest = per_layer.branch_norm_median.idxmax()
     traj = _pick(epochs, "dfa", 0.0).groupby("epoch").h_L_norm_median.median()
     marks = [e for e in (1, 5, 10, 20, int(traj.index.max())) if e in traj.index]
@@ -127,7 +122,7 @@ def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) 
         if len(r):
             h = float(r.h_L_norm_median.iloc[0])
             rows.append([f"`{name}`", _g(h), _f(h / base_h, 2), _f(float(r.test_acc.iloc[0]))])
-    recipes = _table(["recipe", "median ‖h_L‖", "× default", "test accuracy"], rows)
+    recipes = md_table(["recipe", "median ‖h_L‖", "× default", "test accuracy"], rows)
     text = (
         "## ‖h_L‖ at λ = 0: where the norm lives and what moves it\n\n"
         "The paper reports ≈ 4e8. Where ours lives at the final epoch (dfa, λ = 0, median "
@@ -198,7 +193,7 @@ def _invariance_section(runs, variant_runs: dict) -> str:
         "bound: Adam's step m̂/(√v̂ + ε) exceeds lr whenever gradients keep growing from step "
         "to step (v̂ lags m̂), as on a runaway branch.\n\n"
         "Seed 42, default vs variant (`runs.csv`):\n\n"
-        + _table(["variant", "λ", "accuracy, default", "accuracy, variant",
+        + md_table(["variant", "λ", "accuracy, default", "accuracy, variant",
                   "‖h_L‖, default", "‖h_L‖, variant", "‖h_L‖ ratio"], rows) + "\n")
 
 

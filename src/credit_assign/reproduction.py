@@ -183,7 +183,7 @@ def _label(r) -> tuple[str, str]:
     return run, metric
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
+def md_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
@@ -198,7 +198,7 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
             f"{_fmt(r.ours_mean, r.ours_std)} (n={r.ours_n} {r.ours_over})"
         verdict = {True: "yes", False: "**no**", None: "—"}[r.within_tolerance]
         rows.append([run, metric, paper, ours, _fmt(r.difference), r.tolerance or "—", verdict])
-    table = _md_table(["run", "metric", "paper", "ours (mean ± std)", "ours − paper",
+    table = md_table(["run", "metric", "paper", "ours (mean ± std)", "ours − paper",
                        "tolerance", "within"], rows)
     layer_cols = sorted((c for c in summary.columns if c.startswith("cosine_l")),
                         key=lambda c: int(c[8:]))
@@ -207,7 +207,7 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
               _fmt(s.deep_cosine, s.deep_cosine_std),
               *[_fmt(getattr(s, c), digits=2) for c in layer_cols],
               _fmt(s.fresh_b_mean, s.fresh_b_std)] for s in summary.itertuples()]
-    table2 = _md_table(["method", "λ", "seeds", "epochs", "test accuracy", "median ‖h_L‖",
+    table2 = md_table(["method", "λ", "seeds", "epochs", "test accuracy", "median ‖h_L‖",
                         "deep cosine", *[f"cos l{c[8:]}" for c in layer_cols],
                         "fresh-B null"], rows2)
     n_ok = int((comparison.within_tolerance == True).sum())  # noqa: E712
@@ -319,7 +319,7 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
                      a.get("description", ""), ", ".join(a.get("methods", [])) or "—",
                      ", ".join(str(s) for s in a.get("seeds", [])) or "—",
                      f"{r.within} of {r.compared}", str(r.rerun), f"{r.clipped_gap_sum:.1f}"])
-    table = _md_table(["recipe", "what it changes", "methods rerun", "seeds",
+    table = md_table(["recipe", "what it changes", "methods rerun", "seeds",
                        "within tolerance", "numbers it reruns", "Σ ∣gap∣ (clipped at 5)"], rows)
     d = gaps[gaps.recipe == "default"].reset_index(drop=True)
     b = gaps[gaps.recipe == best].reset_index(drop=True)
@@ -330,14 +330,14 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
         rows.append([x.run, x.metric, x.paper, ours(x), _gap_text(x.gap),
                      ours(y) + (" (inherited)" if y.inherited else ""),
                      _gap_text(y.gap, y.inherited)])
-    side = _md_table(["run", "metric", "paper", "default recipe", "gap",
+    side = md_table(["run", "metric", "paper", "default recipe", "gap",
                       f"best variant `{best}`", "gap"], rows)
     wide = gaps.assign(cell=[_gap_text(g, i) for g, i in zip(gaps.gap, gaps.inherited)])
     recipes = list(dict.fromkeys(gaps.recipe))
     grid = wide.pivot(index=["run", "metric"], columns="recipe", values="cell")
     order = list(dict.fromkeys(zip(d.run, d.metric)))
     grid = grid.loc[order, recipes]
-    full = _md_table(["run", "metric", *[f"`{c}`" for c in recipes]],
+    full = md_table(["run", "metric", *[f"`{c}`" for c in recipes]],
                      [[run, metric, *grid.loc[(run, metric)].tolist()]
                       for run, metric in order])
     return (
