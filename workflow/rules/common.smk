@@ -279,6 +279,18 @@ def run_config(wildcards):
     return {**run, "variant": variant} if variant else run
 
 
+def train_priority(wildcards):
+    """Longest jobs first: a training job's priority is its number of epochs (FA's 100
+    before the 30-epoch runs), so that on a few cores no long job starts last and runs
+    alone while the other cores idle. The EP stack probes (longer still) rank above."""
+    return run_config(wildcards)["training"]["epochs"]
+
+
+EP_PRIORITY = (
+    1000  # above every training job: each probe is the longest job of a rebuild
+)
+
+
 def reproduction_config(wildcards):
     """What the reproduction table's header reports: the (variant's) recipe."""
     name = variant_of(wildcards.dataset)

@@ -31,6 +31,7 @@ rule ep_stack_probe:
         timings="results/ep_stack/{corpus}/{precision}/seed{seed}.timings.json",
     log:
         "logs/ep_stack/{corpus}_{precision}_seed{seed}.log",
+    priority: EP_PRIORITY
     conda:
         "../../envs/pytorch.yaml"
     threads: 1

@@ -9,6 +9,7 @@ rule train:
         snapshots="results/{dataset}/train/{method}/lam{lam}/seed{seed}/snapshots.pt",
     log:
         "logs/train/{dataset}/{method}_lam{lam}_seed{seed}.log",
+    priority: train_priority
     conda:
         "../../envs/pytorch.yaml"
     threads: 1
