@@ -2,8 +2,9 @@
 #   make quick   the main pipeline on the embedded digits data (offline, minutes)
 #   make test    the test suite
 # Other targets: paper (full CIFAR-10 rebuild), variants (the recipe-variant study),
-# publish (copy the paper config's generated pages and figures into docs/), lint,
-# format, clean.
+# manuscript (paper/ms.pdf and paper/arxiv.tar.gz; needs TeX, see README), publish
+# (copy the paper config's generated pages, figures and PDF into docs/), lint, format,
+# clean.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -14,7 +15,7 @@ BIN     = $(VENV)/bin
 # let pip keep (or choose) a CUDA build.
 CONSTRAINTS ?= $(if $(shell command -v nvidia-smi 2>/dev/null),,-c constraints/ci.txt)
 
-.PHONY: setup quick paper variants publish test lint format clean
+.PHONY: setup quick paper variants manuscript publish test lint format clean
 
 $(BIN)/snakemake: pyproject.toml constraints/ci.txt Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +35,11 @@ variants: setup
 	$(BIN)/snakemake --cores $(CORES) variants paper/figures/fig4_penalty_rescue.png \
 		--configfile config/config.yaml config/variants.yaml
 
+# the reproduction paper from the results present (with the study's when it was run)
+manuscript: setup
+	$(BIN)/snakemake --cores $(CORES) paper/ms.pdf paper/arxiv.tar.gz \
+		--configfile config/config.yaml $(if $(wildcard results/cifar10/summary/variants_gap.csv),config/variants.yaml)
+
 # docs/ holds copies of what the paper config and the study generated (never edited by hand)
 publish:
 	cp results/cifar10/summary/reproduction_variants.md docs/reproduction.md
@@ -42,6 +48,7 @@ publish:
 	cp results/cifar10/summary/variants_gap.csv docs/variants_gap.csv
 	cp paper/figures/fig_variants.png docs/fig_variants.png
 	cp paper/figures/fig4_penalty_rescue.png docs/fig4_penalty_rescue_cifar10.png
+	cp paper/ms.pdf docs/paper.pdf
 
 test: setup
 	$(BIN)/python -m pytest
@@ -56,4 +63,5 @@ format: setup
 	$(BIN)/snakefmt Snakefile workflow/
 
 clean:
-	rm -rf results/digits logs paper/figures/*.pdf paper/figures/*.png paper/figures/*.svg .snakemake
+	rm -rf results/digits logs paper/figures/*.pdf paper/figures/*.png paper/figures/*.svg .snakemake \
+		paper/numbers.tex paper/ms.pdf paper/arxiv.tar.gz paper/build

@@ -1,6 +1,9 @@
 # Helpers shared by the rules: target lists from config, the run config of a job.
+import shutil
 import sys
 from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.recipe import method_training  # noqa: E402 (pure Python, no torch)
@@ -416,3 +419,67 @@ check_config_files()
 check_config_values()
 check_variants()
 check_data_sources()
+
+
+# ---- the paper (workflow/rules/paper.smk)
+def paper_figures():
+    """The figure PDFs the manuscript includes for this config."""
+    names = ["fig4_penalty_rescue", "fig_primer_phases", "fig_primer_check"]
+    names += ["fig_ep_stack_cosines"] if config["ep_stack"]["corpora"] else []
+    names += ["fig_variants"] if config["variants"] else []
+    names += ["fig_alignment_probes"] if config["probes"]["epochs"] else []
+    return [f"paper/figures/{name}.pdf" for name in names]
+
+
+def paper_number_inputs(wildcards):
+    """The tables numbers.tex is written from (what this config produces)."""
+    summary = f"results/{config['dataset']}/summary"
+    inputs = {
+        "info": ancient(f"data/{config['dataset']}.json"),
+        "runs": f"{summary}/runs.csv",
+        "nulls": f"{summary}/nulls.csv",
+        "primer": "results/primer_check/primer_check.json",
+    }
+    if config["reproduction"]["reference"]:
+        inputs["reproduction"] = f"{summary}/reproduction.csv"
+    if config["variants"]:
+        inputs["gaps"] = f"{summary}/variants_gap.csv"
+    if config["ep_stack"]["corpora"]:
+        inputs["ep"] = "results/ep_stack/summary/by_seed.csv"
+    return inputs
+
+
+def paper_number_config(wildcards):
+    """The config keys numbers.tex reads (a change elsewhere does not rewrite it)."""
+    keys = ("dataset", "model", "training", "sweep", "diagnostics", "figures", "probes")
+    return {
+        **{k: config[k] for k in keys},
+        "ep_stack": {k: config["ep_stack"][k] for k in ("corpora", "seeds", "model")}
+        | {
+            "pretrain": {
+                k: config["ep_stack"]["pretrain"][k]
+                for k in ("steps", "relax_steps", "precision")
+            }
+        },
+    }
+
+
+def paper_sources(wildcards=None):
+    return {
+        "tex": "paper/ms.tex",
+        "numbers": "paper/numbers.tex",
+        "figures": paper_figures(),
+    }
+
+
+def paper_build_inputs(wildcards):
+    """paper_sources, after checking for a TeX engine: without one, asking for the PDF
+    fails at once (before any job runs) with what to install."""
+    from credit_assign.paper import TEX_HELP, TEX_ENGINES
+
+    missing = [t for t in TEX_ENGINES if shutil.which(t) is None]
+    if missing:
+        raise WorkflowError(
+            f"paper/ms.pdf: {' and '.join(missing)} not found: {TEX_HELP}"
+        )
+    return paper_sources()

@@ -1,0 +1,11 @@
+"""Rule arxiv: ms.tex + numbers.tex + figure PDFs → paper/arxiv.tar.gz."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake):
+    from credit_assign.paper import bundle
+
+    i = snakemake.input
+    bundle(i.tex, i.numbers, i.figures, snakemake.output[0])

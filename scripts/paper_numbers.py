@@ -1,0 +1,13 @@
+"""Rule paper_numbers: summary tables → paper/numbers.tex (one macro per number)."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.runtime import job  # noqa: E402
+
+with job(snakemake):
+    from credit_assign.paper import write_numbers
+
+    i = snakemake.input
+    write_numbers(snakemake.params.config, i.info, i.runs, i.nulls, snakemake.output[0],
+                  reproduction_csv=i.get("reproduction"), gaps_csv=i.get("gaps"),
+                  ep_by_seed_csv=i.get("ep"), primer_json=i.primer)

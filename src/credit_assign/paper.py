@@ -1,0 +1,435 @@
+"""The manuscript's numbers: summary tables → ``paper/numbers.tex``, and the build.
+
+``paper/ms.tex`` types no result. Every number it states is a macro defined here
+from a table the pipeline wrote (runs, nulls, the reproduction table, the gap map,
+the EP stack probe's per-seed table, the primer check); every sentence whose claim
+depends on the numbers (``\\rescueverdict`` …) is chosen here by the numbers. A
+number a config did not produce (FA in the quick config, say) is spelled "not run",
+and the section that needs it is switched off by a flag (``\\ifhasfa`` …).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from credit_assign.runtime import atomic_write_text
+
+NOT_RUN = "not run"
+DATASET_NAMES = {"cifar10": "CIFAR-10", "digits": "the $8 \\times 8$ digits of scikit-learn"}
+METHOD_NAMES = {"bp": "BP", "dfa": "DFA", "fa": "FA", "frozen": "frozen blocks",
+                "np": "node perturbation"}
+METRIC_NAMES = {"test_acc": "test acc.", "h_L_norm_median": "$\\|h_L\\|$",
+                "deep_cosine": "deep cos", "cosine": "cos", "trained_b_deep_cosine":
+                "deep cos, trained $B$", "fresh_b_deep_cosine_mean": "deep cos, fresh $B$"}
+TEX_ENGINES = ("latexmk", "pdflatex")
+TEX_HELP = ("the paper needs latexmk and pdflatex. Install them: Debian/Ubuntu "
+            "`apt-get install texlive-latex-base texlive-latex-recommended "
+            "texlive-fonts-recommended latexmk`; Fedora `dnf install texlive-scheme-medium "
+            "latexmk`; macOS `brew install --cask mactex-no-gui`; conda "
+            "`conda install -c conda-forge texlive-core latexmk`. Nothing else in the "
+            "pipeline needs TeX.")
+
+
+# ---- formatting ----------------------------------------------------------------------
+def tex_escape(text: str) -> str:
+    out = str(text)
+    for a, b in (("\\", "\\textbackslash{}"), ("_", "\\_"), ("%", "\\%"), ("&", "\\&"),
+                 ("#", "\\#"), ("$", "\\$")):
+        out = out.replace(a, b)
+    return out.replace("λ", "$\\lambda$").replace("‖", "$\\|$").replace("±", "$\\pm$")
+
+
+def sci(x: float, digits: int = 2) -> str:
+    """A number in math mode: 0.123, or 1.23 \\times 10^{5} when large or tiny."""
+    if x is None or not math.isfinite(x):
+        return "—" if x is None or math.isnan(x) else ("$\\infty$" if x > 0 else "$-\\infty$")
+    if x != 0 and (abs(x) >= 1e3 or abs(x) < 1e-3):
+        mant, exp = f"{x:.{digits}e}".split("e")
+        return f"${mant} \\times 10^{{{int(exp)}}}$"
+    return f"${x:.3f}$"
+
+
+def tiny(x: float) -> str:
+    """A quantity that may be zero to float64 rounding: below 1e-15 it says so."""
+    return "$< 10^{-15}$" if abs(x) < 1e-15 else sci(x)
+
+
+def signed(x: float) -> str:
+    if x is None or not math.isfinite(x):
+        return "—"
+    return f"${x:+.3f}$"
+
+
+def lam_tex(lam: float) -> str:
+    """λ as TeX: 0, 10^{-4}, 3 \\times 10^{-3}."""
+    if lam == 0:
+        return "$0$"
+    mant, exp = f"{lam:.0e}".split("e")
+    return f"$10^{{{int(exp)}}}$" if mant == "1" else f"${mant} \\times 10^{{{int(exp)}}}$"
+
+
+def norm_tex(x: float) -> str:
+    """A norm to three significant figures: 143, 4.06 \\times 10^{3}."""
+    if x is None or not math.isfinite(x):
+        return sci(x)
+    return f"${x:.3g}$" if 1 <= abs(x) < 1e3 else sci(x)
+
+
+def spread(values, kind: str = "plain") -> str:
+    """mean ± std over seeds (ddof = 1) and n, in TeX: "not run" when there are no
+    values, "n/a" when the runs exist but the number is not defined for them."""
+    values = list(values)
+    v = np.asarray([x for x in values if x is not None and not pd.isna(x)], dtype=float)
+    if len(v) == 0:
+        return "n/a" if values else NOT_RUN
+    mean = float(v.mean())
+    std = float(v.std(ddof=1)) if len(v) > 1 else None
+    if kind == "norm":
+        text = norm_tex(mean)
+        if std is not None:
+            text += " (s.d. " + norm_tex(std) + ")"
+    else:
+        fmt = "{:+.3f}" if kind == "cosine" else "{:.3f}"
+        text = "$" + fmt.format(mean) + (f" \\pm {std:.3f}" if std is not None else "") + "$"
+    return f"{text} ($n{{=}}{len(v)}$)"
+
+
+# ---- the numbers -------------------------------------------------------------------
+def _pick(df: pd.DataFrame, method: str, lam: float) -> pd.DataFrame:
+    return df[(df.method == method) & np.isclose(df.lam.astype(float), lam)]
+
+
+def run_numbers(runs: pd.DataFrame, penalty: float) -> dict[str, str]:
+    """Accuracy, ‖h_L‖ and deep cosine at the final epoch, per role: {Bp,Dfa}{Zero,Pen},
+    Frozen, Fa — the cells the prose names (mean ± std over seeds)."""
+    out = {}
+    roles = {"BpZero": ("bp", 0.0), "BpPen": ("bp", penalty), "DfaZero": ("dfa", 0.0),
+             "DfaPen": ("dfa", penalty), "Frozen": ("frozen", 0.0), "Fa": ("fa", 0.0)}
+    for role, (method, lam) in roles.items():
+        sel = _pick(runs, method, lam)
+        out["acc" + role] = spread(sel.test_acc)
+        out["hL" + role] = spread(sel.h_L_norm_median, "norm")
+        out["deepcos" + role] = spread(sel.deep_cosine, "cosine")
+    # the smallest nonzero DFA λ below the penalty (1e-4 in the paper), if swept
+    small = sorted({float(x) for x in runs[runs.method == "dfa"].lam if 0 < float(x) < penalty})
+    sel = _pick(runs, "dfa", small[0]) if small else runs.iloc[0:0]
+    out["lamSmall"] = lam_tex(small[0]) if small else NOT_RUN
+    out["hLDfaSmall"] = spread(sel.h_L_norm_median, "norm")
+    out["deepcosDfaSmall"] = spread(sel.deep_cosine, "cosine")
+    out["accDfaSmall"] = spread(sel.test_acc)
+    return out
+
+
+def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
+    """Deep cosine with the trained-with B vs fresh draws, DFA at the penalty λ."""
+    sel = _pick(nulls, "dfa", penalty)
+    trained = sel[sel.feedback == "trained"].deep_cosine
+    fresh = sel[sel.feedback == "fresh"].deep_cosine
+    out = {"nullTrained": spread(trained, "cosine"),
+           "nullFresh": spread(fresh, "cosine"),
+           "nullDraws": str(int(sel[sel.feedback == "fresh"].groupby("seed").size().max()))
+           if len(fresh) else NOT_RUN}
+    ok = len(trained) and len(fresh)
+    above = ok and trained.mean() > fresh.mean() + 2 * fresh.std(ddof=1)
+    out["rescueverdict"] = (
+        "lies above the fresh-$B$ null by more than two of the null's standard deviations: "
+        "the blocks' teaching signals align with the true gradient because of the $B$ they "
+        "were trained with" if above else
+        "does not rise above the fresh-$B$ null by two of its standard deviations: these "
+        "runs show no alignment beyond chance" if ok else "was not measured")
+    return out
+
+
+def ordering_verdict(runs: pd.DataFrame, penalty: float) -> str:
+    """Whether the paper's ordering bp > dfa(penalty) > frozen > dfa(0) holds in test acc."""
+    cells = [("bp", 0.0), ("dfa", penalty), ("frozen", 0.0), ("dfa", 0.0)]
+    means = [_pick(runs, m, lam).test_acc.mean() for m, lam in cells]
+    if any(pd.isna(m) for m in means):
+        return "cannot be checked here (a run of the ordering is missing)"
+    holds = all(a > b for a, b in zip(means, means[1:]))
+    return "holds in our runs" if holds else "does not hold in our runs"
+
+
+def reproduction_numbers(rep: pd.DataFrame | None) -> dict[str, str]:
+    if rep is None or rep.empty:
+        return {"nCompared": "0", "nWithin": "0", "reproductiontable": "",
+                "paperHLDfaZero": NOT_RUN, "paperAccDfaZero": NOT_RUN, "paperAccFa": NOT_RUN}
+    compared = rep[rep.gap.notna()]
+    rows = []
+    for r in rep.itertuples():
+        run = f"{METHOD_NAMES.get(r.method, r.method)}, $\\lambda$ = {lam_tex(float(r.lam))}"
+        metric = METRIC_NAMES.get(r.metric, tex_escape(r.metric))
+        if isinstance(r.layer, (int, float)) and not pd.isna(r.layer):
+            metric += f" $l_{int(r.layer)}$"
+        if not pd.isna(r.paper):
+            paper = sci(r.paper) if r.metric == "h_L_norm_median" else f"${r.paper:+.3f}$" \
+                if "cosine" in r.metric else f"${r.paper:.3f}$"
+        else:
+            lo, hi = json.loads(r.paper_range) if isinstance(r.paper_range, str) else (None, None)
+            paper = f"$[{lo:+.2f}, {hi:+.2f}]$" if lo is not None else "—"
+        if pd.isna(r.ours_mean):
+            ours = NOT_RUN
+        elif r.metric == "h_L_norm_median":
+            ours = sci(r.ours_mean)
+        else:
+            ours = f"${r.ours_mean:+.3f}$" if "cosine" in r.metric else f"${r.ours_mean:.3f}$"
+        gap = "—" if pd.isna(r.gap) else f"${r.gap:+.1f}$"
+        mark = "" if pd.isna(r.gap) else ("\\checkmark" if bool(r.within_tolerance) else "")
+        rows.append(f"{run} & {metric} & {paper} & {ours} & {gap} & {mark} \\\\")
+    def paper_of(method, lam, metric):
+        row = rep[(rep.method == method) & np.isclose(rep.lam.astype(float), lam)
+                  & (rep.metric == metric)]
+        if row.empty or pd.isna(row.iloc[0].paper):
+            return NOT_RUN
+        v = float(row.iloc[0].paper)
+        return norm_tex(v) if metric == "h_L_norm_median" else f"${v:.3f}$"
+
+    return {"paperHLDfaZero": paper_of("dfa", 0.0, "h_L_norm_median"),
+            "paperAccDfaZero": paper_of("dfa", 0.0, "test_acc"),
+            "paperAccFa": paper_of("fa", 0.0, "test_acc"),
+            "nCompared": str(len(compared)),
+            "nWithin": str(int(compared.within_tolerance.astype(bool).sum())),
+            "reproductiontable": "\n".join(rows)}
+
+
+def variant_numbers(gaps: pd.DataFrame | None) -> dict[str, str]:
+    """The gap map's ranking: recipes by how many numbers fall within tolerance."""
+    if gaps is None or gaps.empty:
+        return {"nVariants": "0", "bestVariant": NOT_RUN, "bestVariantWithin": NOT_RUN,
+                "defaultWithin": NOT_RUN, "nGapNumbers": "0", "hLDfaZeroDefault": NOT_RUN,
+                "hLDfaZeroBest": NOT_RUN, "gapHLDfaZeroDefault": NOT_RUN,
+                "gapHLDfaZeroBest": NOT_RUN}
+    counted = gaps[gaps.gap.notna()]
+    within = counted.assign(w=counted.gap.abs() <= 1).groupby("recipe").w.sum()
+    others = within.drop("default", errors="ignore")
+    best = others.idxmax() if len(others) else "default"
+    n_numbers = counted[counted.recipe == "default"].shape[0]
+    headline = counted[(counted.run == "dfa, λ=0") & counted.metric.str.contains("h_L")]
+
+    def norm_of(recipe):
+        row = headline[headline.recipe == recipe]
+        if row.empty:
+            return NOT_RUN, NOT_RUN
+        r = row.iloc[0]
+        return norm_tex(float(r.ours_mean)) + f" ($n{{=}}{int(r.ours_n)}$)", f"${r.gap:+.1f}$"
+
+    (hl_default, gap_default), (hl_best, gap_best) = norm_of("default"), norm_of(best)
+    return {"nVariants": str(len(others)), "bestVariant": tex_escape(best),
+            "bestVariantWithin": str(int(within[best])),
+            "defaultWithin": str(int(within.get("default", 0))), "nGapNumbers": str(n_numbers),
+            "hLDfaZeroDefault": hl_default, "hLDfaZeroBest": hl_best,
+            "gapHLDfaZeroDefault": gap_default, "gapHLDfaZeroBest": gap_best}
+
+
+def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
+    """EP's cosine to BPTT per parameter group at the shortest and longest free phase
+    (mean ± std over seeds, each seed the mean over its probe batches)."""
+    keys = ("epBlockZeroShort", "epBlockZeroLong", "epAllShort", "epAllLong",
+            "epEmbShort", "epEmbLong", "epFreeShort", "epFreeLong", "epResidualLong")
+    if by_seed is None or by_seed.empty:
+        return dict.fromkeys(keys, NOT_RUN) | {"epverdict": "was not run"}
+    d = by_seed[by_seed.precision == precision]
+    steps = sorted(d.free_steps.unique())
+    short, long_ = steps[0], steps[-1]
+
+    def cos(group, t):
+        return spread(d[(d.group == group) & (d.free_steps == t)].cosine, "cosine")
+
+    block0 = d[(d.group == "block0") & (d.free_steps == long_)].cosine
+    res = d[(d.group == "all") & (d.free_steps == long_)].residual
+    out = {"epBlockZeroShort": cos("block0", short), "epBlockZeroLong": cos("block0", long_),
+           "epAllShort": cos("all", short), "epAllLong": cos("all", long_),
+           "epEmbShort": cos("embeddings", short), "epEmbLong": cos("embeddings", long_),
+           "epFreeShort": f"${int(short)}$", "epFreeLong": f"${int(long_)}$",
+           "epResidualLong": sci(float(res.median())) if len(res) else NOT_RUN}
+    lowest = float(block0.min()) if len(block0) else math.nan
+    out["epverdict"] = (
+        "reaches the bottom block: block~0's cosine to BPTT stays above 0.9 for every seed"
+        if lowest > 0.9 else
+        "reaches the bottom block only partly: block~0's cosine falls below 0.9 for at least "
+        "one seed" if lowest > 0 else "does not reach the bottom block")
+    return out
+
+
+def primer_numbers(check: dict | None) -> dict[str, str]:
+    """The primer's EP → BP check on the residual layered energy."""
+    keys = ("primerBetaMin", "primerMisalignOneSided", "primerMisalignSymmetric",
+            "primerSlopeOneSided", "primerSlopeSymmetric", "primerFreeEnergy")
+    if check is None:
+        return dict.fromkeys(keys, NOT_RUN)
+    m = check["models"]["residual"]
+    g = m["groups"]["all"]
+    return {"primerBetaMin": sci(m["beta"][0]),
+            "primerMisalignOneSided": sci(1 - g["one_sided"]["cosine"][0]),
+            "primerMisalignSymmetric": tiny(1 - g["symmetric"]["cosine"][0]),
+            "primerSlopeOneSided": f"${m['slopes']['all']['one_sided']:.2f}$",
+            "primerSlopeSymmetric": f"${m['slopes']['all']['symmetric']:.2f}$",
+            "primerFreeEnergy": tiny(m["free_energy"])}
+
+
+def _short_source(source: str) -> str:
+    """``name (sha256 <64 hex>)`` → ``name (sha256 <first 16>…)``: fits a line."""
+    return re.sub(r"(sha256 [0-9a-f]{16})[0-9a-f]{48}", r"\1…", source)
+
+
+def setup_numbers(cfg: dict, info: dict) -> dict[str, str]:
+    tr, m, sweep = cfg["training"], cfg["model"], cfg["sweep"]
+    fa_epochs = tr.get("per_method", {}).get("fa", {}).get("epochs", tr["epochs"])
+    ep = cfg["ep_stack"]
+    return {
+        "datasetname": DATASET_NAMES.get(cfg["dataset"], tex_escape(cfg["dataset"])),
+        "datasource": tex_escape(_short_source(info.get("source", cfg["dataset"]))),
+        "ntrain": f"${info['n_train']}$", "ntest": f"${info['n_test']}$",
+        "width": f"${m['width']}$", "depth": f"${m['depth']}$",
+        "epochs": f"${tr['epochs']}$", "faepochs": f"${fa_epochs}$",
+        "batchsize": f"${tr['batch_size']}$", "lr": f"${tr['lr']:g}$",
+        "weightdecay": f"${tr['weight_decay']:g}$",
+        "augmentation": tex_escape(tr.get("augmentation", "none")).replace("\\_", " + "),
+        "nseeds": f"${len(sweep['seeds'])}$",
+        "seeds": ", ".join(f"${s}$" for s in sweep["seeds"]),
+        "penaltylam": lam_tex(cfg["figures"]["penalty_lambda"]),
+        "diagn": f"${cfg['diagnostics']['n_samples']}$",
+        "epcorpus": tex_escape(", ".join(ep["corpora"])) or NOT_RUN,
+        "epnseeds": f"${len(ep['seeds'])}$",
+        "epblocks": f"${ep['model']['blocks']}$", "epwidth": f"${ep['model']['width']}$",
+        "eppretrainsteps": f"${ep['pretrain']['steps']}$",
+        "eprelaxsteps": f"${ep['pretrain']['relax_steps']}$",
+    }
+
+
+def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
+            reproduction: pd.DataFrame | None = None, gaps: pd.DataFrame | None = None,
+            ep_by_seed: pd.DataFrame | None = None, primer: dict | None = None,
+            ) -> tuple[dict[str, str], dict[str, bool]]:
+    """(macros, flags) for numbers.tex."""
+    penalty = float(cfg["figures"]["penalty_lambda"])
+    macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty),
+              **null_numbers(nulls, penalty), **reproduction_numbers(reproduction),
+              **variant_numbers(gaps),
+              **ep_numbers(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
+              **primer_numbers(primer)}
+    macros["orderingverdict"] = ordering_verdict(runs, penalty)
+    flags = {"hasreference": reproduction is not None and not reproduction.empty,
+             "hasvariants": gaps is not None and not gaps.empty,
+             "hasfa": bool(len(_pick(runs, "fa", 0.0))),
+             "hasep": ep_by_seed is not None and not ep_by_seed.empty,
+             "hasprobes": bool(cfg["probes"]["epochs"])}
+    return macros, flags
+
+
+def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> str:
+    lines = [f"% Generated by the pipeline (rule paper_numbers) from {source}.",
+             "% Do not edit: rerun `snakemake paper/ms.pdf`."]
+    for flag, value in flags.items():
+        lines += [f"\\newif\\if{flag}", f"\\{flag}{'true' if value else 'false'}"]
+    for name, value in macros.items():
+        if not re.fullmatch(r"[A-Za-z]+", name):
+            raise ValueError(f"not a TeX command name: {name!r}")
+        lines.append(f"\\newcommand{{\\{name}}}{{{value}}}")
+    return "\n".join(lines) + "\n"
+
+
+def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, out, reproduction_csv=None,
+                  gaps_csv=None, ep_by_seed_csv=None, primer_json=None) -> dict[str, str]:
+    def read(p):
+        return pd.read_csv(p) if p else None
+
+    info = json.loads(Path(info_path).read_text())
+    primer = json.loads(Path(primer_json).read_text()) if primer_json else None
+    macros, flags = numbers(cfg, info, pd.read_csv(runs_csv), pd.read_csv(nulls_csv),
+                            read(reproduction_csv), read(gaps_csv), read(ep_by_seed_csv),
+                            primer)
+    source = f"results/{cfg['dataset']}/summary and the EP and primer results"
+    atomic_write_text(out, numbers_tex(macros, flags, source))
+    return macros
+
+
+# ---- the build -----------------------------------------------------------------------
+def check_tex() -> None:
+    """Fail at once, naming what to install, when no TeX engine is on PATH."""
+    missing = [t for t in TEX_ENGINES if shutil.which(t) is None]
+    if missing:
+        raise RuntimeError(f"{' and '.join(missing)} not found: {TEX_HELP}")
+
+
+def build_pdf(tex: str | Path, out_pdf: str | Path) -> Path:
+    """latexmk + pdflatex in the tex file's folder (auxiliary files and latexmk's own
+    output in ``build/``), with a fixed SOURCE_DATE_EPOCH so that the same sources give
+    the same PDF bytes. Returns the path of latexmk's output."""
+    check_tex()
+    tex = Path(tex).resolve()
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1"}
+    cmd = ["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error",
+           "-outdir=build", tex.name]
+    proc = subprocess.run(cmd, cwd=tex.parent, env=env, capture_output=True, text=True)
+    (tex.parent / "build").mkdir(exist_ok=True)
+    log = tex.parent / "build" / (tex.stem + ".latexmk.log")
+    log.write_text(proc.stdout + proc.stderr)
+    built = tex.parent / "build" / (tex.stem + ".pdf")
+    if proc.returncode != 0 or not built.exists():
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-25:])
+        raise RuntimeError(f"latexmk failed on {tex.name} (exit {proc.returncode}):\n{tail}")
+    tmp = Path(out_pdf).with_suffix(".pdf.tmp")
+    shutil.copyfile(built, tmp)
+    os.replace(tmp, out_pdf)
+    return log
+
+
+def figure_names(tex_text: str) -> list[str]:
+    """The figure files ``\\includegraphics`` names in a manuscript."""
+    return sorted(set(re.findall(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]+)\}", tex_text)))
+
+
+def bundle(tex: str | Path, numbers_file: str | Path, figures: list[str | Path],
+           out: str | Path) -> None:
+    """arxiv.tar.gz: the manuscript, numbers.tex and the figure PDFs, laid out so that
+    ``latexmk -pdf ms.tex`` compiles in the unpacked folder (same mtime on every member,
+    so the same inputs give the same archive)."""
+    def add(tar, path, arcname):
+        info = tar.gettarinfo(str(path), arcname)
+        info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+        with open(path, "rb") as f:
+            tar.addfile(info, f)
+
+    tmp = Path(str(out) + ".tmp")
+    with open(tmp, "wb") as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
+                tarfile.open(fileobj=gz, mode="w") as tar:
+            add(tar, tex, Path(tex).name)
+            add(tar, numbers_file, Path(numbers_file).name)
+            for fig in sorted(map(Path, figures)):
+                add(tar, fig, f"figures/{fig.name}")
+    os.replace(tmp, out)
+
+
+# ---- the typed-number check --------------------------------------------------------
+_RESULT_LIKE = re.compile(
+    r"(?<![\w.])[-+−]?\d+\.\d+"              # a decimal: 0.36, 4.0
+    r"|\d+(?:\.\d+)?\s*\\%"                  # a percentage: 36\%
+    r"|\d+(?:\.\d+)?\s*(?:\\times|×)\s*10"   # scientific notation: 4 \times 10^8
+    r"|10\^\{?[-−]?\d"                       # a power of ten: 10^{-2}
+    r"|\d+(?:\.\d+)?e[-+]?\d+"               # 4e8, 1.0e-4
+)
+
+
+def typed_numbers(tex_text: str) -> list[str]:
+    """Result-like numbers typed into a manuscript's prose (outside macros): what the
+    manuscript must take from numbers.tex instead. Comments, optional arguments
+    (``[width=…]``, ``[margin=25mm]``) and the arguments of file, label and citation
+    commands are not prose and are skipped."""
+    text = re.sub(r"(?<!\\)%.*", "", tex_text)  # comments
+    text = re.sub(r"\[[^\]]*\]", "", text)  # optional arguments
+    text = re.sub(r"\\(?:includegraphics|input|label|ref|cite|bibitem|usepackage|"
+                  r"documentclass|graphicspath|begin|end)\s*\{[^}]*\}", "", text)
+    return [m.group() for m in _RESULT_LIKE.finditer(text)]

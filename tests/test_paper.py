@@ -1,0 +1,74 @@
+"""The manuscript's numbers: macros from tables, nothing typed (no TeX needed here; the
+build itself is tested on the tiny workflow in test_workflow.py)."""
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from credit_assign import paper
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_no_result_number_is_typed_into_the_manuscript():
+    assert paper.typed_numbers((ROOT / "paper/ms.tex").read_text()) == []
+
+
+@pytest.mark.parametrize("typed", ["accuracy 0.36 in", "a 36\\% gain", "$4 \\times 10^8$",
+                                   "norm 4e8", "$10^{-2}$", "$-0.020$"])
+def test_the_check_finds_a_typed_result(typed):
+    assert paper.typed_numbers(f"Some prose with {typed} here.") != []
+
+
+def test_the_check_leaves_layout_and_macros_alone():
+    tex = ("\\usepackage[margin=25mm]{geometry} % 0.5 in a comment\n"
+           "\\includegraphics[width=0.9\\linewidth]{figures/fig4_v1.2.pdf}\n"
+           "Accuracy \\accDfaPen{} in \\cite{nokland2016}, seeds \\seeds, 3 seeds.")
+    assert paper.typed_numbers(tex) == []
+
+
+def test_spread_says_mean_std_and_n_or_why_there_is_none():
+    assert paper.spread([0.5, 0.7]) == "$0.600 \\pm 0.141$ ($n{=}2$)"
+    assert paper.spread([0.1], "cosine") == "$+0.100$ ($n{=}1$)"
+    assert paper.spread([4e8, 2e8], "norm").startswith("$3.00 \\times 10^{8}$ (s.d. $1.41")
+    assert paper.spread([]) == paper.NOT_RUN
+    assert paper.spread([math.nan, None]) == "n/a"  # runs exist, the number is undefined
+
+
+def test_lambda_in_tex():
+    assert paper.lam_tex(0) == "$0$" and paper.lam_tex(1e-2) == "$10^{-2}$"
+    assert paper.lam_tex(3e-3) == "$3 \\times 10^{-3}$"
+
+
+def _runs(rows):
+    return pd.DataFrame(rows, columns=["method", "lam", "seed", "test_acc", "h_L_norm_median",
+                                       "deep_cosine"])
+
+
+def test_numbers_follow_the_tables_and_flags_follow_the_config():
+    runs = _runs([("bp", 0, 1, 0.58, 140.0, 1.0), ("bp", 0, 2, 0.6, 150.0, 1.0),
+                  ("dfa", 0, 1, 0.30, 5e5, 0.01), ("dfa", 0.01, 1, 0.36, 4e4, 0.15),
+                  ("frozen", 0, 1, 0.35, 150.0, None)])
+    nulls = pd.DataFrame({"method": "dfa", "lam": 0.01, "seed": 1,
+                          "feedback": ["trained", "fresh", "fresh", "fresh"],
+                          "deep_cosine": [0.15, 0.01, -0.01, 0.0]})
+    cfg = {"dataset": "digits", "model": {"width": 16, "depth": 2},
+           "training": {"epochs": 2, "batch_size": 8, "lr": 1e-3, "weight_decay": 0.01},
+           "sweep": {"seeds": [1, 2]}, "diagnostics": {"n_samples": 100},
+           "figures": {"penalty_lambda": 0.01}, "probes": {"epochs": []},
+           "ep_stack": {"corpora": [], "seeds": [0], "model": {"blocks": 2, "width": 16},
+                        "pretrain": {"steps": 3, "relax_steps": 20, "precision": "float32"}}}
+    macros, flags = paper.numbers(cfg, {"n_train": 10, "n_test": 5, "source": "x"}, runs,
+                                  nulls)
+    assert macros["accBpZero"] == "$0.590 \\pm 0.014$ ($n{=}2$)"
+    assert macros["accFa"] == paper.NOT_RUN and not flags["hasfa"]
+    assert macros["deepcosFrozen"] == "n/a"
+    assert "lies above the fresh-$B$ null" in macros["rescueverdict"]
+    assert macros["orderingverdict"] == "holds in our runs"
+    assert flags == {"hasreference": False, "hasvariants": False, "hasfa": False,
+                     "hasep": False, "hasprobes": False}
+    tex = paper.numbers_tex(macros, flags, "test")
+    assert "\\newcommand{\\accBpZero}{$0.590 \\pm 0.014$ ($n{=}2$)}" in tex
+    assert "\\hasfafalse" in tex

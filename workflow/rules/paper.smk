@@ -1,0 +1,59 @@
+# The reproduction paper: numbers.tex from the summary tables, then latexmk. Not part
+# of `all` (TeX is optional): ask for paper/ms.pdf or paper/arxiv.tar.gz. Helpers
+# (paper_figures, paper_number_inputs, ...) are in common.smk.
+
+
+rule paper_numbers:
+    """Every number the manuscript states, as a TeX macro, from the summary tables."""
+    input:
+        unpack(paper_number_inputs),
+    output:
+        "paper/numbers.tex",
+    log:
+        "logs/paper/numbers.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        config=paper_number_config,
+    script:
+        "../../scripts/paper_numbers.py"
+
+
+rule paper:
+    """paper/ms.pdf: latexmk + pdflatex on ms.tex, numbers.tex and the figure PDFs."""
+    input:
+        unpack(paper_build_inputs),
+    output:
+        "paper/ms.pdf",
+    log:
+        "logs/paper/ms.log",
+    conda:
+        "../../envs/paper.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../../scripts/build_paper.py"
+
+
+rule arxiv:
+    """paper/arxiv.tar.gz: ms.tex, numbers.tex and the figures, compilable on their own."""
+    input:
+        unpack(paper_sources),
+    output:
+        "paper/arxiv.tar.gz",
+    log:
+        "logs/paper/arxiv.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../../scripts/bundle_paper.py"
