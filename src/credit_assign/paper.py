@@ -209,7 +209,9 @@ def variant_numbers(gaps: pd.DataFrame | None) -> dict[str, str]:
         return {"nVariants": "0", "bestVariant": NOT_RUN, "bestVariantWithin": NOT_RUN,
                 "defaultWithin": NOT_RUN, "nGapNumbers": "0", "hLDfaZeroDefault": NOT_RUN,
                 "hLDfaZeroBest": NOT_RUN, "gapHLDfaZeroDefault": NOT_RUN,
-                "gapHLDfaZeroBest": NOT_RUN}
+                "gapHLDfaZeroBest": NOT_RUN, "largestRecipe": NOT_RUN,
+                "hLDfaZeroLargest": NOT_RUN, "gapHLDfaZeroLargest": NOT_RUN,
+                "hLDfaZeroOneBatch": NOT_RUN, "gapHLDfaZeroOneBatch": NOT_RUN}
     counted = gaps[gaps.gap.notna()]
     within = counted.assign(w=counted.gap.abs() <= 1).groupby("recipe").w.sum()
     others = within.drop("default", errors="ignore")
@@ -225,11 +227,18 @@ def variant_numbers(gaps: pd.DataFrame | None) -> dict[str, str]:
         return norm_tex(float(r.ours_mean)) + f" ($n{{=}}{int(r.ours_n)}$)", f"${r.gap:+.1f}$"
 
     (hl_default, gap_default), (hl_best, gap_best) = norm_of("default"), norm_of(best)
+    own = headline[~headline.inherited.astype(bool)]
+    largest = own.loc[own.ours_mean.idxmax()].recipe if len(own) else None
+    (hl_largest, gap_largest), (hl_batch, gap_batch) = (
+        norm_of(largest) if largest else (NOT_RUN, NOT_RUN), norm_of("measured_one_batch"))
     return {"nVariants": str(len(others)), "bestVariant": tex_escape(best),
             "bestVariantWithin": str(int(within[best])),
             "defaultWithin": str(int(within.get("default", 0))), "nGapNumbers": str(n_numbers),
             "hLDfaZeroDefault": hl_default, "hLDfaZeroBest": hl_best,
-            "gapHLDfaZeroDefault": gap_default, "gapHLDfaZeroBest": gap_best}
+            "gapHLDfaZeroDefault": gap_default, "gapHLDfaZeroBest": gap_best,
+            "largestRecipe": tex_escape(largest) if largest else NOT_RUN,
+            "hLDfaZeroLargest": hl_largest, "gapHLDfaZeroLargest": gap_largest,
+            "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch}
 
 
 def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
