@@ -99,7 +99,9 @@ def report(data: dict) -> str:
     if run:
         total = run["jobs"].get("total", sum(v for k, v in run["jobs"].items()))
         head += (
-            f"**Measured end to end: {run['wall_s'] / 60:.1f} min** on {data['cores']} cores "
+            f"**Measured end to end: {run['wall_s'] / 60:.1f} min** on {data['cores']} cores, "
+            + ("within" if run["wall_s"] <= 60 * data.get("target_min", 75) else "over")
+            + f" the target of {data.get('target_min', 75):g} min "
             f"({total} jobs, {'complete' if run['complete'] else 'INCOMPLETE'}; "
             f"{run['start']} to {run['end']}, from the run's Snakemake log "
             f"`{run['log']}`): `snakemake --cores {data['cores']}` on config/config.yaml "
@@ -124,6 +126,8 @@ def main() -> None:
     ap.add_argument("--ep-results", type=Path, help="where results/ep_stack lives "
                     "(default: --results)")
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--target-min", type=float, default=75.0,
+                    help="the wall-time target the report compares the measurement with")
     ap.add_argument("--snakemake-log", type=Path, help="the run's .snakemake/log file: "
                     "report its measured wall time too")
     ap.add_argument("--out", type=Path)
@@ -135,6 +139,7 @@ def main() -> None:
     data = estimate(args.results, args.ep_results or args.results, args.cores)
     if args.snakemake_log:
         data["measured"] = measured(args.snakemake_log)
+        data["target_min"] = args.target_min
     text = json.dumps(data, indent=1)
     if args.out:
         args.out.write_text(text + "\n")

@@ -26,3 +26,12 @@ def test_no_committed_file_names_a_path_of_the_machine_that_made_it():
         hits += [f"{name}:{i}" for i, line in enumerate(text.splitlines(), 1)
                  if MACHINE_PATH.search(line)]
     assert hits == [], f"machine paths in committed files: {hits}"
+
+
+def test_hand_written_pages_type_no_measured_number():
+    """README and docs/performance.md point to generated pages for every measurement
+    (docs: numbers come from generated files, never typed)."""
+    for name in ("README.md", "docs/performance.md"):
+        text = (ROOT / name).read_text()
+        found = re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])|\d+\s?%", text)
+        assert found == [], f"{name} types {found}"
