@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from credit_assign.results import SCHEMA_PATH
+from credit_assign.results import schema
 from credit_assign.runtime import atomic_write_text
 
 METRIC_NAMES = {
@@ -29,9 +29,9 @@ METRIC_NAMES = {
 
 def load_reference(path: str | Path) -> dict:
     ref = yaml.safe_load(Path(path).read_text())
-    schema = yaml.safe_load((SCHEMA_PATH.parent / "reference.schema.yaml").read_text())
+    ref_schema = schema("reference")
     try:
-        jsonschema.validate(ref, schema)
+        jsonschema.validate(ref, ref_schema)
     except jsonschema.ValidationError as err:
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
         raise ValueError(f"{path}: invalid reference file at {where}: {err.message}") from err

@@ -1,4 +1,5 @@
-"""Result files are data: every one is validated against workflow/schemas/result.schema.yaml
+"""Result files are data: every one is validated against the package's
+schemas/result.schema.yaml
 when written and again when read, so a truncated or hand-edited file stops the
 rule that reads it — with the file's name and what is wrong — before any figure."""
 
@@ -6,13 +7,19 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "result.schema.yaml"
+
+def schema(name: str) -> dict:
+    """A schema shipped with the package (``credit_assign/schemas/<name>.schema.yaml``),
+    found through importlib.resources: from a checkout, an editable or a wheel install."""
+    return yaml.safe_load(resources.files("credit_assign").joinpath(
+        "schemas", f"{name}.schema.yaml").read_text(encoding="utf-8"))
 
 
 class ResultError(ValueError):
@@ -21,11 +28,7 @@ class ResultError(ValueError):
 
 @cache
 def _schema() -> dict:
-    if not SCHEMA_PATH.exists():
-        raise FileNotFoundError(
-            f"result schema not found at {SCHEMA_PATH}; run from a checkout of the repository"
-        )
-    return yaml.safe_load(SCHEMA_PATH.read_text())
+    return schema("result")
 
 
 def validate_result(obj: Any, kind: str, source: str = "<memory>") -> None:

@@ -1,0 +1,41 @@
+"""The package as a user installs it: a built wheel (not the editable checkout) carries
+its schemas and validates a result; building it warns of nothing of ours."""
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_built_wheel_validates_results_with_its_own_schemas(tmp_path):
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                            "--no-build-isolation", "-w", str(tmp_path / "dist"), str(ROOT)],
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    assert "Deprecat" not in build.stdout + build.stderr  # e.g. a TOML-table license
+    wheel = next((tmp_path / "dist").glob("credit_assign-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "credit_assign/schemas/result.schema.yaml" in names
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
+                    "--target", str(site), str(wheel)], check=True, capture_output=True)
+    script = """
+import json, sys
+import credit_assign, credit_assign.results as r
+print(json.dumps({"file": credit_assign.__file__, "kinds": sorted(r.schema("result")["$defs"])}))
+try:
+    r.validate_result({"kind": "train"}, "train", source="x.json")
+except r.ResultError as err:
+    print("refused:", err)
+"""
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                         text=True, env={"PYTHONPATH": str(site), "PATH": ""}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    first, refusal = out.stdout.splitlines()[:2]
+    info = json.loads(first)
+    assert info["file"].startswith(str(site))  # the wheel's copy, not the checkout
+    assert "train" in info["kinds"]
+    assert refusal.startswith("refused: x.json: not a valid train result")
