@@ -55,6 +55,7 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/snakefmt --check Snakefile workflow/
 	$(BIN)/snakemake --lint --configfile config/quick.yaml
 

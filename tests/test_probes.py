@@ -5,12 +5,8 @@ import torch
 
 from credit_assign.diagnostics import per_sample_cosine, true_hidden_grads
 from credit_assign.model import ResidualMLP
-from credit_assign.probes import (
-    loss_decrease_ratio,
-    node_perturbation_signals,
-    per_sample_loss,
-    random_direction_rule,
-)
+from credit_assign.perturbation import node_perturbation_signals, per_sample_loss
+from credit_assign.probes import loss_decrease_ratio, random_direction_rule
 from credit_assign.rules import RuleOptions, make_rule
 
 
@@ -84,7 +80,7 @@ def test_node_perturbation_is_as_good_on_a_huge_state_as_on_a_small_one():
 
     from credit_assign.diagnostics import per_sample_cosine, true_hidden_grads
     from credit_assign.model import ResidualMLP
-    from credit_assign.probes import hidden_states, node_perturbation_signals
+    from credit_assign.perturbation import hidden_states, node_perturbation_signals
 
     g = torch.Generator().manual_seed(0)
     x, y = torch.randn(32, 12, generator=g), torch.randint(0, 3, (32,), generator=g)

@@ -24,6 +24,7 @@ import torch
 from torch import Tensor
 
 from credit_assign import runtime
+from credit_assign.runtime import atomic_torch_save
 
 CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"
@@ -247,8 +248,6 @@ def resolve_cifar10(source: str, data_dir: Path) -> Path:
 
 def prepare(name: str, source: str | None, data_dir: Path, out: Path) -> dict[str, Any]:
     """Decode dataset ``name`` once into the cache file ``out``; returns its info."""
-    from credit_assign.runtime import atomic_torch_save
-
     if name == "digits":
         raw, scale = _digits(), 16.0
         origin = "sklearn.datasets.load_digits (embedded)"

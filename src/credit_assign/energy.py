@@ -21,6 +21,8 @@ from torch import Tensor
 from torch.nn import functional as F
 
 from credit_assign.model import ResidualMLP
+from credit_assign.results import write_result
+from credit_assign.runtime import provenance, set_threads
 
 
 def energy(model: ResidualMLP, x: Tensor, z: list[Tensor]) -> Tensor:
@@ -148,9 +150,6 @@ def primer_check(width: int, depth: int, batch: int, n_in: int, n_classes: int, 
 def primer_check_job(settings: dict, out, threads: int | None = None) -> dict:
     """Rule primer_check: run :func:`primer_check` and write a validated JSON."""
     import time
-
-    from credit_assign.results import write_result
-    from credit_assign.runtime import provenance, set_threads
 
     if threads:
         set_threads(threads)

@@ -19,6 +19,16 @@ from typing import Any
 import torch
 
 from credit_assign import ep_stack as eps
+from credit_assign.results import read_result, write_result
+from credit_assign.runtime import (
+    atomic_torch_save,
+    atomic_write_text,
+    library_digest,
+    load_resume,
+    provenance,
+    run_record,
+    set_threads,
+)
 from credit_assign.text import CharCorpus
 
 log = logging.getLogger(__name__)
@@ -83,8 +93,6 @@ def probe_batch(stack, idx, y, s: dict) -> tuple[dict, dict]:
 def run_probe(corpus: CharCorpus, settings: dict, seed: int, resume: str | Path | None = None,
               progress: bool = True) -> tuple[dict, dict]:
     """Pretrain, then probe; returns (result body, timings). Resumable through ``resume``."""
-    from credit_assign.runtime import atomic_torch_save, library_digest, load_resume
-
     s, p, pr = settings, settings["pretrain"], settings["probe"]
     torch.manual_seed(seed)
     stack = build_stack(len(corpus.vocab), s, seed)
@@ -155,9 +163,6 @@ def run_probe(corpus: CharCorpus, settings: dict, seed: int, resume: str | Path 
 def ep_probe_job(corpus_path, corpus_name: str, seed: int, settings: dict, out, timings_out,
                  resume=None, threads: int | None = None) -> dict:
     """Rule ep_stack_probe: one (corpus, seed) probe → result JSON + timings JSON."""
-    from credit_assign.results import write_result
-    from credit_assign.runtime import provenance, run_record, set_threads
-
     if threads:
         set_threads(threads)
     t0 = time.perf_counter()
@@ -229,9 +234,6 @@ def by_seed(cos):
 
 
 def write_summary(result_paths, timing_paths, outputs) -> None:
-    from credit_assign.results import read_result
-    from credit_assign.runtime import atomic_write_text
-
     results = [read_result(p, "ep_stack") for p in result_paths]
     timings = [read_result(p, "ep_stack_timings") for p in timing_paths]
     tables = summary_tables(results, timings)

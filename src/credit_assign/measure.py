@@ -23,9 +23,9 @@ import torch
 
 from credit_assign import data as datasets
 from credit_assign.diagnostics import alignment
-from credit_assign.results import write_result
-from credit_assign.runtime import provenance, set_threads
-from credit_assign.train import load_trained
+from credit_assign.results import read_result, write_result
+from credit_assign.runs import load_trained
+from credit_assign.runtime import atomic_write_text, provenance, set_threads
 
 
 def _normalised(data: dict, idx: torch.Tensor, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -99,8 +99,5 @@ def table(results: list[dict]):
 
 
 def write_table(result_paths, out) -> None:
-    from credit_assign.results import read_result
-    from credit_assign.runtime import atomic_write_text
-
     frame = table([read_result(p, "measure") for p in result_paths])
     atomic_write_text(out, frame.to_csv(index=False, float_format="%.6g"))

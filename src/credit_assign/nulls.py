@@ -9,8 +9,8 @@ from pathlib import Path
 from credit_assign import data as datasets
 from credit_assign.diagnostics import fresh_b_null
 from credit_assign.results import write_result
+from credit_assign.runs import load_trained
 from credit_assign.runtime import provenance, set_threads
-from credit_assign.train import load_trained
 
 log = logging.getLogger("credit_assign.nulls")
 

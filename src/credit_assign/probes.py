@@ -3,9 +3,8 @@
 Measurement tools only — no learning rule calls them, except that node
 perturbation's estimator is also offered as a rule (``rules.NodePerturbation``).
 
-* :func:`node_perturbation_signals` — forward-difference estimates of ∂L/∂h_l from
-  random perturbations of the hidden states, either *sequential* (one layer
-  perturbed per pass) or *simultaneous* (all layers in one noisy pass);
+* node perturbation's estimates (:mod:`credit_assign.perturbation`), measured like
+  every rule's signal;
 * :func:`loss_decrease_ratio` — one rule update on a copy vs one exact-gradient SGD
   step on another copy, same batch, same learning rate: ΔL_rule / ΔL_sgd;
 * :func:`report` — per-layer cosines and norms of every rule at one checkpoint.
@@ -14,83 +13,21 @@ perturbation's estimator is also offered as a rule (``rules.NodePerturbation``).
 from __future__ import annotations
 
 import copy
+import time
+from dataclasses import replace
 
 import torch
 from torch import Tensor
 from torch.nn import functional as F
 
+from credit_assign import data as datasets
 from credit_assign.diagnostics import alignment, median_norm, per_sample_cosine, true_hidden_grads
 from credit_assign.model import ResidualMLP
-
-
-def per_sample_loss(model: ResidualMLP, x: Tensor, y: Tensor,
-                    noise: list[Tensor | None] | None = None) -> Tensor:
-    """CE of each sample (N,) with ``noise[l]`` added to hidden state h_l (None: none).
-
-    Divided by N, so that its sum is the batch-mean CE whose gradient the probes
-    compare with: the estimates carry the same scale as ∂CE/∂h_l.
-    """
-    noise = noise or [None] * (model.depth + 1)
-    h = model.embed(x)
-    if noise[0] is not None:
-        h = h + noise[0]
-    for l in range(1, model.depth + 1):
-        h = model.layer_map(l, h)
-        if noise[l] is not None:
-            h = h + noise[l]
-    return F.cross_entropy(model.readout(h), y, reduction="none") / len(y)
-
-
-@torch.no_grad()
-def node_perturbation_signals(model: ResidualMLP, x: Tensor, y: Tensor, sigma: float,
-                              directions: int, mode: str, generator: torch.Generator
-                              ) -> list[Tensor]:
-    """Estimate g_l = ∂CE/∂h_l for every l from ``directions`` random perturbations.
-
-    ĝ_l = mean_k [L(h + σ_l ξ_k) − L(h)] / σ_l · ξ_k,l per sample, with ξ ~ N(0, I).
-    ``sigma`` is relative: σ_l = sigma · RMS(h_l) per sample, so the perturbation is
-    the same fraction of every state whatever its scale (an absolute σ on a state of
-    norm 1e5, as DFA's at λ = 0 reaches, falls below float32's resolution of it and
-    the estimate becomes rounding noise). Unbiased for small σ in both modes, since
-    E[ΔL ξ_l] = σ_l g_l when the ξ of different layers are independent.
-    mode ``sequential``: a separate pass per layer and direction (only ξ_l ≠ 0);
-    ``simultaneous``: one pass per direction with every layer perturbed at once —
-    cheaper by a factor L+1, noisier (the other layers' noise enters ΔL).
-    """
-    if mode not in ("sequential", "simultaneous"):
-        raise ValueError(f"node perturbation mode must be sequential or simultaneous, got {mode}")
-    n_states = model.depth + 1
-    clean = per_sample_loss(model, x, y)
-    width, n = model.width, len(x)
-    scale = [sigma * h.pow(2).mean(dim=1, keepdim=True).sqrt().clamp_min(1e-30)
-             for h in hidden_states(model, x)]
-    estimates = [torch.zeros(n, width, dtype=x.dtype, device=x.device) for _ in range(n_states)]
-
-    def draw():
-        return torch.randn(n, width, generator=generator, dtype=x.dtype).to(x.device)
-
-    for _ in range(directions):
-        if mode == "simultaneous":
-            xi = [draw() for _ in range(n_states)]
-            delta = per_sample_loss(model, x, y, [s * z for s, z in zip(scale, xi)]) - clean
-            for l in range(n_states):
-                estimates[l] += delta[:, None] * xi[l] / scale[l]
-        else:
-            for l in range(n_states):
-                xi = draw()
-                noise = [None] * n_states
-                noise[l] = scale[l] * xi
-                delta = per_sample_loss(model, x, y, noise) - clean
-                estimates[l] += delta[:, None] * xi / scale[l]
-    return [e / directions for e in estimates]
-
-
-def hidden_states(model: ResidualMLP, x: Tensor) -> list[Tensor]:
-    """h_0 … h_L of the clean forward pass."""
-    h = [model.embed(x)]
-    for l in range(1, model.depth + 1):
-        h.append(model.layer_map(l, h[-1]))
-    return h
+from credit_assign.perturbation import node_perturbation_signals
+from credit_assign.results import write_result
+from credit_assign.rules import RuleOutput, make_rule, param_grads
+from credit_assign.runs import build, load_weights
+from credit_assign.runtime import load_checkpoint, provenance, resolve_device, set_threads
 
 
 def loss_decrease_ratio(model: ResidualMLP, rule, x: Tensor, y: Tensor, lr: float) -> dict:
@@ -126,9 +63,7 @@ def random_direction_rule(model: ResidualMLP, generator: torch.Generator):
         local = False
 
         def update(self, model, cache, y):
-            from credit_assign.rules import RuleOutput, _grads
-
-            grads, _ = _grads(F.cross_entropy(cache.logits, y), dict(model.named_parameters()))
+            grads, _ = param_grads(F.cross_entropy(cache.logits, y), dict(model.named_parameters()))
             rand = {}
             for name, g in grads.items():
                 r = torch.randn(g.shape, generator=generator, dtype=g.dtype).to(g.device)
@@ -148,8 +83,6 @@ def np_alignment(model: ResidualMLP, x: Tensor, y: Tensor, grads: list[Tensor], 
 def report(model: ResidualMLP, own_rule, method: str, x: Tensor, y: Tensor, settings: dict,
            seed: int) -> dict:
     """Every rule's per-layer alignment at one checkpoint, and its loss-decrease ratio."""
-    from credit_assign.rules import make_rule
-
     model.eval()
     grads, cache, ce = true_hidden_grads(model, x, y)
     out = {"loss": ce.item(), "grad_norm_median": [median_norm(g) for g in grads], "rules": {}}
@@ -170,8 +103,6 @@ def report(model: ResidualMLP, own_rule, method: str, x: Tensor, y: Tensor, sett
         out["rules"][f"np_{mode}"] = {**rep, "trained_with": False}
     lr = settings["lr"]
     ratios = {name: loss_decrease_ratio(model, rule, x, y, lr) for name, rule in rules.items()}
-    from dataclasses import replace
-
     np_options = replace(own_rule.options, np_sigma=settings["sigma"],
                          np_directions=settings["directions"], np_mode="simultaneous")
     np_rule = make_rule("np", model, 0.0, np_options, gen)
@@ -183,18 +114,9 @@ def report(model: ResidualMLP, own_rule, method: str, x: Tensor, y: Tensor, sett
 
 def probe_job(snapshots_path, data_path, settings: dict, out, threads: int | None = None) -> dict:
     """Rule probe: :func:`report` at every saved checkpoint of one training run."""
-    import time
-
-    from credit_assign import data as datasets
-    from credit_assign.results import write_result
-    from credit_assign.runtime import provenance, resolve_device, set_threads
-    from credit_assign.train import build, load_weights
-
     if threads:
         set_threads(threads)
     t0 = time.perf_counter()
-    from credit_assign.runtime import load_checkpoint
-
     saved = load_checkpoint(snapshots_path, "training snapshots", map_location="cpu")
     run, info = saved["run"], saved["info"]
     device = resolve_device(run["training"]["device"], cpu_fallback=True)

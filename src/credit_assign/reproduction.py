@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from credit_assign.figures import variants
 from credit_assign.results import schema
 from credit_assign.runtime import atomic_write_text
 
@@ -360,7 +361,6 @@ def write_gap_map(tables: dict, out_csv, outputs, reference_path=None, measureme
     default's reproduction.md followed by the variant study. ``tables``: recipe →
     its reproduction.csv, default first; ``measurements``: the default's
     measurements.csv (adds a column per measurement variant)."""
-    from credit_assign.figures import variants
 
     frames = {name: pd.read_csv(path) for name, path in tables.items()}
     about = dict(about or {})

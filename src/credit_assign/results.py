@@ -14,6 +14,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from credit_assign.runtime import atomic_write_text, dumps, sanitize
+
 
 def schema(name: str) -> dict:
     """A schema shipped with the package (``credit_assign/schemas/<name>.schema.yaml``),
@@ -51,8 +53,6 @@ def validate_result(obj: Any, kind: str, source: str = "<memory>") -> None:
 
 def write_result(result: dict[str, Any], kind: str, out: str | Path) -> dict[str, Any]:
     """Store non-finite numbers as null + a flag, validate, and write atomically."""
-    from credit_assign.runtime import atomic_write_text, dumps, sanitize
-
     result, flags = sanitize(result)
     result["nonfinite"] = flags
     validate_result(result, kind, source=str(out))

@@ -23,6 +23,7 @@ from torch import Tensor
 from torch.nn import functional as F
 
 from credit_assign.model import Cache, ResidualMLP, branch_penalty
+from credit_assign.perturbation import node_perturbation_signals
 
 FEEDBACK_SCALES = ("unit", "fan_in")
 ERROR_REDUCTIONS = ("mean", "sum")
@@ -120,7 +121,7 @@ class LearningRule:
         return self
 
 
-def _grads(loss: Tensor, params: dict[str, torch.nn.Parameter], extra: list[Tensor] = ()):
+def param_grads(loss: Tensor, params: dict[str, torch.nn.Parameter], extra: list[Tensor] = ()):
     """Gradients of ``loss`` w.r.t. the named parameters (zeros where unused) and ``extra``."""
     names = list(params)
     out = torch.autograd.grad(loss, [params[n] for n in names] + list(extra), allow_unused=True)
@@ -143,7 +144,7 @@ class BP(LearningRule):
     def update(self, model, cache, y):
         ce = F.cross_entropy(cache.logits, y)
         loss = ce + self.lam * branch_penalty(cache.f) if self.lam else ce
-        grads, signals = _grads(loss, self.trainable(model), cache.h)
+        grads, signals = param_grads(loss, self.trainable(model), cache.h)
         return RuleOutput([s.detach() for s in signals], grads, ce.detach())
 
 
@@ -165,7 +166,7 @@ class _Local(LearningRule):
             loss = loss + self.lam * branch_penalty(cache.f)
         if self.options.train_embedding:
             loss = loss + (cache.h[0] * signals[0]).sum()
-        grads, _ = _grads(loss, self.trainable(model))
+        grads, _ = param_grads(loss, self.trainable(model))
         return RuleOutput(signals, grads, ce.detach())
 
     def trainable(self, model):
@@ -242,7 +243,7 @@ class Frozen(LearningRule):
             return BP.update(self, model, cache, y)
         signals = self.teaching_signals(model, cache, y)
         ce = F.cross_entropy(cache.logits, y)
-        grads, _ = _grads(ce + (cache.h[0] * signals[0]).sum(), self.trainable(model))
+        grads, _ = param_grads(ce + (cache.h[0] * signals[0]).sum(), self.trainable(model))
         return RuleOutput(signals, grads, ce.detach())
 
 
@@ -258,8 +259,6 @@ class NodePerturbation(_Local):
             int(torch.randint(0, 2**62, (1,), generator=generator)))
 
     def teaching_signals(self, model, cache, y):
-        from credit_assign.probes import node_perturbation_signals
-
         o = self.options
         return node_perturbation_signals(model, cache.x, y, o.np_sigma, o.np_directions,
                                          o.np_mode, self.generator)

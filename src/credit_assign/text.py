@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from credit_assign.data import DataMissingError
+from credit_assign.runtime import atomic_torch_save, load_checkpoint
 
 CORPORA = ("tinyshakespeare", "pydoc")
 TINY_SHAKESPEARE_URL = (
@@ -85,8 +86,6 @@ def encode(text: str) -> dict[str, Any]:
 
 def prepare_corpus(name: str, source: str, data_dir: Path, out: Path) -> dict[str, Any]:
     """Read (or fetch) a corpus, encode it, and cache it as a tensor file."""
-    from credit_assign.runtime import atomic_torch_save
-
     encoded = {"name": name, "source": source if name == "tinyshakespeare" else "pydoc_data",
                **encode(read_corpus(name, source, data_dir))}
     atomic_torch_save(encoded, out)
@@ -107,7 +106,6 @@ class CharCorpus:
         path = Path(path)
         if not path.exists():
             raise DataMissingError(f"{path} is missing; run the prepare_corpus rule")
-        from credit_assign.runtime import load_checkpoint
 
         return cls(load_checkpoint(path, "corpus cache"))
 

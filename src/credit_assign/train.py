@@ -19,16 +19,14 @@ import torch
 from credit_assign import data as datasets
 from credit_assign import recipe
 from credit_assign.diagnostics import evaluate
-from credit_assign.model import ResidualMLP
 from credit_assign.results import validate_result
-from credit_assign.rules import RuleOptions, feedback_generator, make_rule
+from credit_assign.runs import build, load_weights
 from credit_assign.runtime import (
     adamw,
     atomic_torch_save,
     atomic_write_text,
     dumps,
     library_digest,
-    load_checkpoint,
     load_resume,
     provenance,
     resolve_device,
@@ -41,37 +39,6 @@ log = logging.getLogger("credit_assign.train")
 
 PER_LAYER_KEYS = ("cosine", "h_norm_median", "grad_norm_median", "signal_norm_median",
                   "branch_norm_median")
-
-
-def build(run: dict[str, Any], info: dict[str, Any], device):
-    """Model and rule for a run config, seeded: the same config gives the same start."""
-    torch.manual_seed(run["seed"])
-    in_features = math.prod(info["shape"])
-    m = run["model"]
-    model = ResidualMLP(in_features, m["width"], m["depth"], len(info["classes"]),
-                        final_norm=m["final_norm"], branch_init_std=m["branch_init_std"])
-    rule = make_rule(run["method"], model, run["lam"], RuleOptions(**run["rule"]),
-                     feedback_generator(run["seed"]))
-    return model.to(device), rule.to(device)
-
-
-def load_weights(model: ResidualMLP, rule, state: dict, device) -> None:
-    """Put saved model and rule state (``state["model"]``, ``state["rule"]``) into a
-    model and rule made by :func:`build`."""
-    model.load_state_dict(state["model"])
-    rule.load_state_dict(state["rule"])
-    rule.to(device)
-
-
-def load_trained(model_path: str | Path, device: str = "auto"):
-    """A trained model and its rule from ``model.pt`` (weights only), on ``device`` — or
-    on the CPU with a warning where that is a CUDA device this node lacks: the jobs that
-    evaluate a saved model. Returns (run config, model, rule, torch device)."""
-    dev = resolve_device(device, cpu_fallback=True)
-    ckpt = load_checkpoint(model_path, "trained model", map_location=dev)
-    model, rule = build(ckpt["run"], ckpt["info"], dev)
-    load_weights(model, rule, ckpt, dev)
-    return ckpt["run"], model, rule, dev
 
 
 class Batches:
