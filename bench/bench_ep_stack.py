@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-SEED_SETTINGS = {  # SPEC §3 / seeds/ep_spring_stack_probe.py
+SEED_SETTINGS = {  # docs/method.md (EP stack probe): the seed script's settings
     "model": {"blocks": 2, "width": 128, "heads": 4, "context": 64, "gamma": 1.0, "leak": 1.0},
     "batch_size": 16, "eps": 0.1, "resume_every": 1000,
     "pretrain": {"steps": 200, "relax_steps": 120, "lr": 1.0e-3, "weight_decay": 1.0e-4,

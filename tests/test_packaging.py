@@ -2,6 +2,7 @@
 its schemas and validates a result; building it warns of nothing of ours."""
 
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -11,8 +12,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_built_wheel_validates_results_with_its_own_schemas(tmp_path):
+    source = tmp_path / "source"  # a copy: setuptools builds in the source tree
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "src", source / "src",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                            "--no-build-isolation", "-w", str(tmp_path / "dist"), str(ROOT)],
+                            "--no-build-isolation", "-w", str(tmp_path / "dist"), str(source)],
                            capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr
     assert "Deprecat" not in build.stdout + build.stderr  # e.g. a TOML-table license

@@ -86,7 +86,7 @@ def accuracy_and_loss(model: ResidualMLP, batches) -> tuple[float, float]:
 
 def evaluate(rule: LearningRule, model: ResidualMLP, diag_x: Tensor, diag_y: Tensor,
              test_batches: Callable) -> dict:
-    """The per-epoch diagnostics of SPEC §1 (eval mode)."""
+    """The per-epoch diagnostics (docs/method.md, "Diagnostics"; eval mode)."""
     was_training = model.training
     model.eval()
     try:

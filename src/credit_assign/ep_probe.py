@@ -1,4 +1,4 @@
-"""The EP stack probe as a pipeline job (SPEC §3): pretrain a spring-coupled stack by
+"""The EP stack probe as a pipeline job (docs/method.md): pretrain a spring-coupled stack by
 BPTT to a realistic operating point, then compare EP's gradient with BPTT's on a few
 batches, per parameter group.
 

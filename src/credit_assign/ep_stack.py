@@ -1,4 +1,5 @@
-"""Equilibrium propagation through a spring-coupled stack of transformer blocks (SPEC §3).
+"""Equilibrium propagation through a spring-coupled stack of transformer blocks
+(docs/method.md, "EP stack probe").
 
 The central object is the force field of :class:`SpringStack`. The state is
 ``z`` of shape (K, B, T, C): one copy of the token stream per block. Block k

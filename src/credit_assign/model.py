@@ -1,4 +1,4 @@
-"""The residual MLP of SPEC §1: ``h_0 = embed(x)``, ``h_l = h_{l-1} + f_l(h_{l-1})``,
+"""The residual MLP (docs/method.md, "Model"): ``h_0 = embed(x)``, ``h_l = h_{l-1} + f_l(h_{l-1})``,
 ``logits = head(LN_out(h_L))``."""
 
 from __future__ import annotations
@@ -47,9 +47,9 @@ class ResidualMLP(nn.Module):
     Args:
         in_features: flattened input size (3072 for CIFAR-10).
         width: d.  depth: L.  n_classes: C.
-        final_norm: keep LN_out before the head (SPEC); off only in tests that
+        final_norm: keep LN_out before the head (docs/method.md); off only in tests that
             need the readout to be linear in h_L.
-        residual: ``h_l = h_{l-1} + f_l(h_{l-1})`` (SPEC); False gives the plain MLP
+        residual: ``h_l = h_{l-1} + f_l(h_{l-1})`` (docs/method.md); False gives the plain MLP
             ``h_l = f_l(h_{l-1})`` used by the primer check.
     """
 

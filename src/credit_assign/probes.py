@@ -1,7 +1,7 @@
-"""Alignment probes (SPEC §4): what each rule teaches a layer, against the true gradient.
+"""Alignment probes (docs/method.md, "Alignment probes"): what each rule teaches a
+layer, against the true gradient.
 
-Measurement tools only — no learning rule calls them, except that node
-perturbation's estimator is also offered as a rule (``rules.NodePerturbation``).
+Measurement tools only: no learning rule calls them.
 
 * node perturbation's estimates (:mod:`credit_assign.perturbation`), measured like
   every rule's signal;

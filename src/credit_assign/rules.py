@@ -31,7 +31,8 @@ ERROR_REDUCTIONS = ("mean", "sum")
 
 @dataclass
 class RuleOptions:
-    """Choices SPEC §1 leaves open; every result file records them.
+    """Choices the paper's description leaves open (docs/method.md, "Defaults"); every
+    result file records them.
 
     feedback_scale: ``unit`` → B entries N(0, 1); ``fan_in`` → N(0, 1/cols).
     error_reduction: ``mean`` → e = (softmax − onehot)/N, as CE's mean; ``sum`` → no 1/N.

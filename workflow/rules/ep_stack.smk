@@ -1,4 +1,4 @@
-# The EP stack probe (SPEC §3): one job per (corpus, seed), summary tables, a figure.
+# The EP stack probe (docs/method.md): one job per (corpus, seed), summary tables, a figure.
 # Helpers (ep_results, ep_settings, data_source, ...) are in common.smk.
 
 

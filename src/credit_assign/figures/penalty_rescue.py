@@ -1,4 +1,4 @@
-"""Figure 4, penalty rescue (SPEC §1), from the summary tables alone.
+"""Figure 4, penalty rescue (docs/method.md), from the summary tables alone.
 
 A: median ‖h_L‖ per epoch for DFA at each λ (each seed thin, geometric mean thick, log scale).
 B: final deep cosine per DFA λ, the fresh-B null at the penalised λ (std over
