@@ -295,16 +295,44 @@ EP_PRIORITY = (
 
 
 def reproduction_config(wildcards):
-    """What the reproduction table's header reports: the (variant's) recipe."""
+    """What the reproduction table's header reports (reproduction.context), and nothing
+    else: a change to another key does not rerun it."""
     name = variant_of(wildcards.dataset)
     cfg = variant_config(name)
-    keys = ("dataset", "model", "training", "sweep", "diagnostics", "fresh_b_null")
-    out = {k: cfg[k] for k in (*keys, "reproduction")}
+    t = cfg["training"]
+    out = {
+        "dataset": cfg["dataset"],
+        "model": {k: cfg["model"][k] for k in ("width", "depth")},
+        "training": {
+            k: t[k]
+            for k in (
+                "epochs",
+                "batch_size",
+                "lr",
+                "weight_decay",
+                "augmentation",
+                "schedule",
+                "schedule_step",
+            )
+            if k in t
+        }
+        | {
+            "per_method": {
+                m: {"epochs": v["epochs"]}
+                for m, v in t.get("per_method", {}).items()
+                if "epochs" in v
+            }
+        },
+        "sweep": {"seeds": cfg["sweep"]["seeds"]},
+        "diagnostics": {"n_samples": cfg["diagnostics"]["n_samples"]},
+        "fresh_b_null": {"draws": cfg["fresh_b_null"]["draws"]},
+        "reproduction": {"reference": cfg["reproduction"]["reference"]},
+    }
     if name:
         spec = config["variants"][name]
         out["variant"] = {"name": name, **spec}
         if "seeds" in spec:
-            out["sweep"] = {**cfg["sweep"], "seeds": spec["seeds"]}
+            out["sweep"] = {"seeds": spec["seeds"]}
     return out
 
 
