@@ -61,7 +61,7 @@ SMALL_SETTINGS = {
 
 
 def load_corpus(spec):
-    from credit_assign.text import CharCorpus, encode, read_corpus
+    from credit_assign.ep_stack.corpus import CharCorpus, encode, read_corpus
 
     if spec["corpus_path"]:
         text = read_corpus("tinyshakespeare", spec["corpus_path"])
@@ -72,7 +72,7 @@ def load_corpus(spec):
 
 
 def rss_mb():
-    from credit_assign.ep_probe import peak_rss_mb
+    from credit_assign.ep_stack.probe import peak_rss_mb
 
     return peak_rss_mb()
 
@@ -81,8 +81,8 @@ def rss_mb():
 def worker_ours(spec) -> dict:
     import torch
 
-    from credit_assign import ep_probe
-    from credit_assign import ep_stack as eps
+    from credit_assign.ep_stack import dynamics as eps
+    from credit_assign.ep_stack import probe as ep_probe
 
     corpus, s = load_corpus(spec), spec["settings"]
     t0 = time.perf_counter()

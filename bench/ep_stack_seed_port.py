@@ -71,7 +71,7 @@ OURS_TO_PORT = (("w_o", "WO"), ("ln1_g", "ln1g"), ("ln1_b", "ln1b"), ("ln2_g", "
 
 
 def load_ours(st, state):
-    """Copy a ``credit_assign.ep_stack.SpringStack`` state dict into the port (the fused
+    """Copy a ``credit_assign.ep_stack.dynamics.SpringStack`` state dict into the port (the fused
     W_Q | W_K | W_V is split), so both compute on the same weights."""
     C = st.C
     with torch.no_grad():

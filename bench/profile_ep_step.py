@@ -60,7 +60,7 @@ def step_profile(relax_steps: int = 120, precision: str = "bfloat16") -> dict:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from credit_assign import ep_stack as eps
+    from credit_assign.ep_stack import dynamics as eps
 
     g = torch.Generator().manual_seed(0)
     stack = eps.SpringStack(65, 2, 128, 4, 64, generator=g)

@@ -5,6 +5,6 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.runtime import job  # noqa: E402
 
 with job(snakemake):
-    from credit_assign.ep_probe import write_summary
+    from credit_assign.ep_stack.probe import write_summary
 
     write_summary(snakemake.input.results, snakemake.input.timings, snakemake.output)

@@ -7,8 +7,8 @@ from credit_assign.runtime import job  # noqa: E402
 with job(snakemake):
     from pathlib import Path
 
+    from credit_assign.ep_stack.corpus import prepare_corpus
     from credit_assign.runtime import atomic_write_text, dumps
-    from credit_assign.text import prepare_corpus
 
     encoded = prepare_corpus(snakemake.wildcards.corpus, snakemake.params.source or "download",
                              Path("data"), Path(snakemake.output.cache))

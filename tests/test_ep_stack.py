@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from credit_assign import ep_stack as eps
-from credit_assign.text import CharCorpus, DataMissingError, encode, read_corpus
+from credit_assign.ep_stack import dynamics as eps
+from credit_assign.ep_stack.corpus import CharCorpus, DataMissingError, encode, read_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 V, K, C, H, T, B = 11, 2, 16, 2, 8, 4
@@ -186,7 +186,7 @@ SETTINGS = {
 
 @pytest.fixture(scope="module")
 def corpus_file(tmp_path_factory):
-    from credit_assign.text import prepare_corpus
+    from credit_assign.ep_stack.corpus import prepare_corpus
 
     path = tmp_path_factory.mktemp("corpus") / "pydoc.pt"
     prepare_corpus("pydoc", "", Path("data"), path)
@@ -194,7 +194,7 @@ def corpus_file(tmp_path_factory):
 
 
 def probe(corpus_file, out_dir, resume=None):
-    from credit_assign.ep_probe import ep_probe_job
+    from credit_assign.ep_stack.probe import ep_probe_job
 
     out = out_dir / "seed0.json"
     ep_probe_job(corpus_file, "pydoc", 0, SETTINGS, out, out_dir / "seed0.timings.json",
@@ -219,7 +219,7 @@ def test_probe_job_writes_a_valid_deterministic_result(corpus_file, tmp_path):
 
 
 def test_killed_probe_resumes_to_the_same_result(corpus_file, tmp_path, monkeypatch):
-    from credit_assign import ep_probe
+    from credit_assign.ep_stack import probe as ep_probe
 
     whole = probe(corpus_file, tmp_path / "whole")
     resume = tmp_path / "part" / "seed0.resume.pt"
@@ -250,7 +250,7 @@ def test_configured_precision_reaches_pretraining_and_the_record(corpus_file, tm
     """The config's pretraining precision is what the force runs under during
     pretraining (float32: no autocast at all), the probe always runs without autocast,
     and the result's provenance and timings name the precision."""
-    from credit_assign import ep_probe
+    from credit_assign.ep_stack import probe as ep_probe
     from credit_assign.results import read_result
 
     seen = {"pretrain": set(), "probe": set(), "other": set()}

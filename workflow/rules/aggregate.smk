@@ -54,7 +54,7 @@ rule reproduction:
         "../../scripts/reproduction.py"
 
 
-rule aggregate_probes:
+rule aggregate_alignment_probes:
     """Probe results → tidy tables: per-layer alignment, loss-decrease ratios."""
     input:
         probe_results,
@@ -70,7 +70,7 @@ rule aggregate_probes:
         mem_mb=1000,
         runtime=10,
     script:
-        "../../scripts/aggregate_probes.py"
+        "../../scripts/aggregate_alignment_probes.py"
 
 
 rule aggregate_measurements:

@@ -50,7 +50,7 @@ rule fresh_b_null:
         "../../scripts/fresh_b_null.py"
 
 
-rule probe:
+rule alignment_probe:
     """Every rule's alignment with the true gradient at a run's saved checkpoints."""
     input:
         snapshots="results/{dataset}/train/{method}/lam{lam}/seed{seed}/snapshots.pt",
@@ -58,7 +58,7 @@ rule probe:
     output:
         "results/{dataset}/probes/{method}/lam{lam}/seed{seed}.json",
     log:
-        "logs/probe/{dataset}/{method}_lam{lam}_seed{seed}.log",
+        "logs/alignment_probe/{dataset}/{method}_lam{lam}_seed{seed}.log",
     conda:
         "../../envs/pytorch.yaml"
     threads: 1
@@ -69,7 +69,7 @@ rule probe:
         cache=dataset_cache_path,
         settings=probe_settings,
     script:
-        "../../scripts/probe.py"
+        "../../scripts/alignment_probe.py"
 
 
 rule measure:

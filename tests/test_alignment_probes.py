@@ -3,10 +3,10 @@
 import pytest
 import torch
 
+from credit_assign.alignment_probes import loss_decrease_ratio, random_direction_rule
 from credit_assign.diagnostics import per_sample_cosine, true_hidden_grads
 from credit_assign.model import ResidualMLP
 from credit_assign.perturbation import node_perturbation_signals, per_sample_loss
-from credit_assign.probes import loss_decrease_ratio, random_direction_rule
 from credit_assign.rules import RuleOptions, make_rule
 
 

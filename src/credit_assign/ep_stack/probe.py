@@ -18,7 +18,8 @@ from typing import Any
 
 import torch
 
-from credit_assign import ep_stack as eps
+from credit_assign.ep_stack import dynamics as eps
+from credit_assign.ep_stack.corpus import CharCorpus
 from credit_assign.results import read_result, write_result
 from credit_assign.runtime import (
     atomic_torch_save,
@@ -29,7 +30,6 @@ from credit_assign.runtime import (
     run_record,
     set_threads,
 )
-from credit_assign.text import CharCorpus
 
 log = logging.getLogger(__name__)
 
