@@ -5,7 +5,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.runtime import job  # noqa: E402
 
 with job(snakemake) as threads:
-    from credit_assign.alignment_probes import probe_job
+    from credit_assign.jobs import alignment_probe
 
-    probe_job(snakemake.input.snapshots, snakemake.params.cache, snakemake.params.settings,
-              snakemake.output[0], threads=threads)
+    alignment_probe(snakemake.input.snapshots, snakemake.params.cache, snakemake.params.settings,
+                    snakemake.output[0], threads=threads)

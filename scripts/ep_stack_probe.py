@@ -5,8 +5,9 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.runtime import job  # noqa: E402
 
 with job(snakemake) as threads:
-    from credit_assign.ep_stack.probe import ep_probe_job
+    from credit_assign.jobs import ep_stack_probe
 
-    ep_probe_job(snakemake.params.cache, snakemake.wildcards.corpus, int(snakemake.wildcards.seed),
-                 snakemake.params.settings, snakemake.output.result, snakemake.output.timings,
-                 resume=snakemake.params.resume, threads=threads)
+    w = snakemake.wildcards
+    ep_stack_probe(snakemake.params.cache, w.corpus, int(w.seed), snakemake.params.settings,
+                   snakemake.output.result, snakemake.output.timings,
+                   resume=snakemake.params.resume, threads=threads)

@@ -5,7 +5,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.runtime import job  # noqa: E402
 
 with job(snakemake) as threads:
-    from credit_assign.nulls import fresh_b_null_job
+    from credit_assign.jobs import fresh_b_null
 
-    fresh_b_null_job(snakemake.input.model, snakemake.params.cache, snakemake.params.draws,
-                     snakemake.output[0], device=snakemake.params.device, threads=threads)
+    fresh_b_null(snakemake.input.model, snakemake.params.cache, snakemake.params.draws,
+                 snakemake.output[0], device=snakemake.params.device, threads=threads)

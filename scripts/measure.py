@@ -5,7 +5,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.runtime import job  # noqa: E402
 
 with job(snakemake) as threads:
-    from credit_assign.measure import measure_job
+    from credit_assign.jobs import measure
 
-    measure_job(snakemake.input.model, snakemake.params.cache, snakemake.params.batch,
-                snakemake.output[0], device=snakemake.params.device, threads=threads)
+    measure(snakemake.input.model, snakemake.params.cache, snakemake.params.batch,
+            snakemake.output[0], device=snakemake.params.device, threads=threads)

@@ -5,6 +5,6 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.runtime import job  # noqa: E402
 
 with job(snakemake) as threads:
-    from credit_assign.primer_check import primer_check_job
+    from credit_assign.jobs import primer_check
 
-    primer_check_job(snakemake.params.settings, snakemake.output[0], threads=threads)
+    primer_check(snakemake.params.settings, snakemake.output[0], threads=threads)

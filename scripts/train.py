@@ -5,7 +5,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.runtime import job  # noqa: E402
 
 with job(snakemake) as threads:
-    from credit_assign.train import train
+    from credit_assign.jobs import train
 
     train(snakemake.params.run, snakemake.params.cache, snakemake.output.metrics,
           snakemake.output.model, resume_path=snakemake.params.resume, threads=threads,

@@ -194,7 +194,7 @@ def corpus_file(tmp_path_factory):
 
 
 def probe(corpus_file, out_dir, resume=None):
-    from credit_assign.ep_stack.probe import ep_probe_job
+    from credit_assign.jobs import ep_stack_probe as ep_probe_job
 
     out = out_dir / "seed0.json"
     ep_probe_job(corpus_file, "pydoc", 0, SETTINGS, out, out_dir / "seed0.timings.json",
@@ -250,6 +250,7 @@ def test_configured_precision_reaches_pretraining_and_the_record(corpus_file, tm
     """The config's pretraining precision is what the force runs under during
     pretraining (float32: no autocast at all), the probe always runs without autocast,
     and the result's provenance and timings name the precision."""
+    from credit_assign import jobs
     from credit_assign.ep_stack import probe as ep_probe
     from credit_assign.results import read_result
 
@@ -282,8 +283,8 @@ def test_configured_precision_reaches_pretraining_and_the_record(corpus_file, tm
                                          "precision": precision},
                 "probe": {**SETTINGS["probe"], "batches": 1}}
     out = tmp_path / "seed0.json"
-    ep_probe.ep_probe_job(corpus_file, "pydoc", 0, settings, out, tmp_path / "t.json",
-                          threads=1)
+    jobs.ep_stack_probe(corpus_file, "pydoc", 0, settings, out, tmp_path / "t.json",
+                        threads=1)
     expected = {(True, torch.bfloat16)} if autocast else {(False, None)}
     assert seen["pretrain"] == expected
     assert seen["probe"] == seen["other"] == {(False, None)}

@@ -16,8 +16,8 @@ from test_workflow import TINY, fresh_copy, snakemake
 
 from credit_assign import data
 from credit_assign.aggregate import tables
+from credit_assign.jobs import train
 from credit_assign.results import ResultError, read_result
-from credit_assign.train import train
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,7 +27,7 @@ sys.path.insert(0, {src!r})
 from credit_assign.runtime import set_threads
 set_threads(1)
 import json
-from credit_assign.train import train
+from credit_assign.jobs import train
 run = json.loads({run!r})
 train(run, {data!r}, {out!r} + "/metrics.json", {out!r} + "/model.pt",
       resume_path={out!r} + "/resume.pt", timings_out={out!r} + "/timings.json")

@@ -6,9 +6,9 @@ import math
 import pytest
 
 from credit_assign import data
+from credit_assign.jobs import train
 from credit_assign.results import ResultError, read_result, validate_result
 from credit_assign.runtime import sanitize
-from credit_assign.train import train
 
 
 def tiny_run(method="dfa", lam=0.01, epochs=3, **training):
@@ -160,7 +160,7 @@ def test_unusable_resume_state_is_moved_aside_and_the_job_completes(
 
 
 def test_corrupt_model_checkpoint_is_named_with_what_to_do(tmp_path, digits):
-    from credit_assign.nulls import fresh_b_null_job
+    from credit_assign.jobs import fresh_b_null as fresh_b_null_job
     from credit_assign.runtime import CorruptFileError
 
     train(tiny_run(epochs=1), digits, tmp_path / "m.json", tmp_path / "m.pt")
@@ -231,7 +231,7 @@ def test_hand_edited_result_fails_schema_with_the_key(tmp_path, digits):
 
 
 def test_fresh_b_null_differs_from_trained_feedback(tmp_path, digits):
-    from credit_assign.nulls import fresh_b_null_job
+    from credit_assign.jobs import fresh_b_null as fresh_b_null_job
 
     train(tiny_run(epochs=2), digits, tmp_path / "m.json", tmp_path / "m.pt")
     null = fresh_b_null_job(tmp_path / "m.pt", digits, 4, tmp_path / "null.json")
@@ -302,7 +302,8 @@ def test_measurement_variants_reproduce_the_reported_numbers_and_differ_as_defin
         tmp_path, digits):
     import torch
 
-    from credit_assign.measure import measure_job, table
+    from credit_assign.jobs import measure as measure_job
+    from credit_assign.measure import table
 
     metrics = train(tiny_run("dfa", epochs=2), digits, tmp_path / "m.json", tmp_path / "m.pt")
     result = measure_job(tmp_path / "m.pt", digits, 64, tmp_path / "measure.json")

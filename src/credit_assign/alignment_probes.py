@@ -13,21 +13,16 @@ Measurement tools only: no learning rule calls them.
 from __future__ import annotations
 
 import copy
-import time
 from dataclasses import replace
 
 import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-from credit_assign import data as datasets
 from credit_assign.diagnostics import alignment, median_norm, per_sample_cosine, true_hidden_grads
 from credit_assign.model import ResidualMLP
 from credit_assign.perturbation import node_perturbation_signals
-from credit_assign.results import write_result
 from credit_assign.rules import RuleOutput, make_rule, param_grads
-from credit_assign.runs import build, load_weights
-from credit_assign.runtime import load_checkpoint, provenance, resolve_device, set_threads
 
 
 def loss_decrease_ratio(model: ResidualMLP, rule, x: Tensor, y: Tensor, lr: float) -> dict:
@@ -110,31 +105,3 @@ def report(model: ResidualMLP, own_rule, method: str, x: Tensor, y: Tensor, sett
     ratios["random"] = loss_decrease_ratio(model, random_direction_rule(model, gen), x, y, lr)
     out["loss_decrease"] = ratios
     return out
-
-
-def probe_job(snapshots_path, data_path, settings: dict, out, threads: int | None = None) -> dict:
-    """Rule probe: :func:`report` at every saved checkpoint of one training run."""
-    if threads:
-        set_threads(threads)
-    t0 = time.perf_counter()
-    saved = load_checkpoint(snapshots_path, "training snapshots", map_location="cpu")
-    run, info = saved["run"], saved["info"]
-    device = resolve_device(run["training"]["device"], cpu_fallback=True)
-    data = datasets.load(data_path)
-    x, y = datasets.diagnostic_batch(data, settings["n_samples"], run["diagnostics"]["seed"],
-                                     device)
-    epochs = sorted(saved["snapshots"])
-    if not epochs:
-        raise ValueError(f"{snapshots_path} holds no checkpoints: set probes.epochs in the config")
-    reports = []
-    for epoch in epochs:
-        model, rule = build(run, info, device)
-        load_weights(model, rule, saved["snapshots"][epoch], device)
-        reports.append({"epoch": epoch, **report(model, rule, run["method"], x, y, settings,
-                                                 seed=run["seed"] * 1000 + epoch)})
-    result = {"schema_version": 1, "kind": "probes",
-              "run": {k: run[k] for k in ("dataset", "method", "lam", "seed")},
-              "settings": settings, "epochs": reports,
-              "timings": {"total_s": time.perf_counter() - t0},
-              "provenance": provenance(device, threads)}
-    return write_result(result, "probes", out)

@@ -15,17 +15,14 @@ and the deep cosine, on the saved final model:
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from credit_assign import data as datasets
 from credit_assign.diagnostics import alignment
-from credit_assign.results import read_result, write_result
-from credit_assign.runs import load_trained
-from credit_assign.runtime import atomic_write_text, provenance, set_threads
+from credit_assign.results import read_result
+from credit_assign.runtime import atomic_write_text
 
 
 def _normalised(data: dict, idx: torch.Tensor, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -63,25 +60,6 @@ def measurements(model, rule, data: dict, n_samples: int, seed: int, batch: int,
                      "deep_cosine": report["deep_cosine"], "cosine": report["cosine"],
                      "n": len(idx)}
     return out
-
-
-def measure_job(model_path: str | Path, data_path: str | Path, batch: int, out: str | Path,
-                device: str = "auto", threads: int | None = None) -> dict:
-    """Rule measure: the measurement variants of one trained model → JSON."""
-    t0 = time.perf_counter()
-    if threads:
-        set_threads(threads)
-    run, model, rule, dev = load_trained(model_path, device)
-    data = datasets.load(data_path)
-    diag = run["diagnostics"]
-    result = {"schema_version": 1, "kind": "measure",
-              "run": {k: run[k] for k in ("dataset", "method", "lam", "seed")},
-              "config": run, "batch": batch,
-              "variants": measurements(model, rule, data, diag["n_samples"], diag["seed"],
-                                       batch, dev),
-              "timings": {"total_s": time.perf_counter() - t0},
-              "provenance": provenance(dev, threads)}
-    return write_result(result, "measure", out)
 
 
 def table(results: list[dict]):

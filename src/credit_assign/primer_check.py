@@ -21,8 +21,6 @@ from torch import Tensor
 from torch.nn import functional as F
 
 from credit_assign.model import ResidualMLP
-from credit_assign.results import write_result
-from credit_assign.runtime import provenance, set_threads
 
 
 def energy(model: ResidualMLP, x: Tensor, z: list[Tensor]) -> Tensor:
@@ -145,21 +143,3 @@ def primer_check(width: int, depth: int, batch: int, n_in: int, n_classes: int, 
         y = torch.randint(0, n_classes, (batch,), generator=g)
         out[kind] = check(model, x, y, betas)
     return out
-
-
-def primer_check_job(settings: dict, out, threads: int | None = None) -> dict:
-    """Rule primer_check: run :func:`primer_check` and write a validated JSON."""
-    import time
-
-    if threads:
-        set_threads(threads)
-    t0 = time.perf_counter()
-    betas = np.logspace(math.log10(settings["beta_min"]), math.log10(settings["beta_max"]),
-                        settings["n_betas"])
-    models = primer_check(settings["width"], settings["depth"], settings["batch"],
-                          settings["inputs"], settings["classes"], betas, settings["seed"])
-    result = {"schema_version": 1, "kind": "primer_check", "config": settings,
-              "dtype": "float64", "models": models,
-              "timings": {"total_s": time.perf_counter() - t0},
-              "provenance": provenance(None, threads)}
-    return write_result(result, "primer_check", out)

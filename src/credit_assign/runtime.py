@@ -280,6 +280,39 @@ def load_resume(path: str | Path | None, expected: dict[str, Any], map_location=
     return None
 
 
+class ResumeState:
+    """A job's resume file, one mechanism for every resumable job (training, the EP stack
+    probe): saved atomically after each unit of work with the ``written_for`` record
+    (config, code, ...), read back only when written for exactly this job, set aside
+    when it cannot be restored, removed when the job is done. ``path = None``: no
+    resume file (nothing is saved or read)."""
+
+    def __init__(self, path: str | Path | None, written_for: dict[str, Any], logger=None):
+        import logging
+
+        self.path = Path(path) if path else None
+        self.written_for = written_for
+        self.log = logger or logging.getLogger(__name__)
+
+    def load(self, map_location=None) -> dict | None:
+        return load_resume(self.path, self.written_for, map_location, self.log)
+
+    def save(self, state: dict[str, Any]) -> None:
+        if self.path:
+            atomic_torch_save({"written_for": self.written_for, **state}, self.path)
+
+    def reject(self, err: Exception) -> None:
+        """A state that loaded but cannot be restored: move it aside, say why."""
+        aside = self.path.with_name(self.path.name + ".rejected")
+        self.path.replace(aside)
+        self.log.warning("not resuming from %s: it cannot be restored (%s: %s); moved it to "
+                         "%s and starting afresh", self.path, type(err).__name__, err, aside)
+
+    def done(self) -> None:
+        if self.path:
+            self.path.unlink(missing_ok=True)
+
+
 def library_digest() -> str:
     """sha256 over the library's own source files (names and bytes): the code version of
     a result, whether or not the code is in a git checkout or committed."""

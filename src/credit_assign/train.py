@@ -1,9 +1,12 @@
-"""One training job: (dataset, method, λ, seed) → metrics JSON + model checkpoint.
+"""Training, in parts: the state a run carries from epoch to epoch (:class:`TrainState`,
+saved after every epoch and restored on resume), one epoch of updates
+(:func:`train_epoch`), one epoch's record (:func:`record_epoch`), and the run
+(:func:`fit`), which returns the metrics; the job that writes them is ``jobs.train``.
 
 Resumable: after every epoch the full state (model, optimizer, scheduler, RNG,
-metrics so far) is written atomically to ``resume_path``; a rerun with the same
-config continues from the last finished epoch and ends with the same JSON as
-an uninterrupted run (on the CPU).
+metrics so far) is written atomically to the resume file; a rerun with the same config
+continues from the last finished epoch and ends with the same JSON as an uninterrupted
+run (on the CPU).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +23,9 @@ import torch
 from credit_assign import data as datasets
 from credit_assign import recipe
 from credit_assign.diagnostics import evaluate
-from credit_assign.results import validate_result
+from credit_assign.model import ResidualMLP
 from credit_assign.runs import build, load_weights
-from credit_assign.runtime import (
-    adamw,
-    atomic_torch_save,
-    atomic_write_text,
-    dumps,
-    library_digest,
-    load_resume,
-    provenance,
-    resolve_device,
-    run_record,
-    sanitize,
-    set_threads,
-)
+from credit_assign.runtime import ResumeState, adamw, library_digest
 
 log = logging.getLogger("credit_assign.train")
 
@@ -62,24 +54,109 @@ class Batches:
             yield self.normalize(x), self.y.index_select(0, idx)
 
 
-def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
-          model_out: str | Path, resume_path: str | Path | None = None,
-          threads: int | None = None, timings_out: str | Path | None = None,
-          snapshot_epochs: tuple[int, ...] = (), snapshots_out: str | Path | None = None,
-          ) -> dict[str, Any]:
-    """Train one run; write ``metrics_out`` (JSON), ``model_out`` (torch checkpoint) and,
-    if given, ``timings_out`` (wall-clock times and where the job ran).
+HISTORY_KEYS = ("epoch", "lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median",
+                "deep_cosine", *PER_LAYER_KEYS)
 
-    ``metrics_out`` holds nothing that differs between identical runs: the same
-    config gives the same bytes on the CPU, also after a kill and a resume.
-    ``snapshots_out`` (if given) receives the model and rule state after each epoch
-    in ``snapshot_epochs``: the checkpoints the alignment probes measure.
-    """
-    t_start = time.perf_counter()
-    if threads:
-        set_threads(threads)
+
+@dataclass
+class TrainState:
+    """What a run carries from one epoch to the next: saved after every epoch and
+    restored on resume, so a killed job loses at most the epoch it was in."""
+
+    model: ResidualMLP
+    rule: Any
+    optimizer: torch.optim.Optimizer
+    scheduler: Any
+    generator: torch.Generator
+    history: dict[str, list] = field(default_factory=lambda: {k: [] for k in HISTORY_KEYS})
+    divergence: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, Any] = field(default_factory=lambda: {
+        "epoch_train_s": [], "epoch_diagnostics_s": [], "resumed_from_epoch": None})
+    snapshots: dict[int, dict] = field(default_factory=dict)
+    epoch: int = 0
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"epoch": self.epoch, "model": self.model.state_dict(),
+                "rule": self.rule.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(), "generator": self.generator.get_state(),
+                "torch_rng": torch.get_rng_state(), "history": self.history,
+                "divergence": self.divergence, "timings": self.timings,
+                "snapshots": self.snapshots}
+
+    def load_state_dict(self, state: dict[str, Any], device) -> None:
+        load_weights(self.model, self.rule, state, device)
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.generator.set_state(state["generator"])
+        torch.set_rng_state(state["torch_rng"])
+        self.history, self.divergence = state["history"], state["divergence"]
+        self.snapshots = state.get("snapshots", {})
+        self.timings.update(state["timings"])
+        self.epoch = state["epoch"]
+        self.timings["resumed_from_epoch"] = state["epoch"]
+
+
+def new_state(run: dict[str, Any], info: dict, device, n_batches: int
+              ) -> tuple[TrainState, dict, bool]:
+    """A fresh run: model and rule (seeded), AdamW, the lr schedule and the batch order's
+    generator. Returns (state, trainable parameters, whether the schedule steps per batch)."""
     tr = run["training"]
-    device = resolve_device(tr["device"])
+    model, rule = build(run, info, device)
+    params = rule.trainable(model)
+    optimizer = adamw(recipe.param_groups(params, tr), tr["lr"], tr["weight_decay"])
+    generator = torch.Generator().manual_seed(run["seed"])
+    multiplier, per_batch = recipe.lr_schedule(tr, n_batches)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, multiplier)
+    state = TrainState(model, rule, optimizer, scheduler, generator,
+                       divergence={"policy": tr["nonfinite_policy"],
+                                   "first_nonfinite_epoch": None, "stopped_early": False})
+    return state, params, per_batch
+
+
+def train_epoch(state: TrainState, params: dict, batches: Batches, per_batch: bool,
+                device) -> float:
+    """One epoch of updates; returns the mean training loss (CE) over the epoch."""
+    loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+    for x, y in batches:
+        cache = state.model(x, local=state.rule.local)
+        out = state.rule.update(state.model, cache, y)
+        for name, p in params.items():
+            p.grad = out.grads[name]
+        state.optimizer.step()
+        if per_batch:
+            state.scheduler.step()
+        loss_sum += out.loss.double() * len(y)
+    if not per_batch:
+        state.scheduler.step()
+    return (loss_sum / len(batches.x)).item()
+
+
+def record_epoch(state: TrainState, epoch: int, lr: float, train_loss: float, report: dict,
+                 train_s: float, diagnostics_s: float) -> dict:
+    """Append one epoch's metrics and times to the state; flag the first non-finite
+    epoch (and stop there under the ``stop`` policy). Returns the epoch's row."""
+    row = {"epoch": epoch, "lr": lr, "train_loss": train_loss,
+           "h_L_norm_median": report["h_norm_median"][-1], **report}
+    for key in state.history:
+        state.history[key].append(row[key])
+    state.timings["epoch_train_s"].append(train_s)
+    state.timings["epoch_diagnostics_s"].append(diagnostics_s)
+    div = state.divergence
+    finite = math.isfinite(train_loss) and math.isfinite(report["h_norm_median"][-1])
+    if not finite and div["first_nonfinite_epoch"] is None:
+        div["first_nonfinite_epoch"] = epoch
+        div["stopped_early"] = div["policy"] == "stop"
+        log.warning("non-finite loss or activations at epoch %d (policy: %s)", epoch,
+                    div["policy"])
+    return row
+
+
+def fit(run: dict[str, Any], data_path: str | Path, device, resume_path=None,
+        snapshot_epochs: tuple[int, ...] = ()) -> tuple[dict[str, Any], TrainState, dict]:
+    """Train one run, resuming from ``resume_path`` when it holds this run's state.
+    Returns (the metrics body: run, config, data, history, final, divergence; the final
+    state; the dataset's info)."""
+    tr = run["training"]
     data = datasets.load(data_path)
     info = data["info"]
     normalize = datasets.Normalizer(info, device)
@@ -93,138 +170,61 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
         for s in range(0, len(test_x), eval_bs):
             yield normalize(test_x[s:s + eval_bs]), test_y[s:s + eval_bs]
 
-    model, rule = build(run, info, device)
-    params = rule.trainable(model)
-    optimizer = adamw(recipe.param_groups(params, tr), tr["lr"], tr["weight_decay"])
-    generator = torch.Generator().manual_seed(run["seed"])
-    batches = Batches(train_x, train_y, tr["batch_size"], normalize, tr["augmentation"],
-                      tr["crop_padding"], generator)
-    multiplier, per_batch = recipe.lr_schedule(tr, len(batches))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, multiplier)
+    def batches_for(state):
+        return Batches(train_x, train_y, tr["batch_size"], normalize, tr["augmentation"],
+                       tr["crop_padding"], state.generator)
 
-    history: dict[str, list] = {k: [] for k in (
-        "epoch", "lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median", "deep_cosine",
-        *PER_LAYER_KEYS)}
-    timings: dict[str, Any] = {"epoch_train_s": [], "epoch_diagnostics_s": [],
-                               "resumed_from_epoch": None}
-    divergence = {"policy": tr["nonfinite_policy"], "first_nonfinite_epoch": None,
-                  "stopped_early": False}
-    start_epoch = 1
-    snapshots: dict[int, dict] = {}
-
-    resume_path = Path(resume_path) if resume_path else None
+    n_batches = math.ceil(len(train_x) / tr["batch_size"])
+    state, params, per_batch = new_state(run, info, device, n_batches)
     # resume only from state written by this config, this code and these snapshot epochs
-    written_for = {"run": run, "code": library_digest(),
-                   "snapshot_epochs": sorted(snapshot_epochs)}
-    state = load_resume(resume_path, written_for, map_location=device, logger=log)
-    if state is not None:
+    resume = ResumeState(resume_path, {"run": run, "code": library_digest(),
+                                       "snapshot_epochs": sorted(snapshot_epochs)}, log)
+    saved = resume.load(map_location=device)
+    if saved is not None:
         try:
-            load_weights(model, rule, state, device)
-            optimizer.load_state_dict(state["optimizer"])
-            scheduler.load_state_dict(state["scheduler"])
-            generator.set_state(state["generator"])
-            torch.set_rng_state(state["torch_rng"])
-            history, divergence = state["history"], state["divergence"]
-            snapshots = state.get("snapshots", {})
-            timings.update(state["timings"])
-            start_epoch = state["epoch"] + 1
-            timings["resumed_from_epoch"] = state["epoch"]
-            log.info("resumed from %s after epoch %d", resume_path, state["epoch"])
+            state.load_state_dict(saved, device)
+            log.info("resumed from %s after epoch %d", resume.path, saved["epoch"])
         except (KeyError, RuntimeError, ValueError, TypeError) as err:
-            aside = resume_path.with_name(resume_path.name + ".rejected")
-            resume_path.replace(aside)
-            log.warning("not resuming from %s: it cannot be restored (%s: %s); moved it to "
-                        "%s and starting afresh", resume_path, type(err).__name__, err, aside)
-            return train(run, data_path, metrics_out, model_out, resume_path, threads,
-                         timings_out, snapshot_epochs, snapshots_out)
+            resume.reject(err)
+            state, params, per_batch = new_state(run, info, device, n_batches)
+    batches = batches_for(state)
 
     n_params = sum(p.numel() for p in params.values())
     log.info("%s λ=%g seed=%d on %s: %d trainable parameters, %d epochs × %d steps",
              run["method"], run["lam"], run["seed"], device, n_params, tr["epochs"], len(batches))
-    for epoch in range(start_epoch, tr["epochs"] + 1):
-        if divergence["stopped_early"]:
+    for epoch in range(state.epoch + 1, tr["epochs"] + 1):
+        if state.divergence["stopped_early"]:
             break
-        model.train()
+        state.model.train()
         t0 = time.perf_counter()
-        loss_sum = torch.zeros((), dtype=torch.float64, device=device)
-        lr = optimizer.param_groups[0]["lr"]
-        for x, y in batches:
-            cache = model(x, local=rule.local)
-            out = rule.update(model, cache, y)
-            for name, p in params.items():
-                p.grad = out.grads[name]
-            optimizer.step()
-            if per_batch:
-                scheduler.step()
-            loss_sum += out.loss.double() * len(y)
-        if not per_batch:
-            scheduler.step()
-        train_loss = (loss_sum / len(train_x)).item()
+        lr = state.optimizer.param_groups[0]["lr"]
+        train_loss = train_epoch(state, params, batches, per_batch, device)
         t1 = time.perf_counter()
-        report = evaluate(rule, model, diag_x, diag_y, test_batches)
+        report = evaluate(state.rule, state.model, diag_x, diag_y, test_batches)
         t2 = time.perf_counter()
-
-        row = {"epoch": epoch, "lr": lr, "train_loss": train_loss,
-               "h_L_norm_median": report["h_norm_median"][-1], **report}
-        for key in history:
-            history[key].append(row[key])
-        timings["epoch_train_s"].append(t1 - t0)
-        timings["epoch_diagnostics_s"].append(t2 - t1)
-        finite = math.isfinite(train_loss) and math.isfinite(report["h_norm_median"][-1])
-        if not finite and divergence["first_nonfinite_epoch"] is None:
-            divergence["first_nonfinite_epoch"] = epoch
-            divergence["stopped_early"] = tr["nonfinite_policy"] == "stop"
-            log.warning("non-finite loss or activations at epoch %d (policy: %s)",
-                        epoch, tr["nonfinite_policy"])
+        row = record_epoch(state, epoch, lr, train_loss, report, t1 - t0, t2 - t1)
         log.info("epoch %d/%d  train_loss %.4f  test_acc %.4f  |h_L| %.3g  deep_cos %s  "
                  "(%.1fs train, %.1fs diagnostics)", epoch, tr["epochs"], train_loss,
                  report["test_acc"], row["h_L_norm_median"],
                  "n/a" if report["deep_cosine"] is None else f"{report['deep_cosine']:+.3f}",
                  t1 - t0, t2 - t1)
         if epoch in snapshot_epochs:
-            snapshots[epoch] = {"model": {k: v.detach().cpu().clone()
-                                          for k, v in model.state_dict().items()},
-                                "rule": rule.state_dict()}
-        if resume_path:
-            atomic_torch_save({
-                "written_for": written_for, "run": run, "epoch": epoch, "model": model.state_dict(),
-                "rule": rule.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "generator": generator.get_state(),
-                "torch_rng": torch.get_rng_state(), "history": history,
-                "divergence": divergence, "timings": timings, "snapshots": snapshots,
-            }, resume_path)
+            state.snapshots[epoch] = {"model": {k: v.detach().cpu().clone()
+                                                for k, v in state.model.state_dict().items()},
+                                      "rule": state.rule.state_dict()}
+        state.epoch = epoch
+        resume.save({"run": run, **state.state_dict()})
 
-    final = {k: history[k][-1] for k in ("epoch", "train_loss", "test_acc", "test_loss",
-                                          "h_L_norm_median", "deep_cosine", "cosine")}
-    timings["total_s"] = time.perf_counter() - t_start
-    timings["epochs_this_process"] = len(timings["epoch_train_s"]) - (
-        timings["resumed_from_epoch"] or 0)
-    result = {
-        "schema_version": 1,
-        "kind": "train",
+    history = state.history
+    body = {
         "run": {k: run[k] for k in ("dataset", "method", "lam", "seed")},
         "config": run,
         "data": {**{k: info[k] for k in ("source", "order", "n_train", "n_test", "classes")},
                  "diagnostic_set": {"n": len(diag_y), "seed": run["diagnostics"]["seed"],
                                     "selection": "class-stratified (sklearn train_test_split)"}},
         "history": history,
-        "final": final,
-        "divergence": divergence,
-        "provenance": provenance(device, threads),
+        "final": {k: history[k][-1] for k in ("epoch", "train_loss", "test_acc", "test_loss",
+                                               "h_L_norm_median", "deep_cosine", "cosine")},
+        "divergence": state.divergence,
     }
-    result, flags = sanitize(result)
-    result["nonfinite"] = flags
-    validate_result(result, "train", source=str(metrics_out))
-    atomic_torch_save({"run": run, "info": info, "model": model.state_dict(),
-                       "rule": rule.state_dict()}, model_out)
-    if snapshots_out:
-        atomic_torch_save({"run": run, "info": info, "snapshots": snapshots}, snapshots_out)
-    if timings_out:
-        record, _ = sanitize({"schema_version": 1, "kind": "train_timings",
-                              "run": result["run"], **timings, "record": run_record()})
-        validate_result(record, "train_timings", source=str(timings_out))
-        atomic_write_text(timings_out, dumps(record))
-    atomic_write_text(metrics_out, dumps(result))
-    if resume_path:
-        resume_path.unlink(missing_ok=True)
-    return result
+    return body, state, info

@@ -17,18 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from tqdm import tqdm
 
 from credit_assign.ep_stack import dynamics as eps
 from credit_assign.ep_stack.corpus import CharCorpus
-from credit_assign.results import read_result, write_result
+from credit_assign.results import read_result
 from credit_assign.runtime import (
-    atomic_torch_save,
+    ResumeState,
     atomic_write_text,
     library_digest,
-    load_resume,
-    provenance,
-    run_record,
-    set_threads,
 )
 
 log = logging.getLogger(__name__)
@@ -100,24 +97,19 @@ def run_probe(corpus: CharCorpus, settings: dict, seed: int, resume: str | Path 
     gen = torch.Generator().manual_seed(seed + 1)
     state: dict[str, Any] = {"step": 0, "losses": [], "probes": [], "seconds": {
         "pretrain": 0.0, "probes": []}}
-    resume = Path(resume) if resume else None
-    written_for = {"settings": s, "seed": seed, "code": library_digest()}
-    saved = load_resume(resume, written_for, logger=log)
+    resume = ResumeState(resume, {"settings": s, "seed": seed, "code": library_digest()}, log)
+    saved = resume.load()
     if saved is not None:
         stack.load_state_dict(saved["model"])
         opt.load_state_dict(saved["opt"])
         gen.set_state(saved["gen"])
         state = saved["state"]
-        log.info("resumed from %s at pretraining step %d, %d probe batches done", resume,
+        log.info("resumed from %s at pretraining step %d, %d probe batches done", resume.path,
                  state["step"], len(state["probes"]))
 
     def save():
-        if resume is not None:
-            atomic_torch_save({"written_for": written_for, "model": stack.state_dict(),
-                               "opt": opt.state_dict(), "gen": gen.get_state(),
-                               "state": state}, resume)
-
-    from tqdm import tqdm
+        resume.save({"model": stack.state_dict(), "opt": opt.state_dict(),
+                     "gen": gen.get_state(), "state": state})
 
     step = eps.make_step(stack, s["eps"], p["precision"], p["compile"])
     bar = tqdm(total=p["steps"], initial=state["step"], desc="pretrain (BPTT)",
@@ -158,34 +150,6 @@ def run_probe(corpus: CharCorpus, settings: dict, seed: int, resume: str | Path 
     body = {"pretrain": {"loss": state["losses"], "val_loss": state["val_loss"]},
             "probes": state["probes"]}
     return body, state["seconds"]
-
-
-def ep_probe_job(corpus_path, corpus_name: str, seed: int, settings: dict, out, timings_out,
-                 resume=None, threads: int | None = None) -> dict:
-    """Rule ep_stack_probe: one (corpus, seed) probe → result JSON + timings JSON."""
-    if threads:
-        set_threads(threads)
-    t0 = time.perf_counter()
-    corpus = CharCorpus.load(corpus_path)
-    device = torch.device("cpu")
-    body, seconds = run_probe(corpus, settings, seed, resume)
-    precision = settings["pretrain"]["precision"]
-    result = {"schema_version": 1, "kind": "ep_stack", "corpus": corpus_name, "seed": seed,
-              "settings": settings,
-              "corpus_info": {"n_chars": sum(len(v) for v in corpus.splits.values()),
-                              "vocab_size": len(corpus.vocab)},
-              **body,
-              # the arithmetic each phase ran in: pretraining's is the config's choice
-              "provenance": {**provenance(device, threads),
-                             "precision": {"pretrain": precision, "probe": "float32"}}}
-    written = write_result(result, "ep_stack", out)
-    timing = {"schema_version": 1, "kind": "ep_stack_timings", "corpus": corpus_name,
-              "seed": seed, "precision": precision, **seconds, "total": time.perf_counter() - t0,
-              "peak_rss_mb": peak_rss_mb(), "threads": threads, "record": run_record()}
-    write_result(timing, "ep_stack_timings", timings_out)
-    if resume is not None and Path(resume).exists():
-        Path(resume).unlink()
-    return written
 
 
 def summary_tables(results: list[dict], timings: list[dict]):

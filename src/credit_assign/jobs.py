@@ -1,0 +1,210 @@
+"""Every pipeline job's shell, written once: the rule's threads, the wall clock,
+provenance, the result wrapper (schema version, kind, non-finite flags) and the
+validated, atomic write. The science modules compute and return; the functions here
+run them as the jobs the Snakemake rules call (``scripts/*.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from credit_assign import data as datasets
+from credit_assign.alignment_probes import report as probe_report
+from credit_assign.diagnostics import fresh_b_null as fresh_b_null_report
+from credit_assign.ep_stack.corpus import CharCorpus
+from credit_assign.ep_stack.probe import peak_rss_mb, run_probe
+from credit_assign.measure import measurements
+from credit_assign.primer_check import primer_check as primer_check_models
+from credit_assign.results import validate_result
+from credit_assign.runs import build, load_trained, load_weights
+from credit_assign.runtime import (
+    ResumeState,
+    atomic_torch_save,
+    atomic_write_text,
+    dumps,
+    load_checkpoint,
+    provenance,
+    resolve_device,
+    run_record,
+    sanitize,
+    set_threads,
+)
+from credit_assign.train import fit
+
+log = logging.getLogger("credit_assign.jobs")
+
+
+class Job:
+    """One job's shell: ``Job(kind, out, threads)`` sets the threads and starts the
+    clock; :meth:`finish` wraps the computed body and writes it."""
+
+    def __init__(self, kind: str, out: str | Path, threads: int | None = None):
+        self.kind, self.out, self.threads = kind, out, threads
+        self.t0 = time.perf_counter()
+        if threads:
+            set_threads(threads)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def finish(self, body: dict[str, Any], device=None, timings: bool = True,
+               provenance_extra: dict | None = None, before_write=None) -> dict[str, Any]:
+        """``{schema_version, kind, **body, timings?, provenance}``: non-finite numbers
+        stored as null and flagged, validated against the result schema, written
+        atomically. ``timings=False`` keeps wall times out (training: metrics.json is
+        byte-reproducible, its times go to timings.json); ``before_write`` runs after
+        validation and before the write (the files that must exist before it does)."""
+        result = {"schema_version": 1, "kind": self.kind, **body}
+        if timings:
+            result["timings"] = {"total_s": self.elapsed()}
+        result["provenance"] = {**provenance(device, self.threads), **(provenance_extra or {})}
+        result, flags = sanitize(result)
+        result["nonfinite"] = flags
+        validate_result(result, self.kind, source=str(self.out))
+        if before_write is not None:
+            before_write()
+        atomic_write_text(self.out, dumps(result))
+        return result
+
+    @staticmethod
+    def side_record(kind: str, record: dict[str, Any], out: str | Path,
+                    flags: bool = False) -> dict[str, Any]:
+        """A record beside the result (wall times, host): validated, written atomically."""
+        record, found = sanitize({"schema_version": 1, "kind": kind, **record})
+        if flags:
+            record["nonfinite"] = found
+        validate_result(record, kind, source=str(out))
+        atomic_write_text(out, dumps(record))
+        return record
+
+
+def _run_key(run: dict) -> dict:
+    return {k: run[k] for k in ("dataset", "method", "lam", "seed")}
+
+
+# ---- the CIFAR family -------------------------------------------------------------------
+def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
+          model_out: str | Path, resume_path: str | Path | None = None,
+          threads: int | None = None, timings_out: str | Path | None = None,
+          snapshot_epochs: tuple[int, ...] = (), snapshots_out: str | Path | None = None,
+          ) -> dict[str, Any]:
+    """Rule train: one run → ``metrics_out`` (JSON: nothing in it differs between
+    identical runs, also after a kill and a resume), ``model_out`` (weights and
+    feedback), ``timings_out`` (wall times, host) and ``snapshots_out`` (the model after
+    each epoch in ``snapshot_epochs``: what the alignment probes measure)."""
+    job = Job("train", metrics_out, threads)
+    device = resolve_device(run["training"]["device"])
+    body, state, info = fit(run, data_path, device, resume_path, snapshot_epochs)
+    timings = state.timings
+    timings["total_s"] = job.elapsed()
+    timings["epochs_this_process"] = len(timings["epoch_train_s"]) - (
+        timings["resumed_from_epoch"] or 0)
+
+    def model_files():
+        atomic_torch_save({"run": run, "info": info, "model": state.model.state_dict(),
+                           "rule": state.rule.state_dict()}, model_out)
+        if snapshots_out:
+            atomic_torch_save({"run": run, "info": info, "snapshots": state.snapshots},
+                              snapshots_out)
+        if timings_out:
+            Job.side_record("train_timings", {"run": body["run"], **timings,
+                                              "record": run_record()}, timings_out)
+
+    result = job.finish(body, device, timings=False, before_write=model_files)
+    ResumeState(resume_path, {}).done()
+    return result
+
+
+def fresh_b_null(model_path: str | Path, data_path: str | Path, draws: int, out: str | Path,
+                 device: str = "auto", threads: int | None = None) -> dict:
+    """Rule fresh_b_null: the deep cosine of a trained model with ``draws`` fresh
+    feedback sets beside the trained-with one."""
+    job = Job("fresh_b_null", out, threads)
+    run, model, rule, dev = load_trained(model_path, device)
+    if run["method"] not in ("dfa", "fa"):
+        raise ValueError(f"{model_path}: the fresh-B null needs a dfa/fa model, "
+                         f"got {run['method']}")
+    data = datasets.load(data_path)
+    x, y = datasets.diagnostic_batch(data, run["diagnostics"]["n_samples"],
+                                     run["diagnostics"]["seed"], dev)
+    report = fresh_b_null_report(rule, model, x, y, draws, run["seed"], run["method"])
+    log.info("%s λ=%g seed=%d: trained-B deep cosine %+.4f, fresh-B %+.4f ± %.4f (%d draws)",
+             run["method"], run["lam"], run["seed"], report["trained"]["deep_cosine"],
+             report["fresh"]["deep_cosine_mean"], report["fresh"]["deep_cosine_std"], draws)
+    return job.finish({"run": _run_key(run), "config": run, "draws": draws, **report}, dev)
+
+
+def alignment_probe(snapshots_path, data_path, settings: dict, out,
+                    threads: int | None = None) -> dict:
+    """Rule alignment_probe: every rule's alignment at each saved checkpoint of a run."""
+    job = Job("probes", out, threads)
+    saved = load_checkpoint(snapshots_path, "training snapshots", map_location="cpu")
+    run, info = saved["run"], saved["info"]
+    device = resolve_device(run["training"]["device"], cpu_fallback=True)
+    data = datasets.load(data_path)
+    x, y = datasets.diagnostic_batch(data, settings["n_samples"], run["diagnostics"]["seed"],
+                                     device)
+    epochs = sorted(saved["snapshots"])
+    if not epochs:
+        raise ValueError(f"{snapshots_path} holds no checkpoints: set probes.epochs in the config")
+    reports = []
+    for epoch in epochs:
+        model, rule = build(run, info, device)
+        load_weights(model, rule, saved["snapshots"][epoch], device)
+        reports.append({"epoch": epoch, **probe_report(model, rule, run["method"], x, y,
+                                                       settings, seed=run["seed"] * 1000
+                                                       + epoch)})
+    return job.finish({"run": _run_key(run), "settings": settings, "epochs": reports}, device)
+
+
+def measure(model_path: str | Path, data_path: str | Path, batch: int, out: str | Path,
+            device: str = "auto", threads: int | None = None) -> dict:
+    """Rule measure: the measurement variants of one trained model (no retraining)."""
+    job = Job("measure", out, threads)
+    run, model, rule, dev = load_trained(model_path, device)
+    data = datasets.load(data_path)
+    diag = run["diagnostics"]
+    variants = measurements(model, rule, data, diag["n_samples"], diag["seed"], batch, dev)
+    return job.finish({"run": _run_key(run), "config": run, "batch": batch,
+                       "variants": variants}, dev)
+
+
+def primer_check(settings: dict, out, threads: int | None = None) -> dict:
+    """Rule primer_check: the primer's claims checked numerically (float64)."""
+    job = Job("primer_check", out, threads)
+    betas = np.logspace(math.log10(settings["beta_min"]), math.log10(settings["beta_max"]),
+                        settings["n_betas"])
+    models = primer_check_models(settings["width"], settings["depth"], settings["batch"],
+                                 settings["inputs"], settings["classes"], betas,
+                                 settings["seed"])
+    return job.finish({"config": settings, "dtype": "float64", "models": models})
+
+
+# ---- the EP stack -----------------------------------------------------------------------
+def ep_stack_probe(corpus_path, corpus_name: str, seed: int, settings: dict, out, timings_out,
+                   resume=None, threads: int | None = None) -> dict:
+    """Rule ep_stack_probe: one (corpus, seed) probe → result JSON + timings JSON."""
+    job = Job("ep_stack", out, threads)
+    corpus = CharCorpus.load(corpus_path)
+    body, seconds = run_probe(corpus, settings, seed, resume)
+    precision = settings["pretrain"]["precision"]
+    result = job.finish(
+        {"corpus": corpus_name, "seed": seed, "settings": settings,
+         "corpus_info": {"n_chars": sum(len(v) for v in corpus.splits.values()),
+                         "vocab_size": len(corpus.vocab)}, **body},
+        torch.device("cpu"), timings=False,
+        # the arithmetic each phase ran in: pretraining's is the config's choice
+        provenance_extra={"precision": {"pretrain": precision, "probe": "float32"}})
+    Job.side_record("ep_stack_timings", {
+        "corpus": corpus_name, "seed": seed, "precision": precision, **seconds,
+        "total": job.elapsed(), "peak_rss_mb": peak_rss_mb(), "threads": threads,
+        "record": run_record()}, timings_out, flags=True)
+    ResumeState(resume, {}).done()
+    return result
