@@ -14,7 +14,7 @@ import yaml
 from credit_assign.results import read_result
 
 ROOT = Path(__file__).resolve().parents[1]
-COPY = ("Snakefile", "workflow", "scripts", "src", "config", "profiles", "envs")
+COPY = ("Snakefile", "workflow", "scripts", "src", "config", "profiles", "envs", "paper/ms.tex")
 
 TINY = {
     "dataset": "digits",
@@ -69,6 +69,7 @@ def fresh_copy(dest: Path) -> Path:
         if src.is_dir():
             shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(src, dest / name)
     return dest
 
@@ -387,7 +388,8 @@ def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tm
     work = tmp_path / "w"
     shutil.copytree(tiny_run, work, symlinks=True)  # keeps mtimes: nothing else is stale
     first = snakemake(work, "paper/ms.pdf", "--configfile", "config/tiny.yaml")
-    assert {k for k in job_counts(first.stdout) if k != "total"} == {"paper_numbers", "paper"}
+    ran = {k for k in job_counts(first.stdout + first.stderr) if k != "total"}
+    assert ran == {"paper_numbers", "paper"}
     runs_csv = work / "results/digits/summary/runs.csv"
     runs = pd.read_csv(runs_csv)
     bp = (runs.method == "bp") & (runs.lam == 0)
@@ -397,7 +399,7 @@ def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tm
     runs.loc[bp, "test_acc"] = 0.777
     runs.to_csv(runs_csv, index=False)
     second = snakemake(work, "paper/ms.pdf", "--configfile", "config/tiny.yaml")
-    ran = {k for k in job_counts(second.stdout) if k != "total"}
+    ran = {k for k in job_counts(second.stdout + second.stderr) if k != "total"}
     assert {"paper_numbers", "paper"} <= ran
     assert ran <= {"paper_numbers", "paper", "fig4_penalty_rescue", "reproduction"}, ran
     assert "0.777" in pdf_text(work / "paper/ms.pdf")
@@ -414,10 +416,16 @@ def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tm
 
 
 def test_paper_without_tex_fails_at_once_saying_what_to_install(repo, tmp_path):
-    empty = tmp_path / "bin"
-    empty.mkdir()
+    """PATH with every program of this machine but latexmk and pdflatex."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        for program in Path(folder).glob("*") if Path(folder).is_dir() else []:
+            link = bin_dir / program.name
+            if program.name not in ("latexmk", "pdflatex") and not link.exists():
+                link.symlink_to(program)
     out = snakemake(repo, "paper/ms.pdf", "--configfile", "config/tiny.yaml", "-n",
-                    check=False, env={**os.environ, "PATH": str(empty)})
+                    check=False, env={**os.environ, "PATH": str(bin_dir)})
     assert out.returncode != 0
     text = out.stdout + out.stderr
     assert "latexmk" in text and "apt-get install texlive-latex-base" in text
