@@ -7,4 +7,5 @@ from credit_assign.runtime import job  # noqa: E402
 with job(snakemake):
     from credit_assign.aggregate import write_tables
 
-    write_tables(snakemake.input.train, snakemake.input.nulls, dict(snakemake.output.items()))
+    i = snakemake.input
+    write_tables(i.train, i.nulls, dict(snakemake.output.items()), timing_paths=i.timings)

@@ -15,15 +15,24 @@ EPOCH_SCALARS = ("lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median",
 LAYER_KEYS = ("cosine", "h_norm_median", "grad_norm_median", "signal_norm_median")
 
 
-def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path]) -> dict:
+def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path],
+           timing_paths: Iterable[str | Path] | None = None) -> dict:
     """Four tidy DataFrames: ``runs`` (final values), ``epochs``, ``layers``, ``nulls``.
 
-    Each training result's wall-clock times are read from the ``timings.json`` beside it.
+    ``timing_paths``: each training result's wall-clock record, in the same order (the
+    workflow passes them; by default the ``timings.json`` beside each result).
     """
+    train_paths = list(train_paths)
+    if timing_paths is None:
+        timing_paths = [Path(p).with_name("timings.json") for p in train_paths]
+    timing_paths = list(timing_paths)
+    if len(timing_paths) != len(train_paths):
+        raise ValueError(f"{len(train_paths)} training results but {len(timing_paths)} "
+                         "timing records")
     runs, epochs, layers, nulls = [], [], [], []
-    for path in train_paths:
+    for path, timing_path in zip(train_paths, timing_paths):
         r = read_result(path, "train")
-        t = read_result(Path(path).with_name("timings.json"), "train_timings")
+        t = read_result(timing_path, "train_timings")
         key = r["run"]
         h, fin = r["history"], r["final"]
         runs.append({
@@ -62,9 +71,9 @@ def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path]) 
     }
 
 
-def write_tables(train_paths, null_paths, outputs: dict[str, str]) -> dict:
+def write_tables(train_paths, null_paths, outputs: dict[str, str], timing_paths=None) -> dict:
     """Write each table to ``outputs[name]`` (atomically)."""
-    frames = tables(train_paths, null_paths)
+    frames = tables(train_paths, null_paths, timing_paths)
     for name, frame in frames.items():
         atomic_write_text(outputs[name], frame.to_csv(index=False))
     return frames

@@ -25,6 +25,13 @@ wildcard_constraints:
 
 
 TRAIN_OUTPUTS = ("metrics.json", "model.pt", "timings.json", "snapshots.pt")
+# One training run's folder, the one place its pattern is written (rules: f"{RUN_DIR}/…")
+RUN_DIR = "results/{dataset}/train/{method}/lam{lam}/seed{seed}"
+
+
+def run_file(name, **wildcards):
+    """A file of one run's folder: run_file("metrics.json", dataset=…, method=…, …)."""
+    return f"{RUN_DIR}/{name}".format(**wildcards)
 
 
 def lam_str(lam):
@@ -127,7 +134,9 @@ def variant_targets():
 def train_metrics(wildcards=None, methods=METHODS):
     """Input function: every training result of the sweep."""
     return [
-        f"results/{_dataset(wildcards)}/train/{m}/lam{lam}/seed{seed}/metrics.json"
+        run_file(
+            "metrics.json", dataset=_dataset(wildcards), method=m, lam=lam, seed=seed
+        )
         for m, lam, seed in runs(methods, _dataset(wildcards))
     ]
 

@@ -3,10 +3,10 @@ rule train:
     input:
         data=dataset_cache,
     output:
-        metrics="results/{dataset}/train/{method}/lam{lam}/seed{seed}/metrics.json",
-        model="results/{dataset}/train/{method}/lam{lam}/seed{seed}/model.pt",
-        timings="results/{dataset}/train/{method}/lam{lam}/seed{seed}/timings.json",
-        snapshots="results/{dataset}/train/{method}/lam{lam}/seed{seed}/snapshots.pt",
+        metrics=f"{RUN_DIR}/metrics.json",
+        model=f"{RUN_DIR}/model.pt",
+        timings=f"{RUN_DIR}/timings.json",
+        snapshots=f"{RUN_DIR}/snapshots.pt",
     log:
         "logs/train/{dataset}/{method}_lam{lam}_seed{seed}.log",
     priority: train_priority
@@ -22,7 +22,7 @@ rule train:
         data_source=data_source,
         snapshot_epochs=config["probes"]["epochs"],
         # per-epoch state, outside the declared outputs so a rerun can resume from it
-        resume="results/{dataset}/train/{method}/lam{lam}/seed{seed}/resume.pt",
+        resume=f"{RUN_DIR}/resume.pt",
     script:
         "../../scripts/train.py"
 
@@ -30,7 +30,7 @@ rule train:
 rule fresh_b_null:
     """Deep cosine of a trained DFA model with K fresh feedback draws (the chance level)."""
     input:
-        model="results/{dataset}/train/{method}/lam{lam}/seed{seed}/model.pt",
+        model=f"{RUN_DIR}/model.pt",
         data=dataset_cache,
     output:
         "results/{dataset}/fresh_b_null/{method}/lam{lam}/seed{seed}.json",
@@ -53,7 +53,7 @@ rule fresh_b_null:
 rule alignment_probe:
     """Every rule's alignment with the true gradient at a run's saved checkpoints."""
     input:
-        snapshots="results/{dataset}/train/{method}/lam{lam}/seed{seed}/snapshots.pt",
+        snapshots=f"{RUN_DIR}/snapshots.pt",
         data=dataset_cache,
     output:
         "results/{dataset}/probes/{method}/lam{lam}/seed{seed}.json",
@@ -75,7 +75,7 @@ rule alignment_probe:
 rule measure:
     """||h_L|| and the deep cosine of a trained model, measured the ways a paper might have."""
     input:
-        model="results/{dataset}/train/{method}/lam{lam}/seed{seed}/model.pt",
+        model=f"{RUN_DIR}/model.pt",
         data=dataset_cache,
     output:
         "results/{dataset}/measure/{method}/lam{lam}/seed{seed}.json",
