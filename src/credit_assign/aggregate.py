@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from credit_assign.results import read_result
@@ -13,6 +14,13 @@ from credit_assign.runtime import atomic_write_text
 RUN_KEYS = ("dataset", "method", "lam", "seed")
 EPOCH_SCALARS = ("lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median", "deep_cosine")
 LAYER_KEYS = ("cosine", "h_norm_median", "grad_norm_median", "signal_norm_median")
+
+
+def select_runs(df: pd.DataFrame, method: str, lam: float, seed: int | None = None
+                ) -> pd.DataFrame:
+    """The rows of a summary table for one (method, λ), and one seed if given."""
+    out = df[(df.method == method) & np.isclose(df.lam.astype(float), lam)]
+    return out if seed is None else out[out.seed == seed]
 
 
 def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path],

@@ -22,7 +22,7 @@ from credit_assign.ep_stack.corpus import CharCorpus
 from credit_assign.ep_stack.probe import peak_rss_mb, run_probe
 from credit_assign.measure import measurements
 from credit_assign.primer_check import primer_check as primer_check_models
-from credit_assign.results import validate_result
+from credit_assign.results import validate_result, write_result
 from credit_assign.runs import build, load_trained, load_weights
 from credit_assign.runtime import (
     ResumeState,
@@ -65,21 +65,17 @@ class Job:
         if timings:
             result["timings"] = {"total_s": self.elapsed()}
         result["provenance"] = {**provenance(device, self.threads), **(provenance_extra or {})}
-        result, flags = sanitize(result)
-        result["nonfinite"] = flags
-        validate_result(result, self.kind, source=str(self.out))
-        if before_write is not None:
-            before_write()
-        atomic_write_text(self.out, dumps(result))
-        return result
+        return write_result(result, self.kind, self.out, before_write)
 
     @staticmethod
     def side_record(kind: str, record: dict[str, Any], out: str | Path,
                     flags: bool = False) -> dict[str, Any]:
-        """A record beside the result (wall times, host): validated, written atomically."""
-        record, found = sanitize({"schema_version": 1, "kind": kind, **record})
+        """A record beside the result (wall times, host): validated, written atomically;
+        ``flags``: with the non-finite flags a result carries (write_result)."""
+        record = {"schema_version": 1, "kind": kind, **record}
         if flags:
-            record["nonfinite"] = found
+            return write_result(record, kind, out)
+        record, _ = sanitize(record)
         validate_result(record, kind, source=str(out))
         atomic_write_text(out, dumps(record))
         return record

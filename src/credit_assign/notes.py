@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from credit_assign.aggregate import select_runs
 from credit_assign.reproduction import md_table
 from credit_assign.runtime import atomic_write_text
 
@@ -34,11 +34,6 @@ def _g(x: float) -> str:
 
 def _n(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def _pick(df: pd.DataFrame, method: str, lam: float, seed: int | None = None) -> pd.DataFrame:
-    out = df[(df.method == method) & np.isclose(df.lam, lam)]
-    return out if seed is None else out[out.seed == seed]
 
 
 def _runs_section(runs: pd.DataFrame, epochs: pd.DataFrame, variant_runs: dict, info: dict
@@ -102,8 +97,8 @@ def _misses_section(gaps: pd.DataFrame) -> str:
 
 
 def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) -> str:
-    dfa0 = _pick(runs, "dfa", 0.0)
-    final = _pick(layers, "dfa", 0.0).merge(dfa0[["seed", "final_epoch"]], on="seed")
+    dfa0 = select_runs(runs, "dfa", 0.0)
+    final = select_runs(layers, "dfa", 0.0).merge(dfa0[["seed", "final_epoch"]], on="seed")
     final = final[final.epoch == final.final_epoch]
     per_layer = final.groupby("layer")[["h_norm_median", "branch_norm_median"]].median()
     rows = [[str(int(layer)), _g(r.h_norm_median),
@@ -111,14 +106,14 @@ def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) 
             for layer, r in per_layer.iterrows()]
     where = md_table(["layer l", "median ‖h_l‖", "median ‖f_l‖ (block l's branch)"], rows)
     biggest = per_layer.branch_norm_median.idxmax()
-    traj = _pick(epochs, "dfa", 0.0).groupby("epoch").h_L_norm_median.median()
+    traj = select_runs(epochs, "dfa", 0.0).groupby("epoch").h_L_norm_median.median()
     marks = [e for e in (1, 5, 10, 20, int(traj.index.max())) if e in traj.index]
     growth = ", ".join(f"epoch {e}: {_g(traj[e])}" for e in marks)
     rows = []
-    base = _pick(runs, "dfa", 0.0, 42)
+    base = select_runs(runs, "dfa", 0.0, 42)
     base_h = float(base.h_L_norm_median.iloc[0]) if len(base) else math.nan
     for name, vr in [("default", runs), *variant_runs.items()]:
-        r = _pick(vr, "dfa", 0.0, 42)
+        r = select_runs(vr, "dfa", 0.0, 42)
         if len(r):
             h = float(r.h_L_norm_median.iloc[0])
             rows.append([f"`{name}`", _g(h), _f(h / base_h, 2), _f(float(r.test_acc.iloc[0]))])
@@ -132,7 +127,7 @@ def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) 
         f"of the median ‖h_L‖ (median over seeds, `epochs.csv`): {growth}.\n\n"
         "Each recipe's DFA run at λ = 0, seed 42 (its `runs.csv`):\n\n" + recipes + "\n")
     if measurements is not None and len(measurements):
-        m = _pick(measurements, "dfa", 0.0).pivot_table(index="seed", columns="variant",
+        m = select_runs(measurements, "dfa", 0.0).pivot_table(index="seed", columns="variant",
                                                        values="h_L_norm")
         if {"stratified", "one_batch"} <= set(m.columns):
             ratio = (m.one_batch / m.stratified).median()
@@ -163,13 +158,14 @@ def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) 
 
 
 def _invariance_section(runs, variant_runs: dict) -> str:
-    base = _pick(runs, "dfa", 0.0, 42)
+    base = select_runs(runs, "dfa", 0.0, 42)
     rows = []
     for name in ("e_sum", "b_fan_in"):
         if name not in variant_runs or not len(base):
             continue
         for lam in sorted(set(variant_runs[name].lam)):
-            v, d = _pick(variant_runs[name], "dfa", lam, 42), _pick(runs, "dfa", lam, 42)
+            v = select_runs(variant_runs[name], "dfa", lam, 42)
+            d = select_runs(runs, "dfa", lam, 42)
             if len(v) and len(d):
                 rows.append([f"`{name}`", f"{lam:g}", _f(float(d.test_acc.iloc[0])),
                              _f(float(v.test_acc.iloc[0])),
@@ -199,27 +195,27 @@ def _invariance_section(runs, variant_runs: dict) -> str:
 
 def _accuracy_section(runs, epochs, variant_runs: dict) -> str:
     lines = ["## Accuracies: DFA's peak, the frozen baseline, FA\n"]
-    traj = _pick(epochs, "dfa", 0.0)
+    traj = select_runs(epochs, "dfa", 0.0)
     if len(traj):
         peak = traj.loc[traj.groupby("seed").test_acc.idxmax()]
-        final = _pick(runs, "dfa", 0.0)
+        final = select_runs(runs, "dfa", 0.0)
         lines.append(
             f"- DFA at λ = 0 peaks at {_f(peak.test_acc.median())} (median over seeds, "
             f"epochs {', '.join(str(int(e)) for e in sorted(peak.epoch))}) and ends at "
             f"{_f(final.test_acc.median())}: the accuracy falls as ‖h_L‖ grows.")
-    fz = _pick(runs, "frozen", 0.0)
+    fz = select_runs(runs, "frozen", 0.0)
     shallow = variant_runs.get("dfa_shallow")
     if len(fz):
         text = (f"- Frozen baseline (embedding, LN_out and head trained by BP through frozen "
                 f"random blocks): {_f(fz.test_acc.mean())} over {_n(len(fz), 'seed')}")
-        if shallow is not None and len(_pick(shallow, "frozen", 0.0)):
-            s = _pick(shallow, "frozen", 0.0)
+        if shallow is not None and len(select_runs(shallow, "frozen", 0.0)):
+            s = select_runs(shallow, "frozen", 0.0)
             text += (f"; with the embedding taught by its DFA signal (`dfa_shallow`, the "
                      f"\"DFA-shallow\" reading of the authors' record): {_f(s.test_acc.mean())} "
                      f"over {_n(len(s), 'seed')}")
         lines.append(text + ". Its blocks receive no teaching signal, so its deep cosine is "
                      "reported as not applicable.")
-    fa = _pick(runs, "fa", 0.0)
+    fa = select_runs(runs, "fa", 0.0)
     if len(fa):
         std = f" ± {_f(fa.test_acc.std(ddof=1))}" if len(fa) > 1 else ""
         lines.append(f"- FA ({int(fa.epochs.max())} epochs, {_n(len(fa), 'seed')}): accuracy "

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from credit_assign.aggregate import select_runs
 from credit_assign.runtime import atomic_write_text
 
 NOT_RUN = "not run"
@@ -65,10 +66,12 @@ def tiny(x: float) -> str:
     return "$< 10^{-15}$" if abs(x) < 1e-15 else sci(x)
 
 
-def signed(x: float) -> str:
-    if x is None or not math.isfinite(x):
-        return "—"
-    return f"${x:+.3f}$"
+def value_tex(metric: str, x: float) -> str:
+    """One number of the paper's table: a norm in scientific form, a cosine signed, an
+    accuracy to three decimals."""
+    if metric == "h_L_norm_median":
+        return sci(x)
+    return f"${x:+.3f}$" if "cosine" in metric else f"${x:.3f}$"
 
 
 def lam_tex(lam: float) -> str:
@@ -106,10 +109,6 @@ def spread(values, kind: str = "plain") -> str:
 
 
 # ---- the numbers -------------------------------------------------------------------
-def _pick(df: pd.DataFrame, method: str, lam: float) -> pd.DataFrame:
-    return df[(df.method == method) & np.isclose(df.lam.astype(float), lam)]
-
-
 def run_numbers(runs: pd.DataFrame, penalty: float) -> dict[str, str]:
     """Accuracy, ‖h_L‖ and deep cosine at the final epoch, per role: {Bp,Dfa}{Zero,Pen},
     Frozen, Fa — the cells the prose names (mean ± std over seeds)."""
@@ -117,13 +116,13 @@ def run_numbers(runs: pd.DataFrame, penalty: float) -> dict[str, str]:
     roles = {"BpZero": ("bp", 0.0), "BpPen": ("bp", penalty), "DfaZero": ("dfa", 0.0),
              "DfaPen": ("dfa", penalty), "Frozen": ("frozen", 0.0), "Fa": ("fa", 0.0)}
     for role, (method, lam) in roles.items():
-        sel = _pick(runs, method, lam)
+        sel = select_runs(runs, method, lam)
         out["acc" + role] = spread(sel.test_acc)
         out["hL" + role] = spread(sel.h_L_norm_median, "norm")
         out["deepcos" + role] = spread(sel.deep_cosine, "cosine")
     # the smallest nonzero DFA λ below the penalty (1e-4 in the paper), if swept
     small = sorted({float(x) for x in runs[runs.method == "dfa"].lam if 0 < float(x) < penalty})
-    sel = _pick(runs, "dfa", small[0]) if small else runs.iloc[0:0]
+    sel = select_runs(runs, "dfa", small[0]) if small else runs.iloc[0:0]
     out["lamSmall"] = lam_tex(small[0]) if small else NOT_RUN
     out["hLDfaSmall"] = spread(sel.h_L_norm_median, "norm")
     out["deepcosDfaSmall"] = spread(sel.deep_cosine, "cosine")
@@ -133,7 +132,7 @@ def run_numbers(runs: pd.DataFrame, penalty: float) -> dict[str, str]:
 
 def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
     """Deep cosine with the trained-with B vs fresh draws, DFA at the penalty λ."""
-    sel = _pick(nulls, "dfa", penalty)
+    sel = select_runs(nulls, "dfa", penalty)
     trained = sel[sel.feedback == "trained"].deep_cosine
     fresh = sel[sel.feedback == "fresh"].deep_cosine
     out = {"nullTrained": spread(trained, "cosine"),
@@ -154,7 +153,7 @@ def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
 def ordering_verdict(runs: pd.DataFrame, penalty: float) -> str:
     """Whether the paper's ordering bp > dfa(penalty) > frozen > dfa(0) holds in test acc."""
     cells = [("bp", 0.0), ("dfa", penalty), ("frozen", 0.0), ("dfa", 0.0)]
-    means = [_pick(runs, m, lam).test_acc.mean() for m, lam in cells]
+    means = [select_runs(runs, m, lam).test_acc.mean() for m, lam in cells]
     if any(pd.isna(m) for m in means):
         return "cannot be checked here (a run of the ordering is missing)"
     holds = all(a > b for a, b in zip(means, means[1:]))
@@ -173,23 +172,17 @@ def reproduction_numbers(rep: pd.DataFrame | None) -> dict[str, str]:
         if isinstance(r.layer, (int, float)) and not pd.isna(r.layer):
             metric += f" $l_{int(r.layer)}$"
         if not pd.isna(r.paper):
-            paper = sci(r.paper) if r.metric == "h_L_norm_median" else f"${r.paper:+.3f}$" \
-                if "cosine" in r.metric else f"${r.paper:.3f}$"
+            paper = value_tex(r.metric, r.paper)
         else:
             lo, hi = json.loads(r.paper_range) if isinstance(r.paper_range, str) else (None, None)
             paper = f"$[{lo:+.2f}, {hi:+.2f}]$" if lo is not None else "—"
-        if pd.isna(r.ours_mean):
-            ours = NOT_RUN
-        elif r.metric == "h_L_norm_median":
-            ours = sci(r.ours_mean)
-        else:
-            ours = f"${r.ours_mean:+.3f}$" if "cosine" in r.metric else f"${r.ours_mean:.3f}$"
+        ours = NOT_RUN if pd.isna(r.ours_mean) else value_tex(r.metric, r.ours_mean)
         gap = "—" if pd.isna(r.gap) else f"${r.gap:+.1f}$"
         mark = "" if pd.isna(r.gap) else ("\\checkmark" if bool(r.within_tolerance) else "")
         rows.append(f"{run} & {metric} & {paper} & {ours} & {gap} & {mark} \\\\")
     def paper_of(method, lam, metric):
-        row = rep[(rep.method == method) & np.isclose(rep.lam.astype(float), lam)
-                  & (rep.metric == metric)]
+        row = select_runs(rep, method, lam)
+        row = row[row.metric == metric]
         if row.empty or pd.isna(row.iloc[0].paper):
             return NOT_RUN
         v = float(row.iloc[0].paper)
@@ -331,7 +324,7 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
     macros["orderingverdict"] = ordering_verdict(runs, penalty)
     flags = {"hasreference": reproduction is not None and not reproduction.empty,
              "hasvariants": gaps is not None and not gaps.empty,
-             "hasfa": bool(len(_pick(runs, "fa", 0.0))),
+             "hasfa": bool(len(select_runs(runs, "fa", 0.0))),
              "hasep": ep_by_seed is not None and not ep_by_seed.empty,
              "hasprobes": bool(cfg["probes"]["epochs"])}
     return macros, flags
@@ -365,11 +358,16 @@ def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, out, reproduction_c
 
 
 # ---- the build -----------------------------------------------------------------------
+def missing_tex() -> str | None:
+    """What is missing to build the paper, with what to install; None if nothing is."""
+    missing = [t for t in TEX_ENGINES if shutil.which(t) is None]
+    return f"{' and '.join(missing)} not found: {TEX_HELP}" if missing else None
+
+
 def check_tex() -> None:
     """Fail at once, naming what to install, when no TeX engine is on PATH."""
-    missing = [t for t in TEX_ENGINES if shutil.which(t) is None]
-    if missing:
-        raise RuntimeError(f"{' and '.join(missing)} not found: {TEX_HELP}")
+    if problem := missing_tex():
+        raise RuntimeError(problem)
 
 
 def build_pdf(tex: str | Path, out_pdf: str | Path) -> Path:

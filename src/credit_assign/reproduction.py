@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from credit_assign.aggregate import select_runs
 from credit_assign.figures import variants
 from credit_assign.results import schema
 from credit_assign.runtime import atomic_write_text
@@ -42,8 +43,7 @@ def load_reference(path: str | Path) -> dict:
 def _ours(entry: dict, runs, layers, nulls) -> tuple[np.ndarray, str]:
     """Our values for one reference entry (one per seed, or per draw for the null)."""
     def pick(df):
-        df = df[(df.method == entry["method"]) & np.isclose(df.lam, entry["lam"])]
-        return df[df.seed == entry["seed"]] if "seed" in entry else df
+        return select_runs(df, entry["method"], entry["lam"], entry.get("seed"))
 
     metric = entry["metric"]
     if metric in ("test_acc", "h_L_norm_median", "deep_cosine"):

@@ -51,11 +51,16 @@ def validate_result(obj: Any, kind: str, source: str = "<memory>") -> None:
             raise ResultError(f"{source}: history arrays {uneven} do not have one entry per epoch")
 
 
-def write_result(result: dict[str, Any], kind: str, out: str | Path) -> dict[str, Any]:
-    """Store non-finite numbers as null + a flag, validate, and write atomically."""
+def write_result(result: dict[str, Any], kind: str, out: str | Path,
+                 before_write=None) -> dict[str, Any]:
+    """Store non-finite numbers as null + a flag, validate, and write atomically.
+    ``before_write`` (if given) runs after validation and before the write: the files
+    that must exist before this one does (training's model.pt beside its metrics)."""
     result, flags = sanitize(result)
     result["nonfinite"] = flags
     validate_result(result, kind, source=str(out))
+    if before_write is not None:
+        before_write()
     atomic_write_text(out, dumps(result))
     return result
 

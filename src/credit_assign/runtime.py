@@ -273,11 +273,17 @@ def load_resume(path: str | Path | None, expected: dict[str, Any], map_location=
             return state
     except CorruptFileError as err:
         reason = f"unreadable ({err.__cause__.__class__.__name__})"
+    _set_aside(path, reason, log)
+    return None
+
+
+def _set_aside(path: Path, reason: str, log) -> None:
+    """Move a resume state the job cannot use to ``<name>.rejected``, saying why, so the
+    job starts afresh instead of failing on every retry."""
     aside = path.with_name(path.name + ".rejected")
     os.replace(path, aside)
     log.warning("not resuming from %s: %s; moved it to %s and starting afresh", path, reason,
                 aside)
-    return None
 
 
 class ResumeState:
@@ -303,10 +309,7 @@ class ResumeState:
 
     def reject(self, err: Exception) -> None:
         """A state that loaded but cannot be restored: move it aside, say why."""
-        aside = self.path.with_name(self.path.name + ".rejected")
-        self.path.replace(aside)
-        self.log.warning("not resuming from %s: it cannot be restored (%s: %s); moved it to "
-                         "%s and starting afresh", self.path, type(err).__name__, err, aside)
+        _set_aside(self.path, f"it cannot be restored ({type(err).__name__}: {err})", self.log)
 
     def done(self) -> None:
         if self.path:

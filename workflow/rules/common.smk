@@ -1,5 +1,4 @@
 # Helpers shared by the rules: target lists from config, the run config of a job.
-import shutil
 import sys
 from pathlib import Path
 
@@ -298,9 +297,8 @@ def train_priority(wildcards):
     return run_config(wildcards)["training"]["epochs"]
 
 
-EP_PRIORITY = (
-    1000  # above every training job: each probe is the longest job of a rebuild
-)
+# above every training job: each EP stack probe is the longest job of a rebuild
+EP_PRIORITY = 1000
 
 
 def reproduction_config(wildcards):
@@ -512,11 +510,8 @@ def paper_sources(wildcards=None):
 def paper_build_inputs(wildcards):
     """paper_sources, after checking for a TeX engine: without one, asking for the PDF
     fails at once (before any job runs) with what to install."""
-    from credit_assign.paper import TEX_HELP, TEX_ENGINES
+    from credit_assign.paper import missing_tex
 
-    missing = [t for t in TEX_ENGINES if shutil.which(t) is None]
-    if missing:
-        raise WorkflowError(
-            f"paper/ms.pdf: {' and '.join(missing)} not found: {TEX_HELP}"
-        )
+    if problem := missing_tex():
+        raise WorkflowError(f"paper/ms.pdf: {problem}")
     return paper_sources()
