@@ -7,7 +7,7 @@ from credit_assign.alignment_probes import loss_decrease_ratio, random_direction
 from credit_assign.diagnostics import per_sample_cosine, true_hidden_grads
 from credit_assign.model import ResidualMLP
 from credit_assign.perturbation import node_perturbation_signals, per_sample_loss
-from credit_assign.rules import RuleOptions, make_rule
+from credit_assign.rules import make_rule
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def test_loss_decrease_ratio_of_bp_is_one_and_of_a_random_direction_near_zero(ne
 
 def test_node_perturbation_trains_behind_the_common_interface(net):
     model, x, y = net
-    rule = make_rule("np", model, 0.0, RuleOptions(np_sigma=1e-6, np_directions=512),
+    rule = make_rule("np", model, 0.0, {"sigma": 1e-6, "directions": 512},
                      torch.Generator().manual_seed(0))
     out = rule.update(model, model(x, local=True), y)
     assert set(out.grads) == set(dict(model.named_parameters()))

@@ -108,12 +108,20 @@ BAD_CONFIGS = [
     ({"sweep": {"dfa": [-1.0]}}, "instance['sweep']['dfa'][0]"),
     ({"sweep": {"dfa": ["1e-4"]}}, "instance['sweep']['dfa'][0]"),
     ({"sweep": {"seeds": []}}, "instance['sweep']['seeds']"),
-    ({"sweep": {"sdil": [0.0]}}, "'sdil' was unexpected"),
+    ({"sweep": {"sdil": [0.0]}}, "sweep: 'sdil' is not a learning rule; registered rules: "
+     "['bp', 'dfa', 'fa', 'frozen', 'np']"),
+    ({"rule": {"dfa": {"feedback_scal": "unit"}}}, "rule.dfa: unknown option(s) ['feedback_scal']"),
+    ({"rule": {"np": {"sigma": -1.0}}}, "rule.np.sigma must be > 0, got -1.0"),
+    ({"rule": {"np": {"directions": 2.5}}}, "rule.np.directions must be of type integer"),
+    ({"rule": {"feedback_scale": "unit"}}, "rule: 'feedback_scale' is not a learning rule"),
+    ({"probes": {"network": {"method": "sdil"}}}, "probes.network.method: 'sdil' is not a"),
+    ({"training": {"per_method": {"dfx": {"epochs": 3}}}}, "training.per_method: 'dfx' is not"),
     ({"dataset": "mnist"}, "instance['dataset']"),
     ({"model": {"width": 0}}, "instance['model']['width']"),
     ({"fresh_b_null": {"draws": 1}}, "instance['fresh_b_null']['draws']"),
     ({"training": {"device": "tpu"}}, "instance['training']['device']"),
-    ({"rule": {"feedback_scale": "huge"}}, "instance['rule']['feedback_scale']"),
+    ({"rule": {"dfa": {"feedback_scale": "huge"}}},
+     "rule.dfa.feedback_scale must be one of ['unit', 'fan_in'], got 'huge'"),
     ({"sweep": {"seeds": [-1]}}, "instance['sweep']['seeds'][0]"),
     ({"sweep": {"seeds": [2**32]}}, "instance['sweep']['seeds'][0]"),
     ({"ep_stack": {"seeds": [-3]}}, "instance['ep_stack']['seeds'][0]"),
@@ -126,6 +134,11 @@ BAD_CONFIGS = [
     ({"variants": {"slow": {"methods": ["dfa"], "overrides": {"training": {"epochz": 3}}}}},
      "variants.slow.overrides"),
     ({"variants": {"Bad-Name": {"methods": ["dfa"], "overrides": {}}}}, "Bad-Name"),
+    ({"variants": {"e": {"methods": ["dfa"], "overrides": {"rule": {"error_reduction": "sum"}}}}},
+     "variants.e.overrides: rule: 'error_reduction' is not a learning rule"),
+    ({"variants": {"e": {"methods": ["dfa"], "overrides": {"rule": {"dfa": {"error_reduction":
+                                                                           "max"}}}}}},
+     "variants.e.overrides: rule.dfa.error_reduction must be one of"),
 ]
 
 

@@ -6,7 +6,7 @@ from torch.nn import functional as F
 
 from credit_assign.diagnostics import alignment, per_sample_cosine, true_hidden_grads
 from credit_assign.model import ResidualMLP, branch_penalty
-from credit_assign.rules import RuleOptions, make_rule, output_error
+from credit_assign.rules import make_rule, output_error
 
 
 def autograd_grads(model, loss):
@@ -113,7 +113,7 @@ def test_penalty_gradient_matches_autograd(small_model, batch):
 
 def test_dfa_embedding_can_be_frozen(small_model, batch):
     x, y = batch
-    rule = make_rule("dfa", small_model, 0.0, RuleOptions(train_embedding=False))
+    rule = make_rule("dfa", small_model, 0.0, {"train_embedding": False})
     assert not any(n.startswith("embed.") for n in rule.trainable(small_model))
     out = rule.update(small_model, small_model(x, local=True), y)
     assert not any(n.startswith("embed.") for n in out.grads)
@@ -123,7 +123,7 @@ def test_dfa_embedding_can_be_frozen(small_model, batch):
 def test_frozen_trains_only_embedding_and_readout(small_model, batch, embedding_signal):
     x, y = batch
     rule = make_rule("frozen", small_model, 0.0,
-                     RuleOptions(frozen_embedding_signal=embedding_signal))
+                     {"embedding_signal": embedding_signal})
     trainable = rule.trainable(small_model)
     assert trainable and not any(n.startswith("blocks.") for n in trainable)
     out = rule.update(small_model, small_model(x, local=rule.local), y)
@@ -140,7 +140,7 @@ def test_frozen_blocks_alignment_is_not_applicable(small_model, batch, embedding
     None (drawn and tabulated as "—"), not the trivial cos(g, g) = 1."""
     x, y = batch
     rule = make_rule("frozen", small_model, 0.0,
-                     RuleOptions(frozen_embedding_signal=embedding_signal))
+                     {"embedding_signal": embedding_signal})
     report = alignment(rule, small_model, x, y)
     assert report["cosine"][0] is not None and report["cosine"][1:] == [None] * 3
     assert report["deep_cosine"] is None

@@ -13,7 +13,6 @@ Measurement tools only: no learning rule calls them.
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 import torch
 from torch import Tensor
@@ -22,7 +21,7 @@ from torch.nn import functional as F
 from credit_assign.diagnostics import alignment, median_norm, per_sample_cosine, true_hidden_grads
 from credit_assign.model import ResidualMLP
 from credit_assign.perturbation import node_perturbation_signals
-from credit_assign.rules import RuleOutput, make_rule, param_grads
+from credit_assign.rules import RULES, RuleOutput, make_rule, param_grads
 
 
 def loss_decrease_ratio(model: ResidualMLP, rule, x: Tensor, y: Tensor, lr: float) -> dict:
@@ -75,18 +74,30 @@ def np_alignment(model: ResidualMLP, x: Tensor, y: Tensor, grads: list[Tensor], 
             "signal_norm_median": [median_norm(a) for a in signals]}
 
 
+def compared_rules(model: ResidualMLP, own_rule, method: str, options: dict,
+                   generator: torch.Generator) -> dict:
+    """The rules measured on a network: the one it was trained with, and every probed
+    rule of the registry (``probed = True``), in name order. A probed rule is the
+    trained one where the network was trained with it and it carries random feedback
+    (its B are what it teaches with); otherwise a fresh λ = 0 instance with the
+    config's options (``options[name]``), its feedback drawn from ``generator``."""
+    rules = {method: own_rule}
+    for name, cls in RULES.items():
+        if cls.probed and not (name == method and own_rule.feedback):
+            rules[name] = make_rule(name, model, 0.0, options.get(name), generator)
+    return rules
+
+
 def report(model: ResidualMLP, own_rule, method: str, x: Tensor, y: Tensor, settings: dict,
            seed: int) -> dict:
-    """Every rule's per-layer alignment at one checkpoint, and its loss-decrease ratio."""
+    """Every rule's per-layer alignment at one checkpoint, and its loss-decrease ratio.
+    ``settings``: the probes' config, with ``rules`` the options of the rules built."""
     model.eval()
     grads, cache, ce = true_hidden_grads(model, x, y)
     out = {"loss": ce.item(), "grad_norm_median": [median_norm(g) for g in grads], "rules": {}}
     gen = torch.Generator().manual_seed(seed)
-    rules = {method: own_rule, "bp": make_rule("bp", model, 0.0)}
-    if "dfa" not in rules:
-        rules["dfa"] = make_rule("dfa", model, 0.0, own_rule.options, gen)
-    if "fa" not in rules:
-        rules["fa"] = make_rule("fa", model, 0.0, own_rule.options, gen)
+    options = settings.get("rules", {})
+    rules = compared_rules(model, own_rule, method, options, gen)
     for name, rule in rules.items():
         rep = alignment(rule, model, x, y, grads=(grads, cache))
         out["rules"][name] = {"cosine": rep["cosine"],
@@ -98,8 +109,8 @@ def report(model: ResidualMLP, own_rule, method: str, x: Tensor, y: Tensor, sett
         out["rules"][f"np_{mode}"] = {**rep, "trained_with": False}
     lr = settings["lr"]
     ratios = {name: loss_decrease_ratio(model, rule, x, y, lr) for name, rule in rules.items()}
-    np_options = replace(own_rule.options, np_sigma=settings["sigma"],
-                         np_directions=settings["directions"], np_mode="simultaneous")
+    np_options = {**options.get("np", {}), "sigma": settings["sigma"],
+                  "directions": settings["directions"], "mode": "simultaneous"}
     np_rule = make_rule("np", model, 0.0, np_options, gen)
     ratios["np_simultaneous"] = loss_decrease_ratio(model, np_rule, x, y, lr)
     ratios["random"] = loss_decrease_ratio(model, random_direction_rule(model, gen), x, y, lr)

@@ -28,8 +28,6 @@ from credit_assign.runtime import atomic_write_text
 
 NOT_RUN = "not run"
 DATASET_NAMES = {"cifar10": "CIFAR-10", "digits": "the $8 \\times 8$ digits of scikit-learn"}
-METHOD_NAMES = {"bp": "BP", "dfa": "DFA", "fa": "FA", "frozen": "frozen blocks",
-                "np": "node perturbation"}
 METRIC_NAMES = {"test_acc": "test acc.", "h_L_norm_median": "$\\|h_L\\|$",
                 "deep_cosine": "deep cos", "cosine": "cos", "trained_b_deep_cosine":
                 "deep cos, trained $B$", "fresh_b_deep_cosine_mean": "deep cos, fresh $B$"}
@@ -160,14 +158,19 @@ def ordering_verdict(runs: pd.DataFrame, penalty: float) -> str:
     return "holds in our runs" if holds else "does not hold in our runs"
 
 
-def reproduction_numbers(rep: pd.DataFrame | None) -> dict[str, str]:
+def reproduction_numbers(rep: pd.DataFrame | None, labels: dict | None = None
+                         ) -> dict[str, str]:
+    """The paper-vs-ours table and its counts; ``labels``: each rule's label (the
+    registry's, as the workflow passes them: name → label)."""
+    labels = labels or {}
     if rep is None or rep.empty:
         return {"nCompared": "0", "nWithin": "0", "reproductiontable": "",
                 "paperHLDfaZero": NOT_RUN, "paperAccDfaZero": NOT_RUN, "paperAccFa": NOT_RUN}
     compared = rep[rep.gap.notna()]
     rows = []
     for r in rep.itertuples():
-        run = f"{METHOD_NAMES.get(r.method, r.method)}, $\\lambda$ = {lam_tex(float(r.lam))}"
+        name = tex_escape(labels.get(r.method, r.method))
+        run = f"{name}, $\\lambda$ = {lam_tex(float(r.lam))}"
         metric = METRIC_NAMES.get(r.metric, tex_escape(r.metric))
         if isinstance(r.layer, (int, float)) and not pd.isna(r.layer):
             metric += f" $l_{int(r.layer)}$"
@@ -317,7 +320,8 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
     """(macros, flags) for numbers.tex."""
     penalty = float(cfg["figures"]["penalty_lambda"])
     macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty),
-              **null_numbers(nulls, penalty), **reproduction_numbers(reproduction),
+              **null_numbers(nulls, penalty),
+              **reproduction_numbers(reproduction, cfg.get("labels")),
               **variant_numbers(gaps),
               **ep_numbers(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
               **primer_numbers(primer)}

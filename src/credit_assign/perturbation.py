@@ -1,6 +1,6 @@
 """Node perturbation: forward-difference estimates of ∂CE/∂h_l from random perturbations
 of the hidden states. A measurement (the alignment probes) and a learning rule
-(``rules.NodePerturbation``) at once, so it sits below both: it needs only the model.
+(``rules.node_perturbation``) at once, so it sits below both: it needs only the model.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from credit_assign.model import ResidualMLP
-from credit_assign.rules import RuleOptions, feedback_generator, make_rule
+from credit_assign.rules import feedback_generator, make_rule
 from credit_assign.runtime import load_checkpoint, resolve_device
 
 
@@ -21,7 +21,7 @@ def build(run: dict[str, Any], info: dict[str, Any], device):
     m = run["model"]
     model = ResidualMLP(in_features, m["width"], m["depth"], len(info["classes"]),
                         final_norm=m["final_norm"], branch_init_std=m["branch_init_std"])
-    rule = make_rule(run["method"], model, run["lam"], RuleOptions(**run["rule"]),
+    rule = make_rule(run["method"], model, run["lam"], run["rule"],
                      feedback_generator(run["seed"]))
     return model.to(device), rule.to(device)
 

@@ -7,7 +7,18 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.recipe import method_training  # noqa: E402 (pure Python, no torch)
 
-METHODS = ("bp", "dfa", "fa", "frozen", "np")
+try:  # the learning rules: one module each in src/credit_assign/rules/
+    from credit_assign.rules import RULES as RULE_CLASSES  # noqa: E402
+    from credit_assign.rules import options_of  # noqa: E402
+except ImportError as err:
+    raise WorkflowError(
+        f"the workflow reads the learning rules (src/credit_assign/rules/) when it "
+        f"parses the config, and that needs the project's packages ({err}): run "
+        f"snakemake from the environment `make setup` (or `pip install -e .`) made"
+    ) from None
+
+# every registered rule, in name order: what sweep.<method> and rule.<method> may name
+METHODS = tuple(RULE_CLASSES)
 CORPORA = ("tinyshakespeare", "pydoc")
 PRECISIONS = ("float32", "bfloat16")
 FIG_FORMATS = ("pdf", "png", "svg")
@@ -93,6 +104,7 @@ def check_variants():
             validate_config(merged, "../schemas/config.schema.yaml")
         except WorkflowError as err:
             raise WorkflowError(f"variants.{name}.overrides: {err}") from None
+        check_methods(merged, f"variants.{name}.overrides: ")
 
 
 def dataset_cache(wildcards):
@@ -173,8 +185,18 @@ def measure_results(wildcards=None):
     ]
 
 
+def method_styles():
+    """Each rule's label and colour, as its module declares them: what the figures and
+    the paper show (they do not import the rules)."""
+    return {m: {"label": c.label, "color": c.color} for m, c in RULE_CLASSES.items()}
+
+
 def probe_settings(wildcards):
-    return {k: v for k, v in config["probes"].items() if k not in ("epochs", "network")}
+    """The probe's settings, and the options of the rules it builds on every network:
+    the probed ones (RULES[...].probed) and node perturbation, its estimator."""
+    settings = {k: v for k, v in config["probes"].items() if k not in ("epochs", "network")}
+    built = [m for m, cls in RULE_CLASSES.items() if cls.probed or m == "np"]
+    return {**settings, "rules": {m: config["rule"][m] for m in built}}
 
 
 def summary_tables():
@@ -284,7 +306,7 @@ def run_config(wildcards):
         "seed": int(wildcards.seed),
         "model": {**cfg["model"], "final_norm": True},
         "training": method_training(cfg["training"], wildcards.method),
-        "rule": cfg["rule"],
+        "rule": cfg["rule"][wildcards.method],
         "diagnostics": cfg["diagnostics"],
     }
     return {**run, "variant": variant} if variant else run
@@ -415,6 +437,36 @@ def check_config_files():
             yaml.load(fh, Strict)
 
 
+def check_methods(cfg, where=""):
+    """Every method the config names is a registered rule, and each rule's options
+    block (rule.<method>) is valid: filled in with the rule's defaults, so that a run
+    records all the options it ran with. Registered rules absent from the sweep are not
+    run (sweep.<method> = []). The schema cannot say this: the methods are whatever
+    modules src/credit_assign/rules/ holds."""
+    known = f"registered rules: {list(METHODS)} (one module each in src/credit_assign/rules/)"
+    named = {
+        "sweep": [m for m in cfg["sweep"] if m != "seeds"],
+        "rule": list(cfg["rule"]),
+        "training.per_method": list(cfg["training"]["per_method"]),
+        "probes.network.method": [cfg["probes"]["network"]["method"]],
+    }
+    named |= {
+        f"variants.{name}.methods": spec["methods"]
+        for name, spec in cfg.get("variants", {}).items()
+    }
+    for key, methods in named.items():
+        for method in methods:
+            if method not in METHODS:
+                raise WorkflowError(f"{where}{key}: {method!r} is not a learning rule; {known}")
+    for method in METHODS:
+        try:
+            options = options_of(method, cfg["rule"].get(method))
+        except ValueError as err:
+            raise WorkflowError(f"{where}{err}") from None
+        cfg["rule"][method] = options.to_config()
+        cfg["sweep"].setdefault(method, [])
+
+
 def check_config_values():
     """What the schema cannot say: every number finite (the schema's bounds let NaN
     through), and no two λ of a method sharing a results path."""
@@ -451,6 +503,7 @@ def check_config_values():
 
 
 check_config_files()
+check_methods(config)
 check_config_values()
 check_variants()
 check_data_sources()
@@ -485,10 +538,12 @@ def paper_number_inputs(wildcards):
 
 
 def paper_number_config(wildcards):
-    """The config keys numbers.tex reads (a change elsewhere does not rewrite it)."""
+    """The config keys numbers.tex reads (a change elsewhere does not rewrite it), and
+    the rules' labels."""
     keys = ("dataset", "model", "training", "sweep", "diagnostics", "figures", "probes")
     return {
         **{k: config[k] for k in keys},
+        "labels": {m: style["label"] for m, style in method_styles().items()},
         "ep_stack": {k: config["ep_stack"][k] for k in ("corpora", "seeds", "model")}
         | {
             "pretrain": {

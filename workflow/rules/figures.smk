@@ -23,6 +23,7 @@ rule fig4_penalty_rescue:
     params:
         penalty_lambda=config["figures"]["penalty_lambda"],
         dataset=config["dataset"],
+        methods=method_styles(),
     script:
         "../../scripts/fig4_penalty_rescue.py"
 
@@ -96,5 +97,6 @@ rule fig_alignment_probes:
         runtime=5,
     params:
         network=config["probes"]["network"],
+        methods=method_styles(),
     script:
         "../../scripts/fig_alignment_probes.py"

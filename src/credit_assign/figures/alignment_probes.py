@@ -8,21 +8,27 @@ import seaborn as sns
 
 from credit_assign.figures import style
 
-RULE_NAMES = {"bp": "BP", "dfa": "DFA", "fa": "FA", "frozen": "frozen blocks",
-              "np": "NP (trained)", "np_sequential": "NP sequential",
-              "np_simultaneous": "NP simultaneous", "random": "random direction"}
+# what the probes measure beside the learning rules (credit_assign.alignment_probes)
+PROBE_NAMES = {"np_sequential": "NP sequential", "np_simultaneous": "NP simultaneous",
+               "random": "random direction"}
 
 
-def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float):
+def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
+         methods: dict | None = None):
+    """``methods``: each rule's label and colour (name → {label, color}), as the
+    workflow passes them from the rules registry."""
     import matplotlib.pyplot as plt
 
     style.apply()
+    methods = methods or {}
+    names = {**{m: style.method_label(methods, m) for m in methods}, **PROBE_NAMES}
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.5), layout="constrained")
     nets = alignment[(alignment.method == method) & np.isclose(alignment.lam, lam)].copy()
-    nets["rule"] = nets.rule.map(lambda r: RULE_NAMES.get(r, r))
-    order = [RULE_NAMES[r] for r in RULE_NAMES if RULE_NAMES[r] in set(nets.rule)]
+    nets["rule"] = nets.rule.map(lambda r: names.get(r, r))
+    order = [names[r] for r in names if names[r] in set(nets.rule)]
+    order += sorted(set(nets.rule) - set(order))
     palette = dict(zip(order, style.PALETTE))
-    title = f"{style.METHOD_NAMES.get(method, method)}-trained nets, {style.lam_label(lam)}"
+    title = f"{style.method_label(methods, method)}-trained nets, {style.lam_label(lam)}"
 
     ax = axes[0]
     last = nets[nets.epoch == nets.epoch.max()]
@@ -51,8 +57,9 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float)
 
     ax = axes[2]
     r = ratios[(ratios.method == method) & np.isclose(ratios.lam, lam)].copy()
-    r["rule"] = r.rule.map(lambda x: RULE_NAMES.get(x, x))
-    r_order = [RULE_NAMES[k] for k in RULE_NAMES if RULE_NAMES[k] in set(r.rule)]
+    r["rule"] = r.rule.map(lambda x: names.get(x, x))
+    r_order = [names[k] for k in names if names[k] in set(r.rule)]
+    r_order += sorted(set(r.rule) - set(r_order))
     if len(r):
         sns.barplot(data=r, x="rule", y="ratio", order=r_order, errorbar="sd", ax=ax,
                     color=style.PALETTE[0], edgecolor="black", linewidth=0.5)
@@ -68,6 +75,7 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float)
     return fig
 
 
-def make(alignment_csv, ratios_csv, outputs, method: str = "dfa", lam: float = 0.0) -> None:
+def make(alignment_csv, ratios_csv, outputs, method: str = "dfa", lam: float = 0.0,
+         methods: dict | None = None) -> None:
     alignment, ratios = pd.read_csv(alignment_csv), pd.read_csv(ratios_csv)
-    style.save(plot(alignment, ratios, method, lam), outputs)
+    style.save(plot(alignment, ratios, method, lam, methods), outputs)

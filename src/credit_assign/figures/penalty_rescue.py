@@ -61,14 +61,15 @@ def panel_norms(ax, epochs: pd.DataFrame) -> None:
         ax.legend(title="DFA", loc="best", frameon=False)
 
 
-def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: float) -> None:
+def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: float,
+                  methods: dict) -> None:
     ax.set_title("B  deep cosine to the BP gradient", loc="left")
     dfa = runs[runs.method == "dfa"]
     colors = style.lam_colors(dfa.lam.unique())
     labels, values, errors, bar_colors = [], [], [], []
     for lam, group in dfa.groupby("lam"):
         m, s = _mean_std(group.deep_cosine)
-        labels.append("DFA\n" + style.lam_label(lam))
+        labels.append(style.method_label(methods, "dfa") + "\n" + style.lam_label(lam))
         values.append(m), errors.append(s), bar_colors.append(colors[lam])
     fresh = nulls[(nulls.feedback == "fresh") & np.isclose(nulls.lam, penalty_lambda)]
     if not fresh.empty:
@@ -78,8 +79,8 @@ def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: f
     bp = runs[runs.method == "bp"]
     if not bp.empty:
         m, s = _mean_std(bp[bp.lam == bp.lam.min()].deep_cosine)
-        labels.append("BP\nreference")
-        values.append(m), errors.append(s), bar_colors.append(style.METHOD_COLORS["bp"])
+        labels.append(style.method_label(methods, "bp") + "\nreference")
+        values.append(m), errors.append(s), bar_colors.append(style.method_color(methods, "bp"))
     if not labels:
         return _missing(ax, "DFA or BP runs")
     x = np.arange(len(labels))
@@ -94,41 +95,44 @@ def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: f
     ax.set_ylim(min(-0.1, np.nanmin(np.array(values) - np.nan_to_num(errors)) - 0.05), 1.1)
 
 
-def panel_accuracy(ax, runs: pd.DataFrame, penalty_lambda: float) -> None:
+def panel_accuracy(ax, runs: pd.DataFrame, penalty_lambda: float, methods: dict) -> None:
     ax.set_title("C  penalty effect on accuracy", loc="left")
     lams = [0.0, penalty_lambda]
-    methods = [m for m in ("bp", "dfa") if (runs.method == m).any()]
-    if not methods:
+    shown = [m for m in ("bp", "dfa") if (runs.method == m).any()]
+    if not shown:
         return _missing(ax, "BP or DFA runs")
     width = 0.36
     for j, lam in enumerate(lams):
         stats = [_mean_std(runs[(runs.method == m) & np.isclose(runs.lam, lam)].test_acc)
-                 for m in methods]
-        x = np.arange(len(methods)) + (j - 0.5) * width
+                 for m in shown]
+        x = np.arange(len(shown)) + (j - 0.5) * width
         ax.bar(x, [s[0] for s in stats], width, yerr=[s[1] for s in stats], capsize=3,
-               color=[style.METHOD_COLORS[m] for m in methods], edgecolor="black",
+               color=[style.method_color(methods, m) for m in shown], edgecolor="black",
                linewidth=0.5, alpha=1.0 if j == 0 else 0.55, hatch="///" if j else None,
                label=style.lam_label(lam), zorder=3)
     frozen = runs[runs.method == "frozen"]
     if not frozen.empty:
         m, _ = _mean_std(frozen.test_acc)
-        ax.axhline(m, color=style.METHOD_COLORS["frozen"], lw=1.2, ls=":", zorder=4,
-                   label=f"frozen blocks ({m:.3f})")
-    ax.set_xticks(np.arange(len(methods)), [style.METHOD_NAMES[m] for m in methods])
+        ax.axhline(m, color=style.method_color(methods, "frozen"), lw=1.2, ls=":", zorder=4,
+                   label=f"{style.method_label(methods, 'frozen')} ({m:.3f})")
+    ax.set_xticks(np.arange(len(shown)), [style.method_label(methods, m) for m in shown])
     ax.set_ylabel(style.LABELS["test_acc"])
     ax.set_ylim(0, min(1.0, np.nanmax(runs.test_acc) * 1.1))
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
 
 
 def plot(runs: pd.DataFrame, epochs: pd.DataFrame, nulls: pd.DataFrame,
-         penalty_lambda: float, dataset: str = ""):
+         penalty_lambda: float, dataset: str = "", methods: dict | None = None):
+    """``methods``: each rule's label and colour (name → {label, color}), as the
+    workflow passes them from the rules registry."""
     import matplotlib.pyplot as plt
 
     style.apply()
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), layout="constrained")
     panel_norms(axes[0], epochs)
-    panel_cosines(axes[1], runs, nulls, penalty_lambda)
-    panel_accuracy(axes[2], runs, penalty_lambda)
+    methods = methods or {}
+    panel_cosines(axes[1], runs, nulls, penalty_lambda, methods)
+    panel_accuracy(axes[2], runs, penalty_lambda, methods)
     n_seeds = runs.seed.nunique()
     shown = runs[runs.method.isin(["dfa", "bp"])]  # the panels' runs (not FA's longer ones)
     epochs_run = int(shown.final_epoch.max()) if len(shown) else 0
@@ -138,6 +142,6 @@ def plot(runs: pd.DataFrame, epochs: pd.DataFrame, nulls: pd.DataFrame,
 
 
 def make(runs_csv, epochs_csv, nulls_csv, outputs, penalty_lambda: float,
-         dataset: str = "") -> None:
+         dataset: str = "", methods: dict | None = None) -> None:
     runs, epochs, nulls = (pd.read_csv(p) for p in (runs_csv, epochs_csv, nulls_csv))
-    style.save(plot(runs, epochs, nulls, penalty_lambda, dataset), outputs)
+    style.save(plot(runs, epochs, nulls, penalty_lambda, dataset, methods), outputs)

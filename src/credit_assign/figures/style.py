@@ -1,4 +1,9 @@
-"""One look for every figure: seaborn theme, colour-blind-safe palette, fixed names."""
+"""One look for every figure: seaborn theme, colour-blind-safe palette, fixed names.
+
+A learning rule's label and colour are not here: each rule declares them
+(src/credit_assign/rules/), and the figure rules pass them in (``methods``: name →
+{label, color}), so figures never import the science.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 PALETTE = sns.color_palette("colorblind")
-METHOD_COLORS = {"bp": PALETTE[0], "dfa": PALETTE[3], "fa": PALETTE[2], "frozen": "0.35"}
 NULL_COLOR = "0.6"
 # The same quantity carries the same label on every axis.
 LABELS = {
@@ -22,7 +26,15 @@ LABELS = {
     "deep_cosine": r"deep cosine to $\partial \mathrm{CE}/\partial h_l$",
     "cosine": r"cosine to $\partial \mathrm{CE}/\partial h_l$",
 }
-METHOD_NAMES = {"bp": "BP", "dfa": "DFA", "fa": "FA", "frozen": "frozen blocks"}
+
+
+def method_label(methods: dict, method: str) -> str:
+    """A method's label from the rules' styles (its name where none is given)."""
+    return methods.get(method, {}).get("label", method)
+
+
+def method_color(methods: dict, method: str, default="0.5"):
+    return methods.get(method, {}).get("color", default)
 
 
 def apply() -> None:

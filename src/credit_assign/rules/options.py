@@ -1,0 +1,90 @@
+"""A learning rule's options: a dataclass whose fields say, once, their default, their
+meaning and their allowed values. The config's ``rule.<method>`` block is checked
+against it when the workflow parses the config, and so is every options object made
+in code. Pure Python.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, get_type_hints
+
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
+
+
+def option(default: Any, doc: str, *, choices: tuple | None = None,
+           minimum: float | None = None, exclusive_minimum: float | None = None):
+    """A field of a rule's options dataclass: its default, one line saying what it does
+    (with ``choices``: what each choice means), and its allowed values (``choices``, or
+    bounds for a number)."""
+    meta = {"doc": doc}
+    if choices is not None:
+        meta["choices"] = tuple(choices)
+    if minimum is not None:
+        meta["minimum"] = minimum
+    if exclusive_minimum is not None:
+        meta["exclusiveMinimum"] = exclusive_minimum
+    return dataclasses.field(default=default, metadata=meta)
+
+
+@dataclasses.dataclass
+class Options:
+    """Base of every rule's options (a rule without options uses it as is). Checked
+    when made: a wrong value raises ValueError naming the option."""
+
+    def __post_init__(self):
+        hints = get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            value, meta = getattr(self, f.name), f.metadata
+            kind = hints[f.name]
+            if kind is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+                setattr(self, f.name, value)
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise ValueError(f"{f.name} must be of type {_JSON_TYPES[kind]}, got {value!r}")
+            if "choices" in meta and value not in meta["choices"]:
+                raise ValueError(f"{f.name} must be one of {list(meta['choices'])}, got {value!r}")
+            if "minimum" in meta and value < meta["minimum"]:
+                raise ValueError(f"{f.name} must be >= {meta['minimum']}, got {value!r}")
+            if "exclusiveMinimum" in meta and value <= meta["exclusiveMinimum"]:
+                raise ValueError(f"{f.name} must be > {meta['exclusiveMinimum']}, got {value!r}")
+
+    @classmethod
+    def from_config(cls, block: dict | None, where: str = "options") -> Options:
+        """The options from a config block (missing keys: their defaults); an unknown
+        key or a wrong value is a ValueError naming ``where`` and the key."""
+        block = dict(block or {})
+        known = {f.name for f in dataclasses.fields(cls)}
+        if unknown := sorted(set(block) - known):
+            raise ValueError(f"{where}: unknown option(s) {unknown}; known: {sorted(known)}")
+        try:
+            return cls(**block)
+        except ValueError as err:
+            raise ValueError(f"{where}.{err}") from None
+
+    def to_config(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def rows(cls) -> list[tuple[str, str, str]]:
+        """(option, default as YAML writes it, meaning and allowed values): the rows
+        config/README.md lists for this rule."""
+        out = []
+        for f in dataclasses.fields(cls):
+            meta, default = f.metadata, f.default
+            if isinstance(default, bool):
+                shown = "`true`" if default else "`false`"
+            elif isinstance(default, str):
+                shown = f"`{default}`"
+            elif isinstance(default, float) and (default != 0 and abs(default) < 1e-2):
+                mant, exp = f"{default:.1e}".split("e")
+                shown = f"{mant}e-{int(exp[1:]):d}" if exp[0] == "-" else f"{default:g}"
+            else:
+                shown = f"{default}"
+            allowed = ""  # a doc of choices says what each one means
+            if "exclusiveMinimum" in meta:
+                allowed = f" (> {meta['exclusiveMinimum']})"
+            elif "minimum" in meta:
+                allowed = f" (≥ {meta['minimum']})"
+            out.append((f.name, shown, meta.get("doc", "") + allowed))
+        return out
