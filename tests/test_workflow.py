@@ -153,6 +153,18 @@ def test_changing_one_lambda_reruns_only_its_jobs(tiny_run, tmp_path):
     assert "prepare_data" not in counts
 
 
+def test_changing_one_rules_option_reruns_only_that_rules_runs(tiny_run, tmp_path):
+    """A run depends on its own rule's options only (rule.<method>)."""
+    changed = json.loads(json.dumps(TINY))
+    changed["rule"] = {"np": {"directions": 6}}
+    cfg = tiny_run / "config" / "tiny-np.yaml"
+    cfg.write_text(yaml.safe_dump(changed))
+    out = snakemake(tiny_run, "--configfile", str(cfg), "-n")
+    counts = job_counts(out.stdout)
+    assert counts["train"] == 2 and counts["alignment_probe"] == 2  # np × 2 seeds
+    assert "fresh_b_null" not in counts
+
+
 def test_paper_config_lists_every_paper_job(repo):
     out = snakemake(repo, "-n", "--configfile", "config/config.yaml",
                     "--config", "data={'cifar10': {'source': 'download'}}")

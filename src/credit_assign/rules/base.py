@@ -109,7 +109,8 @@ def register(cls: type[LearningRule]) -> type[LearningRule]:
         raise TypeError(f"rule {cls.name!r}: Options must subclass "
                         "credit_assign.rules.options.Options")
     other = _REGISTRY.get(cls.name)
-    if other is not None and other.__qualname__ != cls.__qualname__:
+    where = (cls.__module__, cls.__qualname__)
+    if other is not None and (other.__module__, other.__qualname__) != where:
         raise ValueError(f"two rules are named {cls.name!r}: {other.__module__}."
                          f"{other.__qualname__} and {cls.__module__}.{cls.__qualname__}")
     _REGISTRY[cls.name] = cls

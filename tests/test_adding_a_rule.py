@@ -1,0 +1,157 @@
+"""Adding a learning rule is one new file plus its λ list in the config
+(docs/adding-a-rule.md): the rules registry, and the toy rule of tests/toy_rule.py run
+through a copy of the workflow with nothing else changed."""
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from test_workflow import fresh_copy, job_counts, snakemake
+
+from credit_assign.results import read_result
+from credit_assign.rules import RULES, catalog, make_rule, options_of, options_table
+from credit_assign.rules.base import LearningRule, register
+from credit_assign.rules.options import Options, option
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A small run without the toy rule: BP at λ = 0, one seed, probes at both epochs.
+BASE = {
+    "dataset": "digits",
+    "model": {"width": 16, "depth": 2},
+    "training": {"epochs": 2, "batch_size": 256, "augmentation": "none"},
+    "sweep": {"seeds": [1], "bp": [0], "dfa": [], "frozen": [], "fa": [], "np": []},
+    "probes": {"epochs": [1, 2], "n_samples": 64, "directions": 8,
+               "network": {"method": "bp", "lam": 0}},
+    "diagnostics": {"n_samples": 100},
+    "reproduction": {"reference": None},
+    "ep_stack": {"corpora": []},
+}
+TABLES = ["results/digits/summary/runs.csv", "results/digits/summary/probe_alignment.csv"]
+FIGURE = "paper/figures/fig_alignment_probes.svg"
+
+
+# ---- the registry ----------------------------------------------------------------------
+def test_the_registry_holds_the_shipped_rules_in_name_order():
+    assert list(RULES) == ["bp", "dfa", "fa", "frozen", "np"]
+    for name, info in catalog().items():
+        assert info["label"] and info["color"]
+        assert RULES[name].name == name
+
+
+def test_config_yaml_states_every_rule_default():
+    """config.yaml's rule blocks are the rules' own defaults (the paper recipe)."""
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    for name, cls in RULES.items():
+        assert options_of(name, cfg["rule"].get(name)).to_config() == cls.Options().to_config()
+
+
+def test_config_readme_lists_every_rule_option_as_the_code_declares_it():
+    readme = (ROOT / "config/README.md").read_text()
+    assert options_table() in readme, "rerun `python -m credit_assign.rules` into config/README.md"
+
+
+def test_options_are_checked_and_named():
+    with pytest.raises(ValueError, match=r"rule.np: unknown option\(s\) \['sigmaa'\]"):
+        options_of("np", {"sigmaa": 1.0})
+    with pytest.raises(ValueError, match="rule.np.sigma must be > 0"):
+        options_of("np", {"sigma": 0.0})
+    with pytest.raises(ValueError, match="rule.dfa.feedback_scale must be one of"):
+        options_of("dfa", {"feedback_scale": "huge"})
+    with pytest.raises(ValueError, match="rule.np.directions must be of type integer"):
+        options_of("np", {"directions": True})
+    assert options_of("np", {"sigma": 1}).sigma == 1.0  # an int where a float is asked
+    with pytest.raises(ValueError, match="unknown learning rule 'sdil'.*adding-a-rule"):
+        options_of("sdil")
+
+
+def test_a_rule_takes_only_its_own_options(small_model):
+    with pytest.raises(TypeError, match="rule 'dfa' takes FeedbackOptions, got NPOptions"):
+        RULES["dfa"](small_model, 0.0, options_of("np"))
+    rule = make_rule("frozen", small_model, 0.0, {"embedding_signal": "dfa"})
+    assert rule.local and len(rule.feedback) == 1
+
+
+def test_registering_checks_the_declaration():
+    with pytest.raises(TypeError, match="declares label as a string"):
+        @register
+        class NoLabel(LearningRule):
+            name, color = "nolabel", "k"
+    with pytest.raises(ValueError, match="lower-case letters"):
+        @register
+        class BadName(LearningRule):
+            name, label, color = "Bad-Name", "bad", "k"
+    with pytest.raises(ValueError, match="two rules are named 'dfa'"):
+        @register
+        class Impostor(LearningRule):
+            name, label, color = "dfa", "DFA again", "k"
+    assert RULES["dfa"].__name__ == "DFA"
+
+
+def test_options_rows_document_each_field():
+    @dataclasses.dataclass
+    class Opts(Options):
+        rate: float = option(1.0e-3, "a rate", exclusive_minimum=0)
+        mode: str = option("a", "`a` or `b`", choices=("a", "b"))
+        steps: int = option(3, "steps", minimum=1)
+
+    assert Opts.rows() == [("rate", "1.0e-3", "a rate (> 0)"), ("mode", "`a`", "`a` or `b`"),
+                           ("steps", "3", "steps (≥ 1)")]
+
+
+# ---- the toy rule through the workflow -------------------------------------------------
+@pytest.fixture(scope="module")
+def with_toy(tmp_path_factory) -> Path:
+    """A finished small run; then tests/toy_rule.py dropped into the rules package."""
+    work = fresh_copy(tmp_path_factory.mktemp("toy"))
+    (work / "config/base.yaml").write_text(yaml.safe_dump(BASE))
+    snakemake(work, *TABLES, FIGURE, "--configfile", "config/base.yaml")
+    shutil.copy(ROOT / "tests/toy_rule.py", work / "src/credit_assign/rules/shared.py")
+    toy = {"sweep": {"shared": [0]}, "rule": {"shared": {"scale": 0.5}},
+           "probes": {"network": {"method": "shared", "lam": 0}}}
+    (work / "config/toy.yaml").write_text(yaml.safe_dump(toy))
+    return work
+
+
+def test_a_new_rule_file_and_its_lambdas_run_it_and_rerun_nothing_else(with_toy):
+    args = (*TABLES, FIGURE, "--configfile", "config/base.yaml", "config/toy.yaml")
+    plan = snakemake(with_toy, "-n", *args)
+    counts = job_counts(plan.stdout + plan.stderr)
+    # the toy's run and its probe; the BP run is not retrained nor reprobed
+    assert counts["train"] == 1 and counts["alignment_probe"] == 1, counts
+    snakemake(with_toy, *args)
+
+    metrics = read_result(with_toy / "results/digits/train/shared/lam0/seed1/metrics.json",
+                          "train")
+    assert metrics["config"]["rule"] == {"scale": 0.5, "train_embedding": True}
+    assert metrics["run"]["method"] == "shared"
+    runs = pd.read_csv(with_toy / TABLES[0])
+    assert sorted(runs.method) == ["bp", "shared"]
+    assert runs.test_acc.notna().all()
+    probes = pd.read_csv(with_toy / TABLES[1])
+    own = probes[(probes.method == "shared") & probes.trained_with]
+    assert set(own.rule) == {"shared"} and own.cosine.notna().any()
+    # the figure shows the toy-trained nets, under the label its module declares
+    assert "shared-B DFA-trained nets" in (with_toy / FIGURE).read_text()
+    bp = read_result(with_toy / "results/digits/train/bp/lam0/seed1/metrics.json", "train")
+    assert bp["config"]["rule"] == {}  # BP records only its own options: none
+
+
+def test_a_misspelt_rule_option_is_named_before_any_job(with_toy):
+    bad = with_toy / "config/bad.yaml"
+    bad.write_text(json.dumps({"rule": {"shared": {"scal": 2.0}}}))
+    out = snakemake(with_toy, "-n", "--configfile", "config/base.yaml", str(bad), check=False)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0 and "rule.shared: unknown option(s) ['scal']" in text, text
+    assert "Job stats" not in text
+
+
+def test_the_walkthrough_shows_the_toy_rule_the_test_runs():
+    doc = (ROOT / "docs/adding-a-rule.md").read_text()
+    shown = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    toy = (ROOT / "tests/toy_rule.py").read_text()
+    assert toy.split('"""', 2)[2].strip() == shown.strip()
