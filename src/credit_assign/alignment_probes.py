@@ -109,8 +109,8 @@ def report(model: ResidualMLP, own_rule, method: str, x: Tensor, y: Tensor, sett
         out["rules"][f"np_{mode}"] = {**rep, "trained_with": False}
     lr = settings["lr"]
     ratios = {name: loss_decrease_ratio(model, rule, x, y, lr) for name, rule in rules.items()}
-    np_options = {**options.get("np", {}), "sigma": settings["sigma"],
-                  "directions": settings["directions"], "mode": "simultaneous"}
+    np_options = {"sigma": settings["sigma"], "directions": settings["directions"],
+                  "mode": "simultaneous"}  # an instrument set by probes.*
     np_rule = make_rule("np", model, 0.0, np_options, gen)
     ratios["np_simultaneous"] = loss_decrease_ratio(model, np_rule, x, y, lr)
     ratios["random"] = loss_decrease_ratio(model, random_direction_rule(model, gen), x, y, lr)

@@ -192,11 +192,12 @@ def method_styles():
 
 
 def probe_settings(wildcards):
-    """The probe's settings, and the options of the rules it builds on every network:
-    the probed ones (RULES[...].probed) and node perturbation, its estimator."""
+    """The probe's settings, and the options of the rules it measures on every network
+    (the registry's probed rules). Its node-perturbation estimates take their settings
+    from probes.*, not from rule.np."""
     settings = {k: v for k, v in config["probes"].items() if k not in ("epochs", "network")}
-    built = [m for m, cls in RULE_CLASSES.items() if cls.probed or m == "np"]
-    return {**settings, "rules": {m: config["rule"][m] for m in built}}
+    probed = [m for m, cls in RULE_CLASSES.items() if cls.probed]
+    return {**settings, "rules": {m: config["rule"][m] for m in probed}}
 
 
 def summary_tables():
