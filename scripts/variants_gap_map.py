@@ -6,11 +6,12 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.runtime import job  # noqa: E402
 
 with job(snakemake):
+    from credit_assign.figures import variants
     from credit_assign.reproduction import write_gap_map
 
     i, o = snakemake.input, snakemake.output
     names = ["default", *snakemake.params.about]
-    write_gap_map(dict(zip(names, i.tables)), o.csv, [o.pdf, o.png, o.svg],
-                  reference_path=i.reference,
-                  measurements=i.measurements[0] if i.measurements else None,
-                  default_md=i.default_md, out_md=o.md, about=snakemake.params.about)
+    gaps = write_gap_map(dict(zip(names, i.tables)), o.csv, reference_path=i.reference,
+                         measurements=i.measurements[0] if i.measurements else None,
+                         default_md=i.default_md, out_md=o.md, about=snakemake.params.about)
+    variants.make(gaps, [o.pdf, o.png, o.svg])

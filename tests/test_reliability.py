@@ -113,7 +113,10 @@ BAD_CONFIGS = [
     ({"rule": {"dfa": {"feedback_scal": "unit"}}}, "rule.dfa: unknown option(s) ['feedback_scal']"),
     ({"rule": {"np": {"sigma": -1.0}}}, "rule.np.sigma must be > 0, got -1.0"),
     ({"rule": {"np": {"directions": 2.5}}}, "rule.np.directions must be of type integer"),
-    ({"rule": {"feedback_scale": "unit"}}, "rule: 'feedback_scale' is not a learning rule"),
+    ({"rule": {"feedback_scale": "unit"}}, "rule: 'feedback_scale' is not a learning rule "
+     "('feedback_scale' is an option of dfa, fa, frozen: write it as "
+     "rule.<method>.feedback_scale)"),
+    ({"rule": {"dfa": 3}}, "rule.dfa: 3 is not a mapping of options"),
     ({"probes": {"network": {"method": "sdil"}}}, "probes.network.method: 'sdil' is not a"),
     ({"training": {"per_method": {"dfx": {"epochs": 3}}}}, "training.per_method: 'dfx' is not"),
     ({"dataset": "mnist"}, "instance['dataset']"),

@@ -124,9 +124,9 @@ def fresh_b_null(model_path: str | Path, data_path: str | Path, draws: int, out:
     feedback sets beside the trained-with one."""
     job = Job("fresh_b_null", out, threads)
     run, model, rule, dev = load_trained(model_path, device)
-    if run["method"] not in ("dfa", "fa"):
-        raise ValueError(f"{model_path}: the fresh-B null needs a dfa/fa model, "
-                         f"got {run['method']}")
+    if not rule.feedback:
+        raise ValueError(f"{model_path}: the fresh-B null needs a model trained with random "
+                         f"feedback matrices (dfa, fa, …); {run['method']} has none")
     data = datasets.load(data_path)
     x, y = datasets.diagnostic_batch(data, run["diagnostics"]["n_samples"],
                                      run["diagnostics"]["seed"], dev)

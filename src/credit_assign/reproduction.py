@@ -15,7 +15,6 @@ import pandas as pd
 import yaml
 
 from credit_assign.aggregate import select_runs
-from credit_assign.figures import variants
 from credit_assign.results import schema
 from credit_assign.runtime import atomic_write_text
 
@@ -355,10 +354,10 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
         f"\n\n{side}\n\n## The gap map\n\n{full}\n")
 
 
-def write_gap_map(tables: dict, out_csv, outputs, reference_path=None, measurements=None,
+def write_gap_map(tables: dict, out_csv, reference_path=None, measurements=None,
                   default_md=None, out_md=None, about: dict | None = None) -> pd.DataFrame:
-    """variants_gap.csv, the heatmap fig_variants.{pdf,png,svg} and (``out_md``) the
-    default's reproduction.md followed by the variant study. ``tables``: recipe →
+    """variants_gap.csv and (``out_md``) the default's reproduction.md followed by the
+    variant study; returns the gap table (what fig_variants draws). ``tables``: recipe →
     its reproduction.csv, default first; ``measurements``: the default's
     measurements.csv (adds a column per measurement variant)."""
 
@@ -373,7 +372,6 @@ def write_gap_map(tables: dict, out_csv, outputs, reference_path=None, measureme
                 name.removeprefix("measured_"), "")}
     gaps = gap_table(frames)
     atomic_write_text(out_csv, gaps.to_csv(index=False, float_format="%.4g"))
-    variants.make(gaps, outputs)
     if out_md:
         text = Path(default_md).read_text().rstrip("\n") + "\n\n"
         atomic_write_text(out_md, text + variants_markdown(gaps, ranking(gaps), about))

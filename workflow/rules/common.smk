@@ -195,7 +195,9 @@ def probe_settings(wildcards):
     """The probe's settings, and the options of the rules it measures on every network
     (the registry's probed rules). Its node-perturbation estimates take their settings
     from probes.*, not from rule.np."""
-    settings = {k: v for k, v in config["probes"].items() if k not in ("epochs", "network")}
+    settings = {
+        k: v for k, v in config["probes"].items() if k not in ("epochs", "network")
+    }
     probed = [m for m, cls in RULE_CLASSES.items() if cls.probed]
     return {**settings, "rules": {m: config["rule"][m] for m in probed}}
 
@@ -458,10 +460,28 @@ def check_methods(cfg, where=""):
     for key, methods in named.items():
         for method in methods:
             if method not in METHODS:
-                raise WorkflowError(f"{where}{key}: {method!r} is not a learning rule; {known}")
+                owners = [
+                    m
+                    for m, c in RULE_CLASSES.items()
+                    if method in c.Options().to_config()
+                ]
+                hint = (
+                    f" ({method!r} is an option of {', '.join(owners)}: write it as "
+                    f"rule.<method>.{method})"
+                    if owners
+                    else ""
+                )
+                raise WorkflowError(
+                    f"{where}{key}: {method!r} is not a learning rule{hint}; {known}"
+                )
     for method in METHODS:
+        block = cfg["rule"].get(method)
+        if block is not None and not isinstance(block, dict):
+            raise WorkflowError(
+                f"{where}rule.{method}: {block!r} is not a mapping of options"
+            )
         try:
-            options = options_of(method, cfg["rule"].get(method))
+            options = options_of(method, block)
         except ValueError as err:
             raise WorkflowError(f"{where}{err}") from None
         cfg["rule"][method] = options.to_config()
