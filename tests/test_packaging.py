@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_built_wheel_validates_results_with_its_own_schemas(tmp_path):
+def test_the_built_wheel_validates_results_with_its_own_schemas_and_finds_its_rules(tmp_path):
     source = tmp_path / "source"  # a copy: setuptools builds in the source tree
     source.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
@@ -37,12 +37,17 @@ try:
     r.validate_result({"kind": "train"}, "train", source="x.json")
 except r.ResultError as err:
     print("refused:", err)
+import credit_assign.rules as rules  # the registry finds its modules in the wheel too
+print(json.dumps({"rules": list(rules.RULES), "file": rules.__file__}))
 """
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                          text=True, env={"PYTHONPATH": str(site), "PATH": ""}, timeout=120)
     assert out.returncode == 0, out.stderr
-    first, refusal = out.stdout.splitlines()[:2]
+    first, refusal, registry = out.stdout.splitlines()[:3]
     info = json.loads(first)
     assert info["file"].startswith(str(site))  # the wheel's copy, not the checkout
     assert "train" in info["kinds"]
     assert refusal.startswith("refused: x.json: not a valid train result")
+    registry = json.loads(registry)
+    assert registry["rules"] == ["bp", "dfa", "fa", "frozen", "np"]
+    assert registry["file"].startswith(str(site))
