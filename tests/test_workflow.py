@@ -349,8 +349,9 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
 
     cfg = tiny_run / "config" / "tiny-variants.yaml"
     cfg.write_text(yaml.safe_dump({"variants": {"const_lr": {
-        "description": "constant lr", "methods": ["dfa"], "seeds": [1],
-        "overrides": {"training": {"schedule": "constant"}}}}}))
+        "description": "constant lr, e summed", "methods": ["dfa"], "seeds": [1],
+        "overrides": {"training": {"schedule": "constant"},
+                      "rule": {"dfa": {"error_reduction": "sum"}}}}}}))
     default = (tiny_run / "results/digits/train/dfa/lam0/seed1/metrics.json").read_bytes()
     dry = snakemake(tiny_run, "variants", "--configfile", "config/tiny.yaml", str(cfg), "-n")
     counts = job_counts(dry.stdout)
@@ -360,6 +361,8 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
                       "train")
     assert run["config"]["variant"] == "const_lr"
     assert run["config"]["training"]["schedule"] == "constant"
+    assert run["config"]["rule"] == {"feedback_scale": "unit", "error_reduction": "sum",
+                                     "train_embedding": True}  # the rest: the rule's defaults
     assert len(set(run["history"]["lr"])) == 1
     assert (tiny_run / "results/digits/train/dfa/lam0/seed1/metrics.json").read_bytes() == default
     gaps = pd.read_csv(tiny_run / "results/digits/summary/variants_gap.csv")
