@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import platform
@@ -64,8 +65,6 @@ def resolve_device(name: str = "auto", cpu_fallback: bool = False):
     ``cpu_fallback`` (jobs that only evaluate a saved model: the null, the probes), a
     CUDA device on a node without one falls back to the CPU with a warning instead of
     failing: on a cluster those jobs may land on a CPU node."""
-    import logging
-
     import torch
 
     if name == "auto":
@@ -253,8 +252,6 @@ def load_resume(path: str | Path | None, expected: dict[str, Any], map_location=
     code, ...: the ``"written_for"`` entry of the state); else None. A state that cannot be
     read or was written for anything else is moved aside to ``<name>.rejected`` with a
     warning naming it, so the job starts afresh instead of failing on every retry."""
-    import logging
-
     log = logger or logging.getLogger(__name__)
     if not path:
         return None
@@ -294,8 +291,6 @@ class ResumeState:
     resume file (nothing is saved or read)."""
 
     def __init__(self, path: str | Path | None, written_for: dict[str, Any], logger=None):
-        import logging
-
         self.path = Path(path) if path else None
         self.written_for = written_for
         self.log = logger or logging.getLogger(__name__)
@@ -355,8 +350,6 @@ class job:
         self.log_path = Path(log_path) if log_path else None
 
     def __enter__(self) -> int:
-        import logging
-
         handlers = [logging.StreamHandler()]
         if self.log_path:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -386,8 +379,6 @@ class job:
             if failures:
                 failures.unlink(missing_ok=True)
             return False
-        import logging
-
         log = logging.getLogger("credit_assign")
         log.error("job failed (attempt %d)", self.attempt, exc_info=(exc_type, exc, tb))
         if failures:

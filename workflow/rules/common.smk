@@ -8,8 +8,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.recipe import method_training  # noqa: E402 (pure Python, no torch)
 
 try:  # the learning rules: one module each in src/credit_assign/rules/
-    from credit_assign.rules import RULES as RULE_CLASSES  # noqa: E402
-    from credit_assign.rules import options_of  # noqa: E402
+    from credit_assign.rules import catalog, options_of  # noqa: E402
 except ImportError as err:
     raise WorkflowError(
         f"the workflow reads the learning rules (src/credit_assign/rules/) when it "
@@ -17,8 +16,10 @@ except ImportError as err:
         f"snakemake from the environment `make setup` (or `pip install -e .`) made"
     ) from None
 
-# every registered rule, in name order: what sweep.<method> and rule.<method> may name
-METHODS = tuple(RULE_CLASSES)
+# The registered learning rules, in name order (for each: label, colour, probed, the
+# defaults of its options). Their names are what sweep.<method> and rule.<method> take.
+RULE_INFO = catalog()
+METHODS = tuple(RULE_INFO)
 CORPORA = ("tinyshakespeare", "pydoc")
 PRECISIONS = ("float32", "bfloat16")
 FIG_FORMATS = ("pdf", "png", "svg")
@@ -188,7 +189,7 @@ def measure_results(wildcards=None):
 def method_styles():
     """Each rule's label and colour, as its module declares them: what the figures and
     the paper show (they do not import the rules)."""
-    return {m: {"label": c.label, "color": c.color} for m, c in RULE_CLASSES.items()}
+    return {m: {"label": r["label"], "color": r["color"]} for m, r in RULE_INFO.items()}
 
 
 def probe_settings(wildcards):
@@ -198,7 +199,7 @@ def probe_settings(wildcards):
     settings = {
         k: v for k, v in config["probes"].items() if k not in ("epochs", "network")
     }
-    probed = [m for m, cls in RULE_CLASSES.items() if cls.probed]
+    probed = [m for m, r in RULE_INFO.items() if r["probed"]]
     return {**settings, "rules": {m: config["rule"][m] for m in probed}}
 
 
@@ -460,11 +461,7 @@ def check_methods(cfg, where=""):
     for key, methods in named.items():
         for method in methods:
             if method not in METHODS:
-                owners = [
-                    m
-                    for m, c in RULE_CLASSES.items()
-                    if method in c.Options().to_config()
-                ]
+                owners = [m for m, r in RULE_INFO.items() if method in r["defaults"]]
                 hint = (
                     f" ({method!r} is an option of {', '.join(owners)}: write it as "
                     f"rule.<method>.{method})"

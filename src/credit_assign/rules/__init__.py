@@ -75,8 +75,8 @@ def make_rule(
 
 
 def catalog() -> dict[str, dict[str, Any]]:
-    """What the workflow reads of every rule: label, colour, whether the alignment
-    probes measure it, and its options' defaults."""
+    """What the workflow reads of every rule (common.smk, as plain data): label,
+    colour, whether the alignment probes measure it, and its options' defaults."""
     return {name: {"label": cls.label, "color": cls.color, "probed": cls.probed,
                    "defaults": cls.Options().to_config()}
             for name, cls in RULES.items()}

@@ -76,9 +76,9 @@ class Options:
                 shown = "`true`" if default else "`false`"
             elif isinstance(default, str):
                 shown = f"`{default}`"
-            elif isinstance(default, float) and (default != 0 and abs(default) < 1e-2):
-                mant, exp = f"{default:.1e}".split("e")
-                shown = f"{mant}e-{int(exp[1:]):d}" if exp[0] == "-" else f"{default:g}"
+            elif isinstance(default, float) and default != 0 and abs(default) < 1e-2:
+                mant, exp = f"{default:.1e}".split("e")  # YAML 1.1 needs the dot: 1.0e-3
+                shown = f"{mant}e{int(exp)}"
             else:
                 shown = f"{default}"
             allowed = ""  # a doc of choices says what each one means
