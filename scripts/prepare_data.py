@@ -1,4 +1,4 @@
-"""Rule prepare_data: decode a dataset once into data/{dataset}.pt."""
+"""Rule prepare_data: decode a dataset once into data/{dataset}.pt and its manifest."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
@@ -7,9 +7,7 @@ from credit_assign.runtime import job  # noqa: E402
 with job(snakemake):
     from pathlib import Path
 
-    from credit_assign.data import prepare
-    from credit_assign.runtime import atomic_write_text, dumps
+    from credit_assign.data import prepare_manifest
 
-    info = prepare(snakemake.wildcards.dataset, snakemake.params.source or None, Path("data"),
-                   Path(snakemake.output.cache))
-    atomic_write_text(snakemake.output.manifest, dumps(info))
+    prepare_manifest(snakemake.wildcards.dataset, snakemake.params.source or None,
+                     Path(snakemake.params.cache).parent, Path(snakemake.params.cache))

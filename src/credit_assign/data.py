@@ -13,9 +13,13 @@ dict (classes, pixel scale, per-channel mean/std, where the data came from).
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
+import logging
 import pickle
 import tarfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -268,25 +272,74 @@ def prepare(name: str, source: str | None, data_dir: Path, out: Path) -> dict[st
         xs = train_x.double() / scale
         mean = tuple(xs.mean(dim=(0, 2, 3)).tolist())
         std = tuple(xs.std(dim=(0, 2, 3)).tolist())
+    tensors = {
+        "train_x": train_x, "train_y": torch.as_tensor(raw["train_y"], dtype=torch.int64),
+        "test_x": torch.from_numpy(np.ascontiguousarray(raw["test_x"])),
+        "test_y": torch.as_tensor(raw["test_y"], dtype=torch.int64),
+    }
     info = {
         "name": name, "classes": list(raw["classes"]), "shape": list(train_x.shape[1:]),
         "scale": scale, "mean": list(mean), "std": list(std), "source": origin,
         "order": raw["order"], "n_train": len(train_x), "n_test": len(raw["test_x"]),
+        "digest": data_digest(tensors),
     }
-    atomic_torch_save({
-        "train_x": train_x, "train_y": torch.as_tensor(raw["train_y"], dtype=torch.int64),
-        "test_x": torch.from_numpy(np.ascontiguousarray(raw["test_x"])),
-        "test_y": torch.as_tensor(raw["test_y"], dtype=torch.int64), "info": info,
-    }, out)
+    atomic_torch_save({**tensors, "info": info}, out)
     return info
+
+
+def data_digest(tensors: dict[str, Tensor]) -> str:
+    """sha256 of the decoded images and labels, whatever form the source had: what a
+    cache, its manifest and every result trained on it record, so that two caches of the
+    same bytes agree and a cache of other data is told apart."""
+    digest = hashlib.sha256()
+    for key in ("train_x", "train_y", "test_x", "test_y"):
+        t = tensors[key].contiguous()
+        digest.update(f"{key}:{t.dtype}:{tuple(t.shape)};".encode())
+        digest.update(t.numpy().tobytes())
+    return digest.hexdigest()
 
 
 DATASETS = ("cifar10", "digits")
 
 
-def load(path: str | Path) -> dict[str, Any]:
-    """Load a cache file written by :func:`prepare`, with a clear error if unusable."""
-    path = Path(path)
+def manifest_path(cache: str | Path) -> Path:
+    """The manifest beside a cache: data/<name>.pt -> data/<name>.json."""
+    return Path(cache).with_suffix(".json")
+
+
+def write_manifest(info: dict[str, Any], source: str | None, cache: str | Path) -> Path:
+    """The manifest jobs depend on: the cache's info (with the data's digest) and the
+    source it was decoded from, so that a job finding the cache gone can rebuild it."""
+    path = manifest_path(cache)
+    runtime.atomic_write_text(path, runtime.dumps({**info, "rebuild_from": source or ""}))
+    return path
+
+
+def prepare_manifest(name: str, source: str | None, data_dir: Path, cache: Path) -> dict:
+    """Rule prepare_data: decode the data into ``cache`` and write its manifest."""
+    with _cache_lock(cache):
+        info = prepare(name, source, data_dir, cache)
+        write_manifest(info, source, cache)
+    return info
+
+
+@contextmanager
+def _cache_lock(cache: Path):
+    """One job at a time rebuilds a cache (others wait): jobs started together on a
+    missing cache decode it once."""
+    import fcntl
+
+    lock = Path(str(cache) + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _read_cache(path: Path) -> dict[str, Any]:
     try:
         data = torch.load(path, weights_only=True)
     except Exception as err:
@@ -295,6 +348,40 @@ def load(path: str | Path) -> dict[str, Any]:
     if missing:
         raise RuntimeError(f"dataset cache {path} lacks {sorted(missing)}; delete it and rerun")
     return data
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """The decoded data a job reads: the cache file written by rule prepare_data.
+
+    Jobs depend on the small manifest beside the cache (data/<name>.json), not on the
+    cache: a deleted cache is then no reason to rerun them. A cache that is missing, or
+    whose data digest differs from the manifest's (made from other data), is rebuilt
+    here from the source the manifest names, one job at a time."""
+    path = Path(path)
+    manifest = manifest_path(path)
+    if not manifest.exists():  # a cache used on its own (tests, notebooks)
+        return _read_cache(path)
+    want = json.loads(manifest.read_text())
+    if path.exists():
+        data = _read_cache(path)
+        if data["info"].get("digest") == want.get("digest"):
+            return data
+    with _cache_lock(path):
+        if path.exists():  # another job may have rebuilt it meanwhile
+            data = _read_cache(path)
+            if data["info"].get("digest") == want.get("digest"):
+                return data
+        logging.getLogger(__name__).warning(
+            "%s is %s; rebuilding it from the source its manifest %s names", path,
+            "made from other data" if path.exists() else "missing", manifest)
+        info = prepare(want["name"], want.get("rebuild_from") or None, path.parent, path)
+    if info["digest"] != want.get("digest"):
+        raise DataFormatError(
+            f"{path} was rebuilt from {info['source']}, but its data (sha256 {info['digest']})"
+            f" differ from what {manifest} records (sha256 {want.get('digest')}): the source "
+            f"changed since the manifest was written. Delete {manifest} and rerun: every job "
+            f"that reads the data reruns")
+    return _read_cache(path)
 
 
 # ----------------------------------------------------------------------------- batches

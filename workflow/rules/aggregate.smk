@@ -29,7 +29,7 @@ rule reproduction:
     """Our numbers beside the paper's (config reproduction.reference), same tables as the figures."""
     input:
         reference=config["reproduction"]["reference"] or [],
-        info=dataset_cache,
+        info=dataset_manifest,
         runs="results/{dataset}/summary/runs.csv",
         layers="results/{dataset}/summary/layers.csv",
         nulls="results/{dataset}/summary/nulls.csv",
@@ -141,7 +141,7 @@ rule variants:
 rule reproduction_notes:
     """docs/reproduction-notes.md, generated from the study's tables (no typed number)."""
     input:
-        info=ancient(f"data/{config['dataset']}.json"),
+        info=DATA_MANIFEST.format(dataset=config["dataset"]),
         runs=f"results/{config['dataset']}/summary/runs.csv",
         epochs=f"results/{config['dataset']}/summary/epochs.csv",
         layers=f"results/{config['dataset']}/summary/layers.csv",

@@ -1,4 +1,5 @@
 # Helpers shared by the rules: target lists from config, the run config of a job.
+import functools
 import sys
 from pathlib import Path
 
@@ -108,17 +109,21 @@ def check_variants():
         check_methods(merged, f"variants.{name}.overrides: ")
 
 
-def dataset_cache(wildcards):
-    """What a job that reads the decoded data depends on: the cache's manifest, marked
-    ancient. Snakemake reruns every consumer of a file that a job recreates unless the
-    file is ancient and exists; the manifest survives when only the cache is deleted,
-    so a rebuilt cache retrains nothing. A changed source reruns consumers through
-    their params.data_source. (A variant reads its base dataset's.)"""
-    return ancient(f"data/{base_dataset(wildcards.dataset)}.json")
+DATA_MANIFEST = "data/{dataset}.json"
+DATA_CACHE = "data/{dataset}.pt"
+
+
+def dataset_manifest(wildcards):
+    """What a job that reads the decoded data depends on: the data's manifest (its info
+    and digest), which rule prepare_data rewrites when the source changes, so that every
+    job reading the data reruns in the same run. Not the cache: a deleted cache is
+    rebuilt by the first job that reads it (credit_assign.data.load), so it reruns
+    nothing. (A variant reads its base dataset's.)"""
+    return DATA_MANIFEST.format(dataset=base_dataset(wildcards.dataset))
 
 
 def dataset_cache_path(wildcards):
-    return f"data/{base_dataset(wildcards.dataset)}.pt"
+    return DATA_CACHE.format(dataset=base_dataset(wildcards.dataset))
 
 
 def variant_datasets():
@@ -266,7 +271,7 @@ def intermediates():
     """Every file a job writes that later jobs read. Part of `all`, so that one
     deleted (by hand, as an error message advised, or by a failed rerun) is rebuilt
     by the next run, instead of a run that reports success with a gap."""
-    out = [f"data/{config['dataset']}.{ext}" for ext in ("pt", "json")]
+    out = [DATA_MANIFEST.format(dataset=config["dataset"])]
     for metrics in train_metrics():
         run_dir = metrics.rsplit("/", 1)[0]
         out += [f"{run_dir}/{name}" for name in TRAIN_OUTPUTS]
@@ -402,6 +407,36 @@ def data_source(wildcards):
     """Where a dataset's or corpus' bytes come from ('' for data shipped with a package)."""
     name = base_dataset(wildcards.get("dataset") or wildcards.get("corpus"))
     return config["data"][name]["source"] if name in LOCAL_COPY else ""
+
+
+def source_stamp(wildcards):
+    """What a local data source looks like on disk now (a file: size and mtime; a folder:
+    a digest of every file's relative path, size and mtime): a param of prepare_data, so
+    that a source changed in place, not only one renamed in the config, reruns it and
+    everything that reads the data. '' for a download or data shipped with a package."""
+    source = data_source(wildcards)
+    if source in ("", "download"):
+        return ""
+    return _stamp(str(Path(source).expanduser()))
+
+
+@functools.lru_cache
+def _stamp(path):
+    import hashlib
+    import os
+
+    if not os.path.isdir(path):
+        st = os.stat(path)
+        return f"{st.st_size}:{st.st_mtime_ns}"
+    digest, count = hashlib.sha256(), 0
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted(files):
+            st = os.stat(os.path.join(root, name))
+            rel = os.path.relpath(os.path.join(root, name), path)
+            digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            count += 1
+    return f"{count} files:{digest.hexdigest()[:16]}"
 
 
 def check_data_sources():
@@ -541,7 +576,7 @@ def paper_number_inputs(wildcards):
     """The tables numbers.tex is written from (what this config produces)."""
     summary = f"results/{config['dataset']}/summary"
     inputs = {
-        "info": ancient(f"data/{config['dataset']}.json"),
+        "info": DATA_MANIFEST.format(dataset=config["dataset"]),
         "runs": f"{summary}/runs.csv",
         "nulls": f"{summary}/nulls.csv",
         "primer": "results/primer_check/primer_check.json",

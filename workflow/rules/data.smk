@@ -1,10 +1,10 @@
 rule prepare_data:
     """Decode a dataset once into a tensor cache: epochs never touch image files."""
     output:
-        # the cache, and a small manifest (its info) that consumers depend on: a deleted
-        # cache is rebuilt without retraining anything (see dataset_cache in common.smk)
-        cache="data/{dataset}.pt",
-        manifest="data/{dataset}.json",
+        # the manifest (the data's info and digest) is what jobs depend on; the cache
+        # beside it (DATA_CACHE) is not an output, so that a deleted cache reruns no job:
+        # the first job that reads it rebuilds it (credit_assign.data.load)
+        manifest=DATA_MANIFEST,
     log:
         "logs/prepare_data/{dataset}.log",
     conda:
@@ -14,6 +14,8 @@ rule prepare_data:
         mem_mb=4000,
         runtime=30,
     params:
+        cache=DATA_CACHE,
         source=data_source,
+        source_stamp=source_stamp,
     script:
         "../../scripts/prepare_data.py"

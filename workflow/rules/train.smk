@@ -1,7 +1,7 @@
 rule train:
     """One (method, λ, seed) training run: per-epoch metrics and the final model."""
     input:
-        data=dataset_cache,
+        data=dataset_manifest,
     output:
         metrics=f"{RUN_DIR}/metrics.json",
         model=f"{RUN_DIR}/model.pt",
@@ -31,7 +31,7 @@ rule fresh_b_null:
     """Deep cosine of a trained DFA model with K fresh feedback draws (the chance level)."""
     input:
         model=f"{RUN_DIR}/model.pt",
-        data=dataset_cache,
+        data=dataset_manifest,
     output:
         "results/{dataset}/fresh_b_null/{method}/lam{lam}/seed{seed}.json",
     log:
@@ -54,7 +54,7 @@ rule alignment_probe:
     """Every rule's alignment with the true gradient at a run's saved checkpoints."""
     input:
         snapshots=f"{RUN_DIR}/snapshots.pt",
-        data=dataset_cache,
+        data=dataset_manifest,
     output:
         "results/{dataset}/probes/{method}/lam{lam}/seed{seed}.json",
     log:
@@ -76,7 +76,7 @@ rule measure:
     """||h_L|| and the deep cosine of a trained model, measured the ways a paper might have."""
     input:
         model=f"{RUN_DIR}/model.pt",
-        data=dataset_cache,
+        data=dataset_manifest,
     output:
         "results/{dataset}/measure/{method}/lam{lam}/seed{seed}.json",
     log:
