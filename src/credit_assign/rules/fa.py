@@ -101,9 +101,9 @@ class FA(LocalLosses):
     through a block is ever taken: only the forward *weights* are replaced, and those
     never enter the signal.
 
-    ``jacobian`` (``self.feedback`` = [B_1, …, B_L, B_L+1], B_l d×d, B_L+1 d×C)::
+    ``jacobian`` (``self.feedback`` = [B_0, …, B_{L-1}, B_L], B_l d×d for l < L, B_L d×C)::
 
-        a_L = e B_{L+1}ᵀ,   a_{l-1} = a_l B_lᵀ
+        a_L = e B_Lᵀ,   a_l = a_{l+1} B_lᵀ
 
     The B are drawn once per seed from the rule's generator (``draw_feedback``), never
     trained, and saved with the model (``state_dict``).
