@@ -4,7 +4,7 @@ feedback matrices equal the forward weights; the feedback scales draw what they 
 import pytest
 import torch
 
-from credit_assign.diagnostics import alignment, true_hidden_grads
+from credit_assign.diagnostics import alignment, fresh_b_null, true_hidden_grads
 from credit_assign.model import ResidualMLP
 from credit_assign.rules import feedback_generator, make_rule, options_of
 from credit_assign.rules.fa import FAOptions
@@ -166,3 +166,16 @@ def test_options_default_to_standard_init_and_refuse_init_for_the_jacobian_form(
         options_of("dfa", {"feedback_scale": "init"})
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['backward'\]"):
         options_of("dfa", {"backward": "standard"})
+
+
+@pytest.mark.parametrize("options", [{}, JACOBIAN], ids=["standard", "jacobian"])
+def test_fresh_b_null_runs_on_an_fa_model(batch, options):
+    """The null redraws FA's feedback with make_rule and feedback_generator(seed, k): each
+    draw is another set of the same shapes, and the trained-with set gives its own cosine."""
+    x, y = batch
+    model = rough_model()
+    rule = make_rule("fa", model, 0.0, options, feedback_generator(42))
+    null = fresh_b_null(rule, model, x, y, draws=3, seed=42, method="fa")
+    assert null["trained"]["deep_cosine"] == alignment(rule, model, x, y)["deep_cosine"]
+    assert len(set(null["fresh"]["deep_cosine"])) == 3
+    assert null["trained"]["deep_cosine"] not in null["fresh"]["deep_cosine"]
