@@ -59,16 +59,26 @@ def test_dfa_signal_at_last_state_is_exact_with_transposed_readout(batch):
     assert not torch.allclose(signals[0], grads[0])
 
 
-@pytest.mark.parametrize("method", ["dfa", "fa"])
-def test_signals_equal_true_gradients_with_exact_feedback(batch, method):
+FA_JACOBIAN = {"backward": "jacobian", "feedback_scale": "unit"}
+METHODS = [("dfa", None), ("fa", None), ("fa", FA_JACOBIAN)]
+METHOD_IDS = ["dfa", "fa", "fa_jacobian"]
+
+
+@pytest.mark.parametrize("method, options", METHODS, ids=METHOD_IDS)
+def test_signals_equal_true_gradients_with_exact_feedback(batch, method, options):
     x, y = batch
     model = linear_readout_model(zero_branches=True)
-    rule = make_rule(method, model, 0.0)
+    rule = make_rule(method, model, 0.0, options)
     readout = model.head.weight.detach().T.clone()  # d×C, = (∂logits/∂h_L)ᵀ
     if method == "dfa":
         rule.feedback = [readout for _ in rule.feedback]
-    else:  # each block is the identity, so its transposed Jacobian is I
+    elif options == FA_JACOBIAN:  # each block is the identity, so its transposed Jacobian is I
         rule.feedback = [torch.eye(8, dtype=torch.float64)] * 3 + [readout]
+    else:  # standard FA: B2 = W2 = 0 makes each branch's backward zero whatever B1 is
+        for i, block in enumerate(model.blocks):
+            assert not torch.equal(rule.feedback[2 * i], block.fc1.weight)
+            rule.feedback[2 * i + 1] = block.fc2.weight.detach().clone()
+        rule.feedback[-1] = readout.T.clone()  # C×d, the head's own W
     grads, cache, _ = true_hidden_grads(model, x, y)
     for a, g in zip(rule.teaching_signals(model, cache, y), grads, strict=True):
         torch.testing.assert_close(a, g)
@@ -76,13 +86,13 @@ def test_signals_equal_true_gradients_with_exact_feedback(batch, method):
     assert report["cosine"] == pytest.approx([1.0] * 4, abs=1e-12)
 
 
-@pytest.mark.parametrize("method", ["dfa", "fa"])
+@pytest.mark.parametrize("method, options", METHODS, ids=METHOD_IDS)
 @pytest.mark.parametrize("lam", [0.0, 0.3])
-def test_local_updates_match_per_module_autograd(small_model, batch, method, lam):
+def test_local_updates_match_per_module_autograd(small_model, batch, method, options, lam):
     """Each block's update is the gradient of its own local loss alone: no gradient
     crosses blocks, the penalty enters only its own branch, the head sees true CE."""
     x, y = batch
-    rule = make_rule(method, small_model, lam, generator=torch.Generator().manual_seed(0))
+    rule = make_rule(method, small_model, lam, options, torch.Generator().manual_seed(0))
     out = rule.update(small_model, small_model(x, local=True), y)
     cache = small_model(x)
     a = [s.detach() for s in rule.teaching_signals(small_model, cache, y)]

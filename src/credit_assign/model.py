@@ -66,6 +66,7 @@ class ResidualMLP(nn.Module):
         super().__init__()
         self.width, self.depth, self.n_classes = width, depth, n_classes
         self.residual = residual
+        self.branch_init_std = branch_init_std  # W2's init std (FA's `init` feedback draws it)
         self.embed = nn.Linear(in_features, width)
         self.blocks = nn.ModuleList(Block(width, branch_init_std) for _ in range(depth))
         self.norm_out = nn.LayerNorm(width) if final_norm else nn.Identity()

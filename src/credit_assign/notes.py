@@ -220,15 +220,25 @@ def _accuracy_section(runs, epochs, variant_runs: dict) -> str:
         std = f" ± {_f(fa.test_acc.std(ddof=1))}" if len(fa) > 1 else ""
         lines.append(f"- FA ({int(fa.epochs.max())} epochs, {_n(len(fa), 'seed')}): accuracy "
                      f"{_f(fa.test_acc.mean())}{std}, deep cosine {_f(fa.deep_cosine.mean())}, "
-                     f"median ‖h_L‖ {_g(fa.h_L_norm_median.mean())}. No variant here touches "
-                     "FA, so its gaps stay unexplained by this study.")
+                     f"median ‖h_L‖ {_g(fa.h_L_norm_median.mean())}. " + _fa_variants(variant_runs))
     return "\n".join(lines) + "\n"
+
+
+def _fa_variants(variant_runs: dict) -> str:
+    found = {name: select_runs(v, "fa", 0.0) for name, v in variant_runs.items()}
+    found = {name: v for name, v in found.items() if len(v)}
+    if not found:
+        return "No variant here touches FA, so its gaps stay unexplained by this study."
+    return "Its variants: " + "; ".join(
+        f"`{name}` accuracy {_f(v.test_acc.mean())}, deep cosine {_f(v.deep_cosine.mean())} "
+        f"({_n(len(v), 'seed')})" for name, v in found.items()) + "."
 
 
 CHECKS = """## What rules out an implementation error
 
 BP reproduces the paper (above); the BP/DFA/FA updates and signals are tested against
-autograd and against their exact special cases (`tests/test_rules.py`); BP's cosine is
+autograd and against their exact special cases (`tests/test_rules.py`,
+`tests/test_fa.py`); BP's cosine is
 computed as 1; the fresh-B null sits at 0 as in the paper."""
 
 
