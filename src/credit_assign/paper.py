@@ -226,7 +226,7 @@ def variant_numbers(gaps: pd.DataFrame | None) -> dict[str, str]:
     own = headline[~headline.inherited.astype(bool)]
     largest = own.loc[own.ours_mean.idxmax()].recipe if len(own) else None
     (hl_largest, gap_largest), (hl_batch, gap_batch) = (
-        norm_of(largest) if largest else (NOT_RUN, NOT_RUN), norm_of("measured_one_batch"))
+        norm_of(largest) if largest else (NOT_RUN, NOT_RUN), norm_of("default/one_batch"))
     return {"nVariants": str(len(others)), "bestVariant": tex_escape(best),
             "bestVariantWithin": str(int(within[best])),
             "defaultWithin": str(int(within.get("default", 0))), "nGapNumbers": str(n_numbers),
