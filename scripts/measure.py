@@ -8,4 +8,5 @@ with job(snakemake) as threads:
     from credit_assign.jobs import measure
 
     measure(snakemake.input.model, snakemake.params.cache, snakemake.params.batch,
-            snakemake.output[0], device=snakemake.params.device, threads=threads)
+            snakemake.output[0], device=snakemake.params.device, threads=threads,
+            batch_sizes=snakemake.params.batch_sizes)

@@ -11,7 +11,8 @@ with job(snakemake):
 
     i, o = snakemake.input, snakemake.output
     names = ["default", *snakemake.params.about]
+    # measurement_tables(): the default's measurements.csv, then each variant's, in order
     gaps = write_gap_map(dict(zip(names, i.tables)), o.csv, reference_path=i.reference,
-                         measurements=i.measurements[0] if i.measurements else None,
+                         measurements=dict(zip(names, i.measurements)) or None,
                          default_md=i.default_md, out_md=o.md, about=snakemake.params.about)
     variants.make(gaps, [o.pdf, o.png, o.svg])

@@ -302,19 +302,30 @@ def test_measurement_variants_reproduce_the_reported_numbers_and_differ_as_defin
     import torch
 
     from credit_assign.jobs import measure as measure_job
-    from credit_assign.measure import table
+    from credit_assign.measure import measurement_names, table
 
     metrics = train(tiny_run("dfa", epochs=2), digits, tmp_path / "m.json", tmp_path / "m.pt")
-    result = measure_job(tmp_path / "m.pt", digits, 64, tmp_path / "measure.json")
-    read_result(tmp_path / "measure.json", "measure")
-    v = result["variants"]
+    result = measure_job(tmp_path / "m.pt", digits, 64, tmp_path / "measure.json",
+                         batch_sizes=[100, 16])
+    read_result(tmp_path / "measure.json", "measure")  # validates against the schema
+    v, sets = result["variants"], result["sets"]
+    assert list(v) == measurement_names([100, 16])
     # the stratified variant is what training reported for the final epoch
     assert v["stratified"]["h_L_norm"] == pytest.approx(metrics["final"]["h_L_norm_median"])
     assert v["stratified"]["deep_cosine"] == pytest.approx(metrics["final"]["deep_cosine"])
-    assert v["stratified"]["n"] == v["first_n"]["n"] == 200 and v["one_batch"]["n"] == 64
+    assert v["stratified"]["n"] == v["mixed_n"]["n"] == 200 and v["one_batch"]["n"] == 64
+    # the sets are recorded: the mixed draw covers every digit, one_batch is its start
+    assert sets["mixed_n"]["classes"] == sets["mixed_n"]["classes_in_test_set"] == 10
+    assert sets["one_batch"]["seed"] == sets["mixed_n"]["seed"] == 0
     # the one-batch norm is a Frobenius norm: about √batch × the per-sample median
     ratio = v["one_batch"]["h_L_norm"] / v["stratified"]["h_L_norm"]
     assert 0.5 * 64 ** 0.5 < ratio < 2 * 64 ** 0.5
+    # the epsilon cosines at each batch size, on the stratified set; ‖h_L‖ not remeasured
+    assert v["eps_cos_b16"]["batch_sizes_used"] == [8, 16]  # 200 = 12 × 16 + 8
+    assert v["eps_cos_b100"]["batch_sizes_used"] == [100]
+    assert v["eps_cos_b16"]["h_L_norm"] is None and v["flat"]["set"] == "stratified"
+    assert len(v["eps_den_b16"]["cosine"]) == 3  # l0, l1, l2
     frame = table([result])
-    assert set(frame.variant) == {"stratified", "first_n", "one_batch"} and len(frame) == 3
-    assert not torch.isnan(torch.tensor(frame.h_L_norm.to_numpy())).any()
+    assert list(frame.measurement) == measurement_names([100, 16])
+    assert {"cosine_l0", "cosine_l2"} <= set(frame.columns)
+    assert not torch.isnan(torch.tensor(frame.deep_cosine.to_numpy(float))).any()

@@ -396,6 +396,22 @@ def diagnostic_indices(labels: Tensor, n: int, seed: int) -> Tensor:
     return torch.as_tensor(np.sort(idx))
 
 
+def mixed_indices(labels: Tensor, n: int, seed: int) -> Tensor:
+    """A fixed, seeded, class-mixed draw of ``n`` test indices: the first n of a seeded
+    random permutation of the whole test set, in the permutation's order (so its first
+    ``batch`` are a class-mixed batch too). What "the first n test images" means in the
+    official test batch, whose order is mixed — never a class-sorted folder's first n.
+    Raises if the draw covers one class while the set holds more (it cannot at n ≥ 30
+    with 10 balanced classes, short of odds of ~1e-29)."""
+    n = min(n, len(labels))
+    generator = torch.Generator().manual_seed(seed)
+    idx = torch.randperm(len(labels), generator=generator)[:n]
+    if n > 1 and len(labels[idx].unique()) == 1 and len(labels.unique()) > 1:
+        raise ValueError(f"the class-mixed draw of {n} (seed {seed}) is one class: "
+                         f"choose another seed")
+    return idx
+
+
 def diagnostic_batch(data: dict[str, Any], n: int, seed: int, device) -> tuple[Tensor, Tensor]:
     """The fixed diagnostic subset of the test set, normalised and on ``device``:
     the same images in training, the fresh-B null and the probes."""

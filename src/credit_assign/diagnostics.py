@@ -30,6 +30,43 @@ def per_sample_cosine(u: Tensor, v: Tensor) -> float:
     return ((u * v).sum(dim=1)[valid] / den[valid]).mean().item()
 
 
+# ---- cosine measurement variants (credit_assign.measure): how a paper may have measured
+# the alignment. The headline diagnostic is per_sample_cosine above; these never replace it.
+COSINE_EPS = 1e-8
+
+
+def eps_clamp_cosine(u: Tensor, v: Tensor, eps: float = COSINE_EPS) -> float:
+    """Mean over samples of ``torch.nn.functional.cosine_similarity(u, v, dim=1, eps)``,
+    computed as torch does, in float32: each row's norm clamped from below at ``eps``
+    *separately* (u_i/max(‖u_i‖, eps) · v_i/max(‖v_i‖, eps)), every row counted (a zero
+    row gives 0). Where a norm is under eps the value shrinks with the norm: at DFA's
+    deep gradients (~1e-10) this cosine reads near 0 whatever the directions."""
+    u, v = u.float(), v.float()
+    nu = torch.linalg.vector_norm(u, dim=1, keepdim=True).clamp_min(eps)
+    nv = torch.linalg.vector_norm(v, dim=1, keepdim=True).clamp_min(eps)
+    return ((u / nu) * (v / nv)).sum(dim=1).mean().item()
+
+
+def eps_denominator_cosine(u: Tensor, v: Tensor, eps: float = COSINE_EPS) -> float:
+    """Mean over samples of u_i·v_i / (‖u_i‖‖v_i‖ + eps), in float32 (the epsilon a
+    hand-written cosine adds to its denominator); every row counted. Where ‖u_i‖‖v_i‖ is
+    under eps — norms under 1e-4 each — the value shrinks with the product."""
+    u, v = u.float(), v.float()
+    den = torch.linalg.vector_norm(u, dim=1) * torch.linalg.vector_norm(v, dim=1) + eps
+    return ((u * v).sum(dim=1) / den).mean().item()
+
+
+def flattened_cosine(u: Tensor, v: Tensor) -> float:
+    """One cosine of the whole (N, d) matrices, flattened: Σ u·v / (‖u‖_F ‖v‖_F), with
+    no epsilon, in float64 (NaN if either is all zeros). Unlike the per-sample mean it
+    weights each sample by its norms, so a few large rows dominate."""
+    u, v = u.double().flatten(), v.double().flatten()
+    den = torch.linalg.vector_norm(u) * torch.linalg.vector_norm(v)
+    if not bool(den > 0):
+        return math.nan
+    return ((u * v).sum() / den).item()
+
+
 def median_norm(t: Tensor) -> float:
     return torch.linalg.vector_norm(t.double(), dim=1).median().item()
 

@@ -17,6 +17,7 @@ import torch
 
 from credit_assign import data as datasets
 from credit_assign.alignment_probes import report as probe_report
+from credit_assign.diagnostics import COSINE_EPS
 from credit_assign.diagnostics import fresh_b_null as fresh_b_null_report
 from credit_assign.ep_stack.corpus import CharCorpus
 from credit_assign.ep_stack.probe import peak_rss_mb, run_probe
@@ -161,14 +162,17 @@ def alignment_probe(snapshots_path, data_path, settings: dict, out,
 
 
 def measure(model_path: str | Path, data_path: str | Path, batch: int, out: str | Path,
-            device: str = "auto", threads: int | None = None) -> dict:
+            device: str = "auto", threads: int | None = None,
+            batch_sizes=(2048, 128)) -> dict:
     """Rule measure: the measurement variants of one trained model (no retraining)."""
     job = Job("measure", out, threads)
     run, model, rule, dev = load_trained(model_path, device)
     data = datasets.load(data_path)
     diag = run["diagnostics"]
-    variants = measurements(model, rule, data, diag["n_samples"], diag["seed"], batch, dev)
+    sets, variants = measurements(model, rule, data, diag["n_samples"], diag["seed"], batch,
+                                  dev, batch_sizes)
     return job.finish({"run": _run_key(run), "config": run, "batch": batch,
+                       "batch_sizes": list(batch_sizes), "eps": COSINE_EPS, "sets": sets,
                        "variants": variants}, dev)
 
 

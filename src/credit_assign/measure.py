@@ -1,16 +1,56 @@
-"""Measurement variants on a trained model: the same quantity measured the ways a paper
-might have measured it, with no retraining.
+"""Measurement variants on a trained model: the same quantities measured the ways a paper
+might have measured them, with no retraining.
 
-A published number can differ from ours because it was measured differently. For ‖h_L‖
-and the deep cosine, on the saved final model:
+A published number can differ from ours because it was measured differently. On the
+saved final model, each *measurement* yields ‖h_L‖ (where it measures it), the per-layer
+cosines l0 … lL between the rule's teaching signal and the true gradient, and the deep
+cosine (their mean over l = 1 … L). Two things vary: the images, and the cosine.
 
-* ``stratified`` — what the pipeline reports: per-sample median ‖h_L‖ and the mean
-  per-sample cosine on the fixed, class-stratified diagnostic set (``diagnostics``);
-* ``first_n`` — the same statistics on the first ``n_samples`` test images in the
-  source's order (class-sorted for an image folder, mixed for the official archive);
-* ``one_batch`` — ‖h_L‖ as the Frobenius norm of one ``batch`` × d matrix (the first
-  ``batch`` test images), as a training script printing ``h.norm()`` would report it,
-  and the deep cosine on that batch.
+The images (``sets`` of the result, each recorded with its draw, n, seed and the classes
+it covers):
+
+* ``stratified`` — the fixed, seeded, class-stratified diagnostic set
+  (``data.diagnostic_indices``): what the pipeline reports;
+* ``mixed_n`` — a fixed, seeded, class-mixed draw of ``diagnostics.n_samples`` test
+  images (``data.mixed_indices``: the first n of a seeded permutation of the test set),
+  what "the first n test images" are in the official test batch, whose order is mixed;
+* ``one_batch`` — the first ``measurements.batch`` images of that same draw.
+
+The cosine (the functions in ``credit_assign.diagnostics``):
+
+* ``exact`` — the headline: mean per-sample cosine, no epsilon, float64, exact-zero rows
+  left out (``per_sample_cosine``);
+* ``eps_cos`` — ``torch.nn.functional.cosine_similarity`` with eps = 1e-8 clamping each
+  norm separately, float32, every row counted (``eps_clamp_cosine``);
+* ``eps_den`` — u·v / (‖u‖‖v‖ + 1e-8), float32 (``eps_denominator_cosine``);
+* ``flat`` — one cosine of the whole flattened (N, d) matrices (``flattened_cosine``).
+
+``exact`` and ``flat`` do not depend on the gradient's scale; the two epsilon cosines do.
+The true gradient is that of the *batch-mean* CE, so an image's gradient is 1/N times
+its own CE's when N images share the batch, and the rule's signal scales the same way
+(DFA's e is divided by the batch, unless ``error_reduction: sum``). The epsilon cosines
+are therefore measured at each of ``measurements.batch_sizes``: the set is cut into
+consecutive batches of that size (the last one shorter where the size does not divide
+the set, and one batch of the whole set where the size exceeds it — the result records
+the batch sizes actually used), and gradients and signals are taken per batch, as a
+training script's per-batch probe would.
+
+The measurements (result ``variants``; the gap map's measurement names):
+``stratified`` (exact cosine, median ‖h_L‖ — equals the training's final report),
+``mixed_n`` (the same statistics on the class-mixed draw), ``one_batch`` (‖h_L‖ as the
+Frobenius norm of the batch × d matrix, as a script printing ``h.norm()`` reports it,
+and the exact cosine on that batch), ``eps_cos_b<B>`` and ``eps_den_b<B>`` (the epsilon
+cosines on the stratified set at batch size B) and ``flat`` (the flattened cosine on the
+stratified set). The cosine-only measurements leave ‖h_L‖ unmeasured (null): it is the
+stratified set's, already reported.
+
+The seed probes' gain-weighted cosine (``_row_cos(a ⊙ φ'(u_l), −g ⊙ φ'(u_l))``) is not
+a measurement here: its gain φ'(u_l) is the activation's derivative at the
+pre-activation whose output *is* the hidden state h_l, in the seed's plain MLP. In this
+model h_l is a residual stream, not an activation's output, and the signal a_l reaches
+the block's weights through the linear W2 (gain 1); the GELU inside the block acts on a
+different d-vector (W1·LN(h) + b1), where a_l is not defined. So the gain is not defined
+for h_l, and with gain 1 the weighted cosine is the ``exact`` one.
 """
 
 from __future__ import annotations
@@ -20,9 +60,26 @@ from typing import Any
 import torch
 
 from credit_assign import data as datasets
-from credit_assign.diagnostics import alignment
+from credit_assign.diagnostics import (
+    deep_cosine,
+    eps_clamp_cosine,
+    eps_denominator_cosine,
+    flattened_cosine,
+    per_sample_cosine,
+    true_hidden_grads,
+)
 from credit_assign.results import read_result
 from credit_assign.runtime import atomic_write_text
+
+COSINES = {"exact": per_sample_cosine, "eps_cos": eps_clamp_cosine,
+           "eps_den": eps_denominator_cosine, "flat": flattened_cosine}
+SCALE_DEPENDENT = ("eps_cos", "eps_den")
+
+
+def measurement_names(batch_sizes) -> list[str]:
+    """Every measurement a measure job writes, in the order it writes them."""
+    return (["stratified", "mixed_n", "one_batch"]
+            + [f"{kind}_b{b}" for kind in SCALE_DEPENDENT for b in batch_sizes] + ["flat"])
 
 
 def _normalised(data: dict, idx: torch.Tensor, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -30,50 +87,123 @@ def _normalised(data: dict, idx: torch.Tensor, device) -> tuple[torch.Tensor, to
     return x, data["test_y"][idx].to(device)
 
 
-@torch.no_grad()
-def _h_last(model, x) -> torch.Tensor:
-    return model(x).h[-1]
+def signals_and_grads(rule, model, x, y, batch: int):
+    """The rule's teaching signals and the true gradients g_l = ∂CE/∂h_l (CE the mean over
+    each batch) on consecutive batches of ``batch`` images, concatenated per layer (None
+    where the rule gives a layer no signal); h_L; and the batch sizes used."""
+    signals, grads, h_last, sizes = None, None, [], []
+    for start in range(0, len(y), batch):
+        xb, yb = x[start:start + batch], y[start:start + batch]
+        g, cache, _ = true_hidden_grads(model, xb, yb)
+        with torch.enable_grad():
+            a = rule.teaching_signals(model, cache, yb)
+        a = [s.detach() if s is not None else None for s in a]
+        if signals is None:
+            signals, grads = [[s] for s in a], [[t] for t in g]
+        else:
+            for acc, s in zip(signals, a):
+                acc.append(s)
+            for acc, t in zip(grads, g):
+                acc.append(t)
+        h_last.append(cache.h[-1].detach())
+        sizes.append(len(yb))
+    signals = [None if parts[0] is None else torch.cat(parts) for parts in signals]
+    grads = [torch.cat(parts) for parts in grads]
+    return signals, grads, torch.cat(h_last), sorted(set(sizes))
+
+
+def cosines(kind: str, signals, grads) -> dict[str, Any]:
+    """Per-layer cosines l0 … lL of one kind (None where the layer has no signal) and the
+    deep cosine (mean over l = 1 … L)."""
+    fn = COSINES[kind]
+    per_layer = [fn(a, g) if a is not None else None for a, g in zip(signals, grads)]
+    return {"cosine": per_layer, "deep_cosine": deep_cosine(per_layer)}
+
+
+def describe_set(name: str, draw: str, idx: torch.Tensor, labels: torch.Tensor,
+                 seed: int | None) -> dict[str, Any]:
+    return {"name": name, "draw": draw, "n": len(idx), "seed": seed,
+            "classes": len(labels[idx].unique()), "classes_in_test_set": len(labels.unique())}
+
+
+def measure_sets(labels: torch.Tensor, n_samples: int, seed: int, batch: int):
+    """{set name: (indices, description)} for the three sets of the module docstring."""
+    mixed = datasets.mixed_indices(labels, n_samples, seed)
+    sets = {
+        "stratified": (datasets.diagnostic_indices(labels, n_samples, seed),
+                       "class-stratified (the diagnostic set)", seed),
+        "mixed_n": (mixed, "seeded class-mixed draw: first n of a seeded permutation", seed),
+        "one_batch": (mixed[:batch], "the first `batch` images of the mixed_n draw", seed),
+    }
+    return {name: (idx, describe_set(name, draw, idx, labels, s))
+            for name, (idx, draw, s) in sets.items()}
 
 
 def measurements(model, rule, data: dict, n_samples: int, seed: int, batch: int,
-                 device) -> dict[str, dict[str, Any]]:
-    """{variant: {"h_L_norm": value, "h_L_norm_statistic": how, "deep_cosine": value,
-    "n": images}} for the three variants of the module docstring."""
+                 device, batch_sizes=(2048, 128)) -> tuple[dict, dict]:
+    """(sets, variants): the image sets, and {measurement: {set, cosine_kind, batch_size,
+    batch_sizes_used, h_L_norm, h_L_norm_statistic, cosine, deep_cosine, n}} for the
+    measurements of the module docstring."""
     model.eval()
-    n = min(n_samples, len(data["test_y"]))
-    sets = {
-        "stratified": datasets.diagnostic_indices(data["test_y"], n_samples, seed),
-        "first_n": torch.arange(n),
-        "one_batch": torch.arange(min(batch, len(data["test_y"]))),
-    }
+    labels = data["test_y"]
+    sets = measure_sets(labels, n_samples, seed, batch)
     out = {}
-    for name, idx in sets.items():
+    for name, (idx, _) in sets.items():
         x, y = _normalised(data, idx, device)
-        report = alignment(rule, model, x, y)
-        h = _h_last(model, x).double()
+        signals, grads, h, used = signals_and_grads(rule, model, x, y, len(y))
+        h = h.double()
         if name == "one_batch":
             norm, how = torch.linalg.matrix_norm(h).item(), "Frobenius norm of the batch"
         else:
             norm = torch.linalg.vector_norm(h, dim=1).median().item()
             how = "median over samples"
-        out[name] = {"h_L_norm": norm, "h_L_norm_statistic": how,
-                     "deep_cosine": report["deep_cosine"], "cosine": report["cosine"],
-                     "n": len(idx)}
-    return out
+        out[name] = {"set": name, "cosine_kind": "exact", "batch_size": len(y),
+                     "batch_sizes_used": used, "h_L_norm": norm, "h_L_norm_statistic": how,
+                     **cosines("exact", signals, grads), "n": len(idx)}
+        if name != "stratified":
+            continue
+        native = (signals, grads)
+        for b in batch_sizes:
+            at_b = native[:2] if b == len(y) else signals_and_grads(rule, model, x, y, b)
+            used_b = used if b == len(y) else at_b[3]
+            for kind in SCALE_DEPENDENT:
+                out[f"{kind}_b{b}"] = {
+                    "set": name, "cosine_kind": kind, "batch_size": b,
+                    "batch_sizes_used": used_b, "h_L_norm": None, "h_L_norm_statistic": None,
+                    **cosines(kind, at_b[0], at_b[1]), "n": len(idx)}
+        out["flat"] = {"set": name, "cosine_kind": "flat", "batch_size": len(y),
+                       "batch_sizes_used": used, "h_L_norm": None, "h_L_norm_statistic": None,
+                       **cosines("flat", *native), "n": len(idx)}
+    order = measurement_names(batch_sizes)
+    return ({name: d for name, (_, d) in sets.items()},
+            {name: out[name] for name in order})
+
+
+TABLE_COLUMNS = ["dataset", "method", "lam", "seed", "measurement", "set", "set_n",
+                 "set_seed", "set_classes", "cosine_kind", "batch_size", "h_L_norm",
+                 "h_L_norm_statistic", "deep_cosine", "n"]
 
 
 def table(results: list[dict]):
-    """One row per (run, variant): the tidy table the reproduction compares against."""
+    """One row per (run, measurement), with the per-layer cosines as cosine_l0 … cosine_lL:
+    the tidy table the reproduction and the gap map compare against (``dataset`` names
+    the recipe: cifar10@<variant> for a variant's models)."""
     import pandas as pd
 
-    rows = []
+    rows, depth = [], 0
     for r in results:
-        for variant, m in r["variants"].items():
-            rows.append({**r["run"], "variant": variant, "h_L_norm": m["h_L_norm"],
-                         "h_L_norm_statistic": m["h_L_norm_statistic"],
-                         "deep_cosine": m["deep_cosine"], "n": m["n"]})
-    return pd.DataFrame(rows, columns=["dataset", "method", "lam", "seed", "variant",
-                                       "h_L_norm", "h_L_norm_statistic", "deep_cosine", "n"])
+        for name, m in r["variants"].items():
+            s = r["sets"][m["set"]]
+            row = {**r["run"], "measurement": name, "set": m["set"], "set_n": s["n"],
+                   "set_seed": s["seed"], "set_classes": s["classes"],
+                   "cosine_kind": m["cosine_kind"], "batch_size": m["batch_size"],
+                   "h_L_norm": m["h_L_norm"], "h_L_norm_statistic": m["h_L_norm_statistic"],
+                   "deep_cosine": m["deep_cosine"], "n": m["n"]}
+            for layer, c in enumerate(m["cosine"]):
+                row[f"cosine_l{layer}"] = c
+            depth = max(depth, len(m["cosine"]))
+            rows.append(row)
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS + [f"cosine_l{i}" for i in range(depth)])
 
 
 def write_table(result_paths, out) -> None:

@@ -127,20 +127,20 @@ def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) 
         f"of the median ‖h_L‖ (median over seeds, `epochs.csv`): {growth}.\n\n"
         "Each recipe's DFA run at λ = 0, seed 42 (its `runs.csv`):\n\n" + recipes + "\n")
     if measurements is not None and len(measurements):
-        m = select_runs(measurements, "dfa", 0.0).pivot_table(index="seed", columns="variant",
-                                                       values="h_L_norm")
+        m = select_runs(measurements, "dfa", 0.0).pivot_table(index="seed",
+                                                              columns="measurement",
+                                                              values="h_L_norm")
         if {"stratified", "one_batch"} <= set(m.columns):
             ratio = (m.one_batch / m.stratified).median()
-            first = (m.first_n / m.stratified).median() if "first_n" in m else math.nan
+            mixed = (m.mixed_n / m.stratified).median() if "mixed_n" in m else math.nan
             text += (
                 "\nMeasured differently on the same default models (`measurements.csv`, "
                 "median over seeds of the ratio to the reported per-sample median): the "
-                f"Frobenius norm of one batch is {_f(ratio, 1)}×, the first test images "
-                f"instead of the class-stratified set {_f(first, 2)}×. A batch's Frobenius "
-                "norm is √batch times the RMS of the per-sample norms, which exceeds their "
-                "median wherever a few samples carry most of the norm (and the first test "
-                "images of a class-sorted source are one class): a measurement choice worth "
-                f"{_f(math.log10(ratio), 2)} decades.\n")
+                f"Frobenius norm of one class-mixed batch is {_f(ratio, 1)}×, a seeded "
+                f"class-mixed draw instead of the class-stratified set {_f(mixed, 2)}×. A "
+                "batch's Frobenius norm is √batch times the RMS of the per-sample norms, "
+                "which exceeds their median wherever a few samples carry most of the norm: "
+                f"a measurement choice worth {_f(math.log10(ratio), 2)} decades.\n")
     row = gaps[(gaps.run == "dfa, λ=0") & (gaps.metric == "median ‖h_L‖") & gaps.gap.notna()
                & ~gaps.inherited]
     if len(row):

@@ -226,8 +226,10 @@ def variant_numbers(gaps: pd.DataFrame | None) -> dict[str, str]:
     own = headline[~headline.inherited.astype(bool)]
     largest = own.loc[own.ours_mean.idxmax()].recipe if len(own) else None
     (hl_largest, gap_largest), (hl_batch, gap_batch) = (
-        norm_of(largest) if largest else (NOT_RUN, NOT_RUN), norm_of("measured_one_batch"))
-    return {"nVariants": str(len(others)), "bestVariant": tex_escape(best),
+        norm_of(largest) if largest else (NOT_RUN, NOT_RUN), norm_of("default/one_batch"))
+    # recipe variants only: a column "<recipe>/<measurement>" is a recipe measured another way
+    n_recipes = sum("/" not in name for name in others.index)
+    return {"nVariants": str(n_recipes), "bestVariant": tex_escape(best),
             "bestVariantWithin": str(int(within[best])),
             "defaultWithin": str(int(within.get("default", 0))), "nGapNumbers": str(n_numbers),
             "hLDfaZeroDefault": hl_default, "hLDfaZeroBest": hl_best,

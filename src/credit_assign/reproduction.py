@@ -104,33 +104,69 @@ def compare(reference: dict, runs, layers, nulls) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# The gap map's columns. A recipe (``default`` or a variant's name) is a column of the
+# numbers its own runs report; ``<recipe>/<measurement>`` is a column of the same recipe's
+# saved models measured another way (credit_assign.measure, no retraining), e.g.
+# ``e_sum/eps_cos_b128``: e_sum's models, cosines as torch's cosine_similarity at batch 128.
+MEASUREMENT_SEP = "/"
+# the summary metrics a measurement replaces, and its measurements.csv column
 MEASURED = {"h_L_norm_median": "h_L_norm", "deep_cosine": "deep_cosine"}
-# the measurement variants of credit_assign.measure, as the variant study describes them
-MEASUREMENT_DESCRIPTIONS = {
-    "first_n": "the default's models; ‖h_L‖ and the deep cosine on the first "
-               "diagnostics.n_samples test images instead of the class-stratified set",
-    "one_batch": "the default's models; ‖h_L‖ as the Frobenius norm of one batch of "
-                 "measurements.batch test images (and the deep cosine on it)",
-}
 
 
-def measured_comparisons(reference: dict, measurements: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The default recipe's models with ‖h_L‖ and the deep cosine measured the other ways
-    (``measurements.csv``, credit_assign.measure): one comparison per measurement variant
-    besides ``stratified`` (which is what the default table reports). Only the
-    over-seeds ‖h_L‖ and deep-cosine numbers are remeasured; every other row is "not
-    run" here (ours_n = 0) and so inherited from the default in the gap map."""
+def measurement_description(name: str) -> str:
+    """What a measurement variant of credit_assign.measure changes, in a sentence."""
+    if name == "mixed_n":
+        return ("‖h_L‖ (median) and the cosines on a seeded class-mixed draw of "
+                "diagnostics.n_samples test images instead of the class-stratified set")
+    if name == "one_batch":
+        return ("‖h_L‖ as the Frobenius norm of the first measurements.batch images of the "
+                "class-mixed draw, and the cosines on them")
+    if name == "flat":
+        return "the cosines as one cosine of the batch-flattened (N, d) matrices"
+    for kind, how in (("eps_cos", "torch's cosine_similarity (eps 1e-8 clamping each norm, "
+                                  "float32)"),
+                      ("eps_den", "u·v / (‖u‖‖v‖ + 1e-8) in float32")):
+        if name.startswith(f"{kind}_b"):
+            return (f"the cosines as {how}, on gradients of a batch-mean CE over "
+                    f"{name.removeprefix(f'{kind}_b')} images")
+    return ""
+
+
+def _measured_values(entry: dict, m: pd.DataFrame) -> np.ndarray | None:
+    """One measurement's values (per seed) for a reference entry; None where the
+    measurement does not measure that number (it is then the recipe's own)."""
+    if "seed" in entry:
+        return None
+    if entry["metric"] == "cosine":
+        column = f"cosine_l{entry['layer']}"
+    else:
+        column = MEASURED.get(entry["metric"])
+    if column is None or column not in m or m[column].isna().all():
+        return None
+    df = m[(m.method == entry["method"]) & np.isclose(m.lam, entry["lam"])]
+    return pd.to_numeric(df[column]).to_numpy(float)
+
+
+def measured_comparisons(reference: dict, measurements: pd.DataFrame,
+                         recipe: str = "default") -> dict[str, pd.DataFrame]:
+    """One recipe's models measured the other ways (its ``measurements.csv``,
+    credit_assign.measure): a comparison per measurement besides ``stratified`` (which is
+    what the recipe's own table reports), named ``<recipe>/<measurement>``. Only the
+    numbers the measurement measures — ‖h_L‖ where it measures it, the deep and per-layer
+    cosines — are remeasured (``remeasured``: True); every other row is "not run" here
+    (ours_n = 0) and so inherited from the recipe's own table in the gap map."""
     out = {}
-    for variant in sorted(set(measurements.variant) - {"stratified"}):
-        m = measurements[measurements.variant == variant]
+    for name in dict.fromkeys(measurements.measurement):
+        if name == "stratified":
+            continue
+        m = measurements[measurements.measurement == name]
         rows = []
         for entry in reference["entries"]:
-            values = np.array([])
-            if entry["metric"] in MEASURED and "seed" not in entry:
-                df = m[(m.method == entry["method"]) & np.isclose(m.lam, entry["lam"])]
-                values = pd.to_numeric(df[MEASURED[entry["metric"]]]).to_numpy(float)
-            rows.append(_row(entry, values, "seeds", reference["tolerances"]))
-        out[f"measured_{variant}"] = pd.DataFrame(rows)
+            values = _measured_values(entry, m)
+            row = _row(entry, np.array([]) if values is None else values, "seeds",
+                       reference["tolerances"])
+            rows.append({**row, "remeasured": values is not None})
+        out[f"{recipe}{MEASUREMENT_SEP}{name}"] = pd.DataFrame(rows)
     return out
 
 
@@ -263,29 +299,81 @@ def context(config: dict, info: dict) -> str:
     return "\n".join(lines)
 
 
+def split_recipe(name: str) -> tuple[str, str]:
+    """``e_sum/eps_cos_b128`` → (e_sum, eps_cos_b128); a recipe's own column → (name,
+    "reported")."""
+    base, _, measurement = name.partition(MEASUREMENT_SEP)
+    return base, measurement or "reported"
+
+
 def gap_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """The gap map as a tidy table: one row per (paper number, recipe), the recipe's
-    value and ours − paper in units of the tolerance (|gap| ≤ 1: within; NaN: no
-    tolerance). ``tables``: recipe → its comparison, ``default`` first. A number a
-    variant does not rerun (its table says not run: the variant leaves that method
-    alone, or a measurement variant does not remeasure it) is *inherited* from the
-    default recipe, so every recipe is judged on the whole table."""
+    """The gap map as a tidy table: one row per (paper number, column), the column's value
+    and ours − paper in units of the tolerance (|gap| ≤ 1: within; NaN: no tolerance).
+    ``tables``: column name → its comparison, ``default`` first; a column is a recipe
+    (its reproduction table) or ``<recipe>/<measurement>`` (measured_comparisons).
+
+    A number a column does not measure itself is *inherited*, so every column is judged
+    on the whole table: a recipe variant's number for a method it leaves alone is the
+    default's; a measurement column's number the measurement does not remeasure (test
+    accuracy, the null) is its recipe's own; and a number it remeasures on a method the
+    recipe did not rerun is the default's models measured the same way
+    (``default/<measurement>``). ``inherited_from`` names the source column."""
     default = tables["default"]
     labels = [_label(r) for r in default.itertuples()]
-    rows = []
+    rows_of = {}
     for name, table in tables.items():
         if [_label(r) for r in table.itertuples()] != labels:
             raise ValueError(f"recipe {name!r}: its reproduction table compares other paper "
                              f"numbers than the default's; rebuild both from one reference")
-        for (run, metric), r, d in zip(labels, table.itertuples(), default.itertuples()):
-            inherited = name != "default" and r.ours_n == 0 and d.ours_n > 0
-            src = d if inherited else r
+        rows_of[name] = list(table.itertuples())
+
+    def source(name: str, i: int) -> str:
+        r = rows_of[name][i]
+        if r.ours_n > 0 or name == "default":
+            return name
+        base, measurement = split_recipe(name)
+        if measurement == "reported":
+            return source("default", i) if rows_of["default"][i].ours_n > 0 else name
+        if getattr(r, "remeasured", False):
+            same = f"default{MEASUREMENT_SEP}{measurement}"
+            if name != same and same in rows_of and rows_of[same][i].ours_n > 0:
+                return same
+            return name
+        return source(base, i) if base in rows_of else source("default", i)
+
+    rows = []
+    for name in tables:
+        base, measurement = split_recipe(name)
+        for i, (run, metric) in enumerate(labels):
+            r = rows_of[name][i]
+            src = rows_of[source(name, i)][i]
+            inherited = source(name, i) != name
             rows.append({"run": run, "metric": metric, "paper": _paper_text(r),
-                         "recipe": name, "ours_mean": src.ours_mean, "ours_std": src.ours_std,
-                         "ours_n": src.ours_n, "gap": src.gap, "inherited": inherited})
+                         "recipe": name, "base_recipe": base, "measurement": measurement,
+                         "remeasured": bool(getattr(r, "remeasured", True)),
+                         "ours_mean": src.ours_mean, "ours_std": src.ours_std,
+                         "ours_n": src.ours_n, "gap": src.gap, "inherited": inherited,
+                         "inherited_from": source(name, i) if inherited else ""})
     out = pd.DataFrame(rows)
     out["within"] = out.gap.abs() <= 1
     return out
+
+
+def gap_grid(gaps: pd.DataFrame, column: str = "gap") -> pd.DataFrame:
+    """The gap map laid out for reading: columns are the recipes; rows are the paper
+    numbers as each recipe reports them (``reported``), then one labelled row set per
+    measurement holding only the numbers that measurement remeasures — a cell of the row
+    set ``[eps_cos_b128]`` under ``e_sum`` is the column ``e_sum/eps_cos_b128``.
+    Index: (measurement, run, metric); a missing combination is NaN."""
+    recipes = list(dict.fromkeys(gaps.base_recipe))
+    measurements = list(dict.fromkeys(gaps.measurement))
+    keep = (gaps.measurement == "reported") | gaps.remeasured.astype(bool)
+    g = gaps[keep]
+    order = list(dict.fromkeys(zip(g.measurement, g.run, g.metric)))
+    order.sort(key=lambda k: measurements.index(k[0]))  # stable: paper order within a set
+    wide = g.pivot_table(index=["measurement", "run", "metric"], columns="base_recipe",
+                         values=column, aggfunc="first", dropna=False)
+    return wide.reindex(index=pd.MultiIndex.from_tuples(order), columns=recipes)
 
 
 def ranking(gaps: pd.DataFrame) -> pd.DataFrame:
@@ -333,22 +421,35 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
     side = md_table(["run", "metric", "paper", "default recipe", "gap",
                       f"best variant `{best}`", "gap"], rows)
     wide = gaps.assign(cell=[_gap_text(g, i) for g, i in zip(gaps.gap, gaps.inherited)])
-    recipes = list(dict.fromkeys(gaps.recipe))
-    grid = wide.pivot(index=["run", "metric"], columns="recipe", values="cell")
-    order = list(dict.fromkeys(zip(d.run, d.metric)))
-    grid = grid.loc[order, recipes]
-    full = md_table(["run", "metric", *[f"`{c}`" for c in recipes]],
-                     [[run, metric, *grid.loc[(run, metric)].tolist()]
-                      for run, metric in order])
+    grid = gap_grid(wide, "cell")
+    rows, current = [], None
+    for (measurement, run, metric), cells in grid.iterrows():
+        if measurement != current:
+            current = measurement
+            if measurement != "reported":
+                rows.append([f"**[{measurement}]**", measurement_description(measurement),
+                             *[""] * len(grid.columns)])
+        rows.append([run, metric if measurement == "reported" else f"{metric} [{measurement}]",
+                     *["·" if pd.isna(c) else c for c in cells]])
+    full = md_table(["run", "metric", *[f"`{c}`" for c in grid.columns]], rows)
     return (
         "## Recipe variants\n\n"
         "Generated by rule `variants_gap_map` (target `variants`, config/variants.yaml) "
-        "from every recipe's reproduction.csv and, for the `measured_*` columns, "
-        "`measurements.csv` (the default recipe's models measured another way, no "
-        "retraining). A gap is (ours − paper) in units of the number's tolerance (log10 "
-        "units for norms): |gap| ≤ 1 (✓) is within. A variant reruns only its methods; "
-        "the numbers it leaves alone are the default's, shown in parentheses, so every "
-        "recipe is judged on the whole table. Figure: "
+        "from every recipe's reproduction.csv and, for the measured columns, every "
+        "recipe's `measurements.csv` (its saved models measured another way, no "
+        "retraining). A column `R` is recipe R's numbers as its runs report them; a column "
+        "`R/M` is recipe R's models measured the way M (e.g. `e_sum/eps_cos_b128`: the "
+        "cosines as torch's cosine_similarity with eps 1e-8, gradients of a batch-mean CE "
+        "over 128 images). The headline diagnostics stay epsilon-free; the measured columns "
+        "show how the paper's numbers may have been made — a hypothesis, not the "
+        "reproduction. A gap is (ours − paper) in units of the number's tolerance (log10 "
+        "units for norms): |gap| ≤ 1 (✓) is within. A variant reruns only its methods and "
+        "a measurement remeasures only ‖h_L‖ (where it measures it) and the cosines; every "
+        "other number is inherited (shown in parentheses): a variant's from the default, "
+        "a measured column's from its recipe (or, for a method the recipe did not rerun, "
+        "from `default/M`), so every column is judged on the whole table. In the gap map "
+        "below, the columns are the recipes and each measurement is a labelled row set of "
+        "the numbers it remeasures (· : not measured for that recipe). Figure: "
         "`paper/figures/fig_variants.png`.\n\n"
         f"{table}\n\n## The default recipe and the best variant (`{best}`) side by side"
         f"\n\n{side}\n\n## The gap map\n\n{full}\n")
@@ -358,18 +459,24 @@ def write_gap_map(tables: dict, out_csv, reference_path=None, measurements=None,
                   default_md=None, out_md=None, about: dict | None = None) -> pd.DataFrame:
     """variants_gap.csv and (``out_md``) the default's reproduction.md followed by the
     variant study; returns the gap table (what fig_variants draws). ``tables``: recipe →
-    its reproduction.csv, default first; ``measurements``: the default's
-    measurements.csv (adds a column per measurement variant)."""
+    its reproduction.csv, default first; ``measurements``: recipe → its measurements.csv
+    (a single path: the default's), each adding a column ``<recipe>/<measurement>`` per
+    measurement variant."""
 
     frames = {name: pd.read_csv(path) for name, path in tables.items()}
     about = dict(about or {})
+    if measurements and not isinstance(measurements, dict):
+        measurements = {"default": measurements}
     if measurements:
-        measured = measured_comparisons(load_reference(reference_path),
-                                        pd.read_csv(measurements))
-        frames.update(measured)
-        for name in measured:
-            about[name] = {"description": MEASUREMENT_DESCRIPTIONS.get(
-                name.removeprefix("measured_"), "")}
+        reference = load_reference(reference_path)
+        for recipe, path in measurements.items():
+            measured = measured_comparisons(reference, pd.read_csv(path), recipe)
+            frames.update(measured)
+            for name in measured:
+                _, measurement = split_recipe(name)
+                own = about.get(recipe, {})
+                about[name] = {**own, "description": f"`{recipe}`'s models; "
+                               + measurement_description(measurement)}
     gaps = gap_table(frames)
     atomic_write_text(out_csv, gaps.to_csv(index=False, float_format="%.4g"))
     if out_md:

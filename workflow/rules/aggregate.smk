@@ -92,19 +92,16 @@ rule aggregate_measurements:
 
 
 rule variants_gap_map:
-    """Every paper number under the default recipe, each variant and each measurement
-    variant, in tolerance units; the default's reproduction.md with the study after it.
+    """Every paper number under the default recipe and each variant, and each recipe's
+    models under each measurement variant, in tolerance units; the default's
+    reproduction.md with the study after it.
     """
     input:
         reference=config["reproduction"]["reference"] or [],
         default_md=f"results/{config['dataset']}/summary/reproduction.md",
         tables=[f"results/{config['dataset']}/summary/reproduction.csv"]
         + [f"results/{ds}/summary/reproduction.csv" for ds in variant_datasets()],
-        measurements=(
-            [f"results/{config['dataset']}/summary/measurements.csv"]
-            if config["measurements"]["run"]
-            else []
-        ),
+        measurements=measurement_tables(),
     output:
         csv=f"results/{config['dataset']}/summary/variants_gap.csv",
         md=f"results/{config['dataset']}/summary/reproduction_variants.md",

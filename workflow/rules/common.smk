@@ -191,6 +191,17 @@ def measure_results(wildcards=None):
     ]
 
 
+def measurement_tables():
+    """Every recipe's measurements.csv, default first (none unless measurements.run):
+    the gap map's `<recipe>/<measurement>` columns."""
+    if not config["measurements"]["run"]:
+        return []
+    return [
+        f"results/{ds}/summary/measurements.csv"
+        for ds in [config["dataset"], *variant_datasets()]
+    ]
+
+
 def method_styles():
     """Each rule's label and colour, as its module declares them: what the figures and
     the paper show (they do not import the rules)."""

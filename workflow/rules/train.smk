@@ -73,7 +73,8 @@ rule alignment_probe:
 
 
 rule measure:
-    """||h_L|| and the deep cosine of a trained model, measured the ways a paper might have."""
+    """||h_L|| and the cosines of a trained model (the default's or a variant's: any
+    {dataset}), measured the ways a paper might have (credit_assign.measure)."""
     input:
         model=f"{RUN_DIR}/model.pt",
         data=dataset_manifest,
@@ -90,6 +91,7 @@ rule measure:
     params:
         cache=dataset_cache_path,
         batch=config["measurements"]["batch"],
+        batch_sizes=config["measurements"]["batch_sizes"],
         device=config["training"]["device"],
     script:
         "../../scripts/measure.py"

@@ -1,6 +1,9 @@
 """The gap map: every paper number (rows) under every recipe (columns), the difference
 from the paper in units of its tolerance. |gap| ≤ 1 is within tolerance; grey: not run
-under that recipe. Every cell comes from a reproduction.csv the pipeline wrote."""
+under that recipe. The first row set is each recipe's numbers as its runs report them;
+each further row set, labelled ``[M]``, is the recipe's models measured the way M (no
+retraining; credit_assign.measure) — only the numbers M remeasures. Every cell comes from
+a reproduction.csv or measurements.csv the pipeline wrote."""
 
 from __future__ import annotations
 
@@ -9,12 +12,15 @@ import pandas as pd
 import seaborn as sns
 
 from credit_assign.figures import style
+from credit_assign.reproduction import gap_grid
 
 
 def _wide(gaps: pd.DataFrame, column: str) -> pd.DataFrame:
-    labels = [f"{r}: {m}" for r, m in zip(gaps.run, gaps.metric)]
-    wide = gaps.assign(number=labels).pivot(index="number", columns="recipe", values=column)
-    return wide.loc[list(dict.fromkeys(labels)), list(dict.fromkeys(gaps.recipe))]
+    """Rows labelled "run: metric" ("[M] run: metric" in measurement M's row set)."""
+    grid = gap_grid(gaps, column)
+    grid.index = [f"{r}: {m}" if s == "reported" else f"[{s}] {r}: {m}"
+                  for s, r, m in grid.index]
+    return grid
 
 
 def plot(gaps: pd.DataFrame):
@@ -23,7 +29,7 @@ def plot(gaps: pd.DataFrame):
 
     style.apply()
     values = _wide(gaps, "gap").astype(float)
-    inherited = _wide(gaps, "inherited").astype(bool)
+    inherited = _wide(gaps, "inherited").eq(True)  # NaN (no such column): not inherited
     height = 1.4 + 0.24 * len(values)
     width = 3.4 + 0.8 * len(values.columns)
     fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
@@ -43,9 +49,10 @@ def plot(gaps: pd.DataFrame):
         ax.text(j + 0.5, i + 0.5, annot.iat[i, j], ha="center", va="center",
                 fontsize=5.5, color="0.35")
     ax.set_facecolor("0.9")
-    within = (values.abs() <= 1).sum()
-    counted = values.notna().sum()
-    names = [c.replace("measured_", "measured:\n") for c in values.columns]
+    reported = values[[not label.startswith("[") for label in values.index]]
+    within = (reported.abs() <= 1).sum()  # the recipe's own numbers (first row set)
+    counted = reported.notna().sum()
+    names = list(values.columns)
     ax.set_xticks(np.arange(len(values.columns)) + 0.5,
                   [f"{n}\n{within[c]}/{counted[c]} within" for n, c in
                    zip(names, values.columns)], rotation=0, fontsize=5.5)
@@ -53,7 +60,7 @@ def plot(gaps: pd.DataFrame):
     ax.set_ylabel("")
     ax.tick_params(axis="y", labelsize=6)
     ax.set_title("Which recipe moves which paper number\n|gap| ≤ 1: within tolerance; "
-                 "(grey): the default's number, not rerun by that recipe", loc="left",
+                 "(grey): inherited\n[M] rows: the recipe's models measured the way M", loc="left",
                  fontsize=7)
     return fig
 
