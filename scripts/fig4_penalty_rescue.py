@@ -9,4 +9,5 @@ with job(snakemake):
 
     penalty_rescue.make(snakemake.input.runs, snakemake.input.epochs, snakemake.input.nulls,
                         snakemake.output, penalty_lambda=snakemake.params.penalty_lambda,
-                        dataset=snakemake.params.dataset, methods=snakemake.params.methods)
+                        dataset=snakemake.params.dataset, methods=snakemake.params.methods,
+                        expect=snakemake.params.expect)

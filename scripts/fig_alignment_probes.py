@@ -8,4 +8,5 @@ with job(snakemake):
     from credit_assign.figures import alignment_probes
 
     alignment_probes.make(snakemake.input.alignment, snakemake.input.ratios, snakemake.output,
-                          **snakemake.params.network, methods=snakemake.params.methods)
+                          **snakemake.params.network, methods=snakemake.params.methods,
+                          expect=snakemake.params.expect)

@@ -10,4 +10,5 @@ with job(snakemake):
     i = snakemake.input
     write_numbers(snakemake.params.config, i.info, i.runs, i.nulls, snakemake.output[0],
                   reproduction_csv=i.get("reproduction"), gaps_csv=i.get("gaps"),
-                  ep_by_seed_csv=i.get("ep"), primer_json=i.primer)
+                  ep_by_seed_csv=i.get("ep"), primer_json=i.primer,
+                  expect=snakemake.params.expect)

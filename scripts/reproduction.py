@@ -12,4 +12,5 @@ with job(snakemake):
     i, o = snakemake.input, snakemake.output
     info = json.loads(Path(i.info).read_text())
     context_md = context(snakemake.params.config, info)
-    write(i.reference, i.runs, i.layers, i.nulls, o.csv, o.md, context_md)
+    write(i.reference, i.runs, i.layers, i.nulls, o.csv, o.md, context_md,
+          expect=snakemake.params.expect)

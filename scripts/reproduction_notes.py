@@ -14,4 +14,4 @@ with job(snakemake):
     variants = dict(zip(snakemake.params.variants, i.variant_runs))
     info = json.loads(Path(i.info).read_text())
     write_notes(default, variants, i.gaps, i.measurements[0] if i.measurements else None,
-                info, snakemake.output[0])
+                info, snakemake.output[0], expect=snakemake.params.expect)

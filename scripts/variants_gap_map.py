@@ -14,5 +14,6 @@ with job(snakemake):
     # measurement_tables(): the default's measurements.csv, then each variant's, in order
     gaps = write_gap_map(dict(zip(names, i.tables)), o.csv, reference_path=i.reference,
                          measurements=dict(zip(names, i.measurements)) or None,
-                         default_md=i.default_md, out_md=o.md, about=snakemake.params.about)
+                         default_md=i.default_md, out_md=o.md, about=snakemake.params.about,
+                         expect=snakemake.params.expect)
     variants.make(gaps, [o.pdf, o.png, o.svg])

@@ -114,3 +114,100 @@ def test_a_deleted_cache_reruns_nothing_and_is_rebuilt_by_the_next_reader(cifar_
     assert cache.exists() and old_model.stat().st_mtime_ns == stamp
     again = snakemake(repo, "--configfile", cfg, "-n")
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+# ---- tables are data with a contract (round three, case 2) ----------------------------
+def _runs_frame(runs=(("bp", 0.0, 1), ("bp", 0.0, 2), ("dfa", 0.0, 1), ("dfa", 0.0, 2))):
+    import pandas as pd
+
+    return pd.DataFrame([{
+        "dataset": "digits", "method": m, "lam": lam, "seed": s, "epochs": 2,
+        "final_epoch": 2, "test_acc": 0.5, "train_loss": 1.0, "test_loss": 1.1,
+        "h_L_norm_median": 3.0, "deep_cosine": 0.1 if m == "dfa" else 1.0,
+        "first_nonfinite_epoch": None, "stopped_early": False, "n_nonfinite": 0,
+        "total_s": 1.5, "device": "cpu", "git_commit": "abc", "path": "x"}
+        for m, lam, s in runs])
+
+
+EXPECT = [["bp", 0.0, 1], ["bp", 0.0, 2], ["dfa", 0.0, 1], ["dfa", 0.0, 2]]
+
+
+@pytest.fixture
+def runs_table(tmp_path):
+    from credit_assign import tables
+
+    result = tmp_path / "metrics.json"
+    result.write_text("{}")
+    path = tmp_path / "summary" / "runs.csv"
+    tables.write(_runs_frame(), path, "runs", [result])
+    return path
+
+
+def test_a_table_as_written_reads_back(runs_table):
+    from credit_assign import tables
+
+    frame = tables.read(runs_table, "runs", EXPECT)
+    assert len(frame) == 4 and set(frame.method) == {"bp", "dfa"}
+
+
+@pytest.mark.parametrize("damage, named", [
+    ("drop_bp", "changed after the pipeline wrote it"),
+    ("cut_header", "changed after the pipeline wrote it"),
+    ("empty", "empty (0 bytes)"),
+    ("no_record", "no record of what it was made from"),
+])
+def test_a_damaged_or_edited_table_is_a_named_error(runs_table, damage, named):
+    """BP's rows removed, the file cut inside its header, zero bytes, its record gone:
+    each a TableError that names the file and says to delete it and rerun."""
+    from credit_assign import tables
+
+    text = runs_table.read_text()
+    if damage == "drop_bp":
+        runs_table.write_text("\n".join(line for line in text.splitlines()
+                                        if ",bp," not in line) + "\n")
+    elif damage == "cut_header":
+        runs_table.write_text(text[:25])
+    elif damage == "empty":
+        runs_table.write_text("")
+    else:
+        tables.digest_path(runs_table).unlink()
+    with pytest.raises(tables.TableError) as err:
+        tables.read(runs_table, "runs", EXPECT)
+    assert str(runs_table) in str(err.value) and named in str(err.value)
+    assert "delete it" in str(err.value)
+
+
+def test_a_table_that_does_not_cover_the_sweep_is_refused(tmp_path):
+    """Even with a consistent record (written so by an older config, say), a table that
+    lacks a run the config asks for, has one it does not, or a run twice is refused."""
+    from credit_assign import tables
+
+    path = tmp_path / "runs.csv"
+    tables.write(_runs_frame(), path, "runs")
+    with pytest.raises(tables.TableError, match="lacks 1 run.*np λ=0 seed 1"):
+        tables.read(path, "runs", [*EXPECT, ["np", 0.0, 1]])
+    with pytest.raises(tables.TableError, match="does not ask for: dfa λ=0 seed 2"):
+        tables.read(path, "runs", EXPECT[:3])
+
+
+def test_a_table_that_breaks_its_contract_is_refused(tmp_path):
+    from credit_assign import tables
+
+    frame = _runs_frame()
+    frame["seed"] = ["1", "2", "x", "4"]
+    with pytest.raises(tables.TableError, match="when writing"):
+        tables.write(frame, tmp_path / "bad.csv", "runs")
+    twice = _runs_frame((("bp", 0.0, 1), ("bp", 0.0, 1)))
+    with pytest.raises(tables.TableError, match="not a valid runs table"):
+        tables.write(twice, tmp_path / "twice.csv", "runs")
+
+
+def test_stale_lists_tables_whose_results_changed(runs_table, capsys):
+    from credit_assign import stale
+
+    root = runs_table.parent.parent
+    assert stale.main([str(root)]) == 0
+    (root / "metrics.json").write_text('{"changed": true}')
+    assert stale.main([str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "runs.csv" in out and "inputs changed or are gone" in out

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from credit_assign import tables as table_io
 from credit_assign.results import read_result
-from credit_assign.runtime import atomic_write_text
 
 RUN_KEYS = ("dataset", "method", "lam", "seed")
 EPOCH_SCALARS = ("lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median", "deep_cosine")
@@ -80,15 +80,15 @@ def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path],
 
 
 def write_tables(train_paths, null_paths, outputs: dict[str, str], timing_paths=None) -> dict:
-    """Write each table to ``outputs[name]`` (atomically)."""
+    """Write each table to ``outputs[name]`` (atomically, with its record: the sha256 of
+    the table and of every result it was made from)."""
+    train_paths, null_paths = list(train_paths), list(null_paths)
+    timing_paths = list(timing_paths) if timing_paths is not None else None
     frames = tables(train_paths, null_paths, timing_paths)
+    inputs = train_paths + (timing_paths or []) + null_paths
     for name, frame in frames.items():
-        atomic_write_text(outputs[name], frame.to_csv(index=False))
+        table_io.write(frame, outputs[name], name, inputs)
     return frames
-
-
-def read_table(path: str | Path) -> pd.DataFrame:
-    return pd.read_csv(path)
 
 
 def probe_tables(paths: Iterable[str | Path]) -> dict:
@@ -116,7 +116,8 @@ def probe_tables(paths: Iterable[str | Path]) -> dict:
 
 
 def write_probe_tables(paths, outputs: dict[str, str]) -> dict:
+    paths = list(paths)
     frames = probe_tables(paths)
     for name, frame in frames.items():
-        atomic_write_text(outputs[name], frame.to_csv(index=False))
+        table_io.write(frame, outputs[name], f"probe_{name}", paths)
     return frames

@@ -60,6 +60,7 @@ from typing import Any
 import torch
 
 from credit_assign import data as datasets
+from credit_assign import tables as table_io
 from credit_assign.diagnostics import (
     deep_cosine,
     eps_clamp_cosine,
@@ -69,7 +70,6 @@ from credit_assign.diagnostics import (
     true_hidden_grads,
 )
 from credit_assign.results import read_result
-from credit_assign.runtime import atomic_write_text
 
 COSINES = {"exact": per_sample_cosine, "eps_cos": eps_clamp_cosine,
            "eps_den": eps_denominator_cosine, "flat": flattened_cosine}
@@ -207,5 +207,6 @@ def table(results: list[dict]):
 
 
 def write_table(result_paths, out) -> None:
+    result_paths = list(result_paths)
     frame = table([read_result(p, "measure") for p in result_paths])
-    atomic_write_text(out, frame.to_csv(index=False, float_format="%.6g"))
+    table_io.write(frame, out, "measurements", result_paths, float_format="%.6g")

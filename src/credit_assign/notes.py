@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from credit_assign import tables as table_io
 from credit_assign.aggregate import select_runs
 from credit_assign.reproduction import md_table
 from credit_assign.runtime import atomic_write_text
@@ -274,9 +275,15 @@ def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame
 
 def write_notes(default: dict[str, str | Path], variant_runs: dict[str, str | Path],
                 gaps: str | Path, measurements: str | Path | None, info: dict,
-                out: str | Path) -> str:
-    summary = {k: pd.read_csv(v) for k, v in default.items()}
-    text = notes(summary, {k: pd.read_csv(v) for k, v in variant_runs.items()},
-                 pd.read_csv(gaps), pd.read_csv(measurements) if measurements else None, info)
+                out: str | Path, expect: dict | None = None) -> str:
+    """The notes from the tables, each checked first. ``expect``: the runs the config
+    asks for: ``runs`` (the default recipe's) and ``variants`` (name → its runs)."""
+    expect = expect or {}
+    summary = {k: table_io.read(v, k, expect.get("runs")) for k, v in default.items()}
+    variants = {k: table_io.read(v, "runs", expect.get("variants", {}).get(k))
+                for k, v in variant_runs.items()}
+    text = notes(summary, variants, table_io.read(gaps, "variants_gap"),
+                 table_io.read(measurements, "measurements", expect.get("runs"))
+                 if measurements else None, info)
     atomic_write_text(out, text)
     return text

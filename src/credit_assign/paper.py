@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from credit_assign import tables as table_io
 from credit_assign.aggregate import select_runs
 from credit_assign.runtime import atomic_write_text
 
@@ -349,15 +350,18 @@ def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> 
 
 
 def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, out, reproduction_csv=None,
-                  gaps_csv=None, ep_by_seed_csv=None, primer_json=None) -> dict[str, str]:
-    def read(p):
-        return pd.read_csv(p) if p else None
-
+                  gaps_csv=None, ep_by_seed_csv=None, primer_json=None,
+                  expect: dict | None = None) -> dict[str, str]:
+    """numbers.tex from the tables, each checked first (``expect``: the runs the config
+    asks for, ``runs`` and the DFA ``nulls``)."""
+    expect = expect or {}
     info = json.loads(Path(info_path).read_text())
     primer = json.loads(Path(primer_json).read_text()) if primer_json else None
-    macros, flags = numbers(cfg, info, pd.read_csv(runs_csv), pd.read_csv(nulls_csv),
-                            read(reproduction_csv), read(gaps_csv), read(ep_by_seed_csv),
-                            primer)
+    macros, flags = numbers(cfg, info, table_io.read(runs_csv, "runs", expect.get("runs")),
+                            table_io.read(nulls_csv, "nulls", expect.get("nulls")),
+                            table_io.read_optional(reproduction_csv, "reproduction"),
+                            table_io.read_optional(gaps_csv, "variants_gap"),
+                            table_io.read_optional(ep_by_seed_csv, "ep_by_seed"), primer)
     source = f"results/{cfg['dataset']}/summary and the EP and primer results"
     atomic_write_text(out, numbers_tex(macros, flags, source))
     return macros

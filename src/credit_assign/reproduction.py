@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from credit_assign import tables as table_io
 from credit_assign.aggregate import select_runs
 from credit_assign.results import schema
 from credit_assign.runtime import atomic_write_text
@@ -255,11 +256,17 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
 
 
 def write(reference_path, runs_csv, layers_csv, nulls_csv, out_csv, out_md,
-          context: str = "") -> pd.DataFrame:
+          context: str = "", expect: dict | None = None) -> pd.DataFrame:
+    """reproduction.{csv,md} from the summary tables (checked: ``expect`` holds the runs
+    the config asks for, ``runs`` and the DFA ``nulls``)."""
     reference = load_reference(reference_path)
-    runs, layers, nulls = (pd.read_csv(p) for p in (runs_csv, layers_csv, nulls_csv))
+    expect = expect or {}
+    runs = table_io.read(runs_csv, "runs", expect.get("runs"))
+    layers = table_io.read(layers_csv, "layers", expect.get("runs"))
+    nulls = table_io.read(nulls_csv, "nulls", expect.get("nulls"))
     comparison = compare(reference, runs, layers, nulls)
-    atomic_write_text(out_csv, comparison.to_csv(index=False))
+    table_io.write(comparison, out_csv, "reproduction",
+                 [reference_path, runs_csv, layers_csv, nulls_csv])
     atomic_write_text(out_md, markdown(comparison, overview(runs, layers, nulls), context))
     return comparison
 
@@ -456,21 +463,23 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
 
 
 def write_gap_map(tables: dict, out_csv, reference_path=None, measurements=None,
-                  default_md=None, out_md=None, about: dict | None = None) -> pd.DataFrame:
+                  default_md=None, out_md=None, about: dict | None = None,
+                  expect: dict | None = None) -> pd.DataFrame:
     """variants_gap.csv and (``out_md``) the default's reproduction.md followed by the
     variant study; returns the gap table (what fig_variants draws). ``tables``: recipe →
     its reproduction.csv, default first; ``measurements``: recipe → its measurements.csv
     (a single path: the default's), each adding a column ``<recipe>/<measurement>`` per
-    measurement variant."""
-
-    frames = {name: pd.read_csv(path) for name, path in tables.items()}
+    measurement variant. ``expect``: recipe → the runs its measurements.csv must hold."""
+    frames = {name: table_io.read(path, "reproduction") for name, path in tables.items()}
     about = dict(about or {})
     if measurements and not isinstance(measurements, dict):
         measurements = {"default": measurements}
     if measurements:
         reference = load_reference(reference_path)
         for recipe, path in measurements.items():
-            measured = measured_comparisons(reference, pd.read_csv(path), recipe)
+            expected = (expect or {}).get(recipe)
+            measured = measured_comparisons(
+                reference, table_io.read(path, "measurements", expected), recipe)
             frames.update(measured)
             for name in measured:
                 _, measurement = split_recipe(name)
@@ -478,7 +487,9 @@ def write_gap_map(tables: dict, out_csv, reference_path=None, measurements=None,
                 about[name] = {**own, "description": f"`{recipe}`'s models; "
                                + measurement_description(measurement)}
     gaps = gap_table(frames)
-    atomic_write_text(out_csv, gaps.to_csv(index=False, float_format="%.4g"))
+    inputs = [*tables.values(), *(measurements or {}).values(), *([reference_path] if
+                                                                 reference_path else [])]
+    table_io.write(gaps, out_csv, "variants_gap", inputs, float_format="%.4g")
     if out_md:
         text = Path(default_md).read_text().rstrip("\n") + "\n\n"
         atomic_write_text(out_md, text + variants_markdown(gaps, ranking(gaps), about))

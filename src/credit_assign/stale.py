@@ -9,7 +9,12 @@ results whose library differs from the one installed now:
     python -m credit_assign.stale               # results/ under the current folder
     python -m credit_assign.stale results/digits --rerun   # print the snakemake command
 
-Exit status 0 when every result is current, 1 when some are not (a CI step can
+It also lists the summary tables (``summary/*.csv``) that no longer match what they were
+made from: edited after they were written, or made from result files that have changed
+or gone since (each table's record, ``<table>.csv.digest.json``, holds the sha256 of the
+table and of its inputs; credit_assign.tables).
+
+Exit status 0 when every result and table is current, 1 when some are not (a CI step can
 require a fresh tree). A resumed job never mixes code versions: its resume state is
 tied to the library digest too (``runtime.load_resume``).
 """
@@ -22,6 +27,7 @@ import sys
 from pathlib import Path
 
 from credit_assign.runtime import library_digest
+from credit_assign.tables import audit
 
 
 def scan(root: Path, current: str | None = None) -> tuple[list[Path], list[tuple[Path, str]]]:
@@ -36,7 +42,7 @@ def scan(root: Path, current: str | None = None) -> tuple[list[Path], list[tuple
             continue
         code = (doc.get("provenance") or {}).get("code") if isinstance(doc, dict) else None
         if code is None:
-            continue  # not a result file (timings, tables, ...)
+            continue  # not a result file (timings, table records, ...)
         digest = code.get("library_sha256") or "unknown"
         (fresh.append(path) if digest == current else stale.append((path, digest)))
     return fresh, stale
@@ -57,10 +63,15 @@ def main(argv=None) -> int:
           f"{len(stale)} made by other code")
     for path, digest in stale:
         print(f"  {path}  (library {digest[:12]})")
-    if stale and args.rerun:
+    tables = audit(args.root)
+    print(f"{len(tables)} summary table(s) that do not match what they were made from")
+    for path, why in tables:
+        print(f"  {path}  ({why})")
+    targets = [str(p) for p, _ in stale] + sorted({str(p) for p, _ in tables})
+    if targets and args.rerun:
         print("rebuild them (and, on the next plain run, what depends on them) with:\n"
-              "  snakemake --cores N --force " + " ".join(str(p) for p, _ in stale))
-    return 1 if stale else 0
+              "  snakemake --cores N --force " + " ".join(targets))
+    return 1 if stale or tables else 0
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ rule reproduction:
         runtime=10,
     params:
         config=reproduction_config,
+        expect=dataset_expect,
     script:
         "../../scripts/reproduction.py"
 
@@ -125,6 +126,7 @@ rule variants_gap_map:
             name: {k: v.get(k, []) for k in ("description", "methods", "seeds")}
             for name, v in config["variants"].items()
         },
+        expect=gap_map_expect(),
     script:
         "../../scripts/variants_gap_map.py"
 
@@ -161,5 +163,6 @@ rule reproduction_notes:
         runtime=10,
     params:
         variants=list(config["variants"]),
+        expect=notes_expect(),
     script:
         "../../scripts/reproduction_notes.py"

@@ -202,6 +202,39 @@ def measurement_tables():
     ]
 
 
+def table_expect(dataset=None):
+    """The runs each summary table of a dataset (default: the config's; `cifar10@<v>`:
+    a variant's) must hold, as [method, λ, seed]: what a figure, the paper and the notes
+    check a table against before they read it (credit_assign.tables)."""
+    dataset = dataset or config["dataset"]
+
+    def rows(methods):
+        return [[m, float(lam), int(seed)] for m, lam, seed in runs(methods, dataset)]
+
+    return {"runs": rows(METHODS), "nulls": rows(("dfa",))}
+
+
+def dataset_expect(wildcards):
+    return table_expect(wildcards.dataset)
+
+
+def notes_expect():
+    """The notes read the default's tables and every variant's runs.csv."""
+    return table_expect() | {
+        "variants": {
+            v: table_expect(ds)["runs"]
+            for v, ds in zip(config["variants"], variant_datasets())
+        }
+    }
+
+
+def gap_map_expect():
+    """recipe → the runs its measurements.csv must hold (the gap map reads them)."""
+    if not config["measurements"]["run"]:
+        return {}
+    return {"default": table_expect()["runs"]} | notes_expect()["variants"]
+
+
 def method_styles():
     """Each rule's label and colour, as its module declares them: what the figures and
     the paper show (they do not import the rules)."""

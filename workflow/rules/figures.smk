@@ -24,6 +24,7 @@ rule fig4_penalty_rescue:
         penalty_lambda=config["figures"]["penalty_lambda"],
         dataset=config["dataset"],
         methods=method_styles(),
+        expect=table_expect(),
     script:
         "../../scripts/fig4_penalty_rescue.py"
 
@@ -98,5 +99,6 @@ rule fig_alignment_probes:
     params:
         network=config["probes"]["network"],
         methods=method_styles(),
+        expect=table_expect()["runs"],
     script:
         "../../scripts/fig_alignment_probes.py"

@@ -19,6 +19,7 @@ rule paper_numbers:
         runtime=5,
     params:
         config=paper_number_config,
+        expect=table_expect(),
     script:
         "../../scripts/paper_numbers.py"
 

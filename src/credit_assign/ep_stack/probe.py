@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+from credit_assign import tables as table_io
 from credit_assign.ep_stack import dynamics as eps
 from credit_assign.ep_stack.corpus import CharCorpus
 from credit_assign.results import read_result
@@ -202,9 +203,12 @@ def write_summary(result_paths, timing_paths, outputs) -> None:
     timings = [read_result(p, "ep_stack_timings") for p in timing_paths]
     tables = summary_tables(results, timings)
     tables = (*tables, by_seed(tables[0]))
-    for table, out in zip(tables, (outputs.cosines, outputs.increments, outputs.pretrain,
-                                   outputs.timings, outputs.by_seed)):
-        atomic_write_text(out, table.to_csv(index=False, float_format="%.6g"))
+    inputs = [*result_paths, *timing_paths]
+    for table, out, kind in zip(tables, (outputs.cosines, outputs.increments,
+                                         outputs.pretrain, outputs.timings, outputs.by_seed),
+                                ("ep_cosines", "ep_increments", "ep_pretrain", "ep_timings",
+                                 "ep_by_seed")):
+        table_io.write(table, out, kind, inputs, float_format="%.6g")
     atomic_write_text(outputs.report, report(results, tables[4], tables[2], tables[3],
                                              tables[0]))
 

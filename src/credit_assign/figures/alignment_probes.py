@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from credit_assign import tables as table_io
 from credit_assign.figures import style
 
 # what the probes measure beside the learning rules (credit_assign.alignment_probes)
@@ -76,6 +77,7 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
 
 
 def make(alignment_csv, ratios_csv, outputs, method: str = "dfa", lam: float = 0.0,
-         methods: dict | None = None) -> None:
-    alignment, ratios = pd.read_csv(alignment_csv), pd.read_csv(ratios_csv)
+         methods: dict | None = None, expect: list | None = None) -> None:
+    alignment = table_io.read(alignment_csv, "probe_alignment", expect)
+    ratios = table_io.read(ratios_csv, "probe_ratios", expect)
     style.save(plot(alignment, ratios, method, lam, methods), outputs)

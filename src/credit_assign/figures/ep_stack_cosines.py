@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from credit_assign import tables as table_io
 from credit_assign.figures import style
 
 PRECISION_ORDER = ("float32", "bfloat16")
@@ -161,9 +162,9 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
 
 
 def make(inputs, outputs) -> None:
-    cos = pd.read_csv(inputs.cosines)
-    inc = pd.read_csv(inputs.increments)
-    pre = pd.read_csv(inputs.pretrain)
+    cos = table_io.read(inputs.cosines, "ep_cosines")
+    inc = table_io.read(inputs.increments, "ep_increments")
+    pre = table_io.read(inputs.pretrain, "ep_pretrain")
     if cos.empty:
         raise ValueError(f"{inputs.cosines} holds no cosines")
     style.save(plot(cos, inc, pre), outputs)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from credit_assign import tables as table_io
 from credit_assign.figures import style
 
 
@@ -142,6 +143,12 @@ def plot(runs: pd.DataFrame, epochs: pd.DataFrame, nulls: pd.DataFrame,
 
 
 def make(runs_csv, epochs_csv, nulls_csv, outputs, penalty_lambda: float,
-         dataset: str = "", methods: dict | None = None) -> None:
-    runs, epochs, nulls = (pd.read_csv(p) for p in (runs_csv, epochs_csv, nulls_csv))
+         dataset: str = "", methods: dict | None = None, expect: dict | None = None) -> None:
+    """The figure from the summary tables, each checked first (``expect``: the runs the
+    config asks for, ``runs`` and the DFA ``nulls``): nothing is drawn from a table
+    that is damaged, edited or does not match the sweep."""
+    expect = expect or {}
+    runs = table_io.read(runs_csv, "runs", expect.get("runs"))
+    epochs = table_io.read(epochs_csv, "epochs", expect.get("runs"))
+    nulls = table_io.read(nulls_csv, "nulls", expect.get("nulls"))
     style.save(plot(runs, epochs, nulls, penalty_lambda, dataset, methods), outputs)
