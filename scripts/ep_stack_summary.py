@@ -1,4 +1,5 @@
-"""Rule ep_stack_summary: every EP stack probe → long CSV tables."""
+"""Rule ep_stack_summary: every EP stack probe → long CSV tables and report.md, with
+each estimate flagged settled or not under config ep_stack.settle."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
@@ -7,4 +8,5 @@ from credit_assign.runtime import job  # noqa: E402
 with job(snakemake):
     from credit_assign.ep_stack.probe import write_summary
 
-    write_summary(snakemake.input.results, snakemake.input.timings, snakemake.output)
+    write_summary(snakemake.input.results, snakemake.input.timings, snakemake.output,
+                  snakemake.params.settle)

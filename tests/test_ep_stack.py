@@ -5,6 +5,7 @@ import json
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 
@@ -330,3 +331,164 @@ def test_compiled_probe_phases_match_eager(data, monkeypatch):
     fallback, _ = eps.ep_grads(st, idx, y, 40, 0.1, 0.02, 40, compile=True)
     for g, h in zip(eager, fallback):
         torch.testing.assert_close(g, h, rtol=0, atol=0)
+
+
+# ---- the settling criterion, the summary, the figure and the paper (pure) -------------
+PROBE = {"nudged_steps_max": 100, "check_every": 10}  # bound 1e-4 at max_drift 0.01
+
+
+def test_settle_thresholds_come_from_the_probe_settings():
+    from credit_assign.ep_stack import settle
+
+    assert settle.thresholds(PROBE) == {"max_residual": pytest.approx(1e-4), "t_best_after": 20}
+    own = settle.thresholds(PROBE, {"max_drift": 0.1, "t_best_after": 50})
+    assert own == {"max_residual": pytest.approx(1e-3), "t_best_after": 50}
+
+
+@pytest.mark.parametrize("residual, t_best, settled, why", [
+    (0.99e-4, 30, True, ""),              # just below the bound, t_best past the first check
+    (1.01e-4, 30, False, "residual"),     # just above
+    (1e-6, 20, False, "t_best"),          # kept at the first comparison point
+    (1e-6, 0, False, "t_best"),           # no comparison at all
+    (1e-3, 20, False, "residual, t_best"),
+])
+def test_settle_flags_an_estimate(residual, t_best, settled, why):
+    from credit_assign.ep_stack import settle
+
+    f = settle.flags(residual, t_best, settle.thresholds(PROBE))
+    assert f["settled"] is settled and settle.reasons(f) == why
+
+
+def fake_result(seed, estimates, precision="float32"):
+    """A probe result with ``estimates[(batch, T1)] = (residual, t_best, block0 cosine)``."""
+    settings = {"model": {"blocks": 2, "width": 16, "heads": 2, "context": 16, "gamma": 1.0,
+                          "leak": 1.0}, "batch_size": 4, "eps": 0.1,
+                "pretrain": {"steps": 2, "relax_steps": 20, "lr": 1e-3, "weight_decay": 1e-4,
+                             "grad_clip": 5.0, "precision": precision},
+                "probe": {**PROBE, "batches": 2, "reference_steps": 40, "free_steps": [50, 100],
+                          "r": 0.02, "aep": True}}
+    probes = {}
+    for (batch, t1), (res, tb, c0) in sorted(estimates.items()):
+        probes.setdefault(batch, []).append({
+            "free_steps": t1, "residual": res, "t_best": tb,
+            "cosine": {"all": c0, "block0": c0, "block1": 0.99, "embeddings": c0},
+            "increments": [{"t": 20, "increment": 1.0}, {"t": tb, "increment": 0.5}]})
+    result = {"corpus": "pydoc", "seed": seed, "settings": settings,
+              "provenance": {"code": {"git_commit": "abcdef0123"}},
+              "pretrain": {"loss": [3.0, 2.9], "val_loss": 2.95},
+              "probes": [{"batch": b, "ep": ep} for b, ep in sorted(probes.items())]}
+    timings = {"corpus": "pydoc", "precision": precision, "seed": seed, "peak_rss_mb": 100.0,
+               "pretrain": 1.0, "probes": [
+                   {"batch": b, "reference": 0.5,
+                    "ep": [{"free_steps": e["free_steps"], "free": 0.1, "nudged": 0.2,
+                            "grads": 0.1} for e in ep]} for b, ep in sorted(probes.items())]}
+    return result, timings
+
+
+def fake_summary():
+    """Seed 0 settles everywhere (block 0 high); seed 1 settles at T1 = 100 on one batch
+    only (the other batch's t_best at the first comparison), block 0 low; seed 2 never
+    settles (residual), block 0 low."""
+    from credit_assign.ep_stack import probe as ep_probe
+
+    runs = [fake_result(0, {(0, 50): (1e-5, 60, 0.97), (1, 50): (2e-5, 80, 0.95),
+                            (0, 100): (1e-7, 90, 0.98), (1, 100): (1e-7, 100, 0.96)}),
+            fake_result(1, {(0, 50): (1e-5, 20, 0.30), (1, 50): (1e-5, 40, 0.50),
+                            (0, 100): (1e-6, 20, 0.10), (1, 100): (1e-6, 60, 0.40)}),
+            fake_result(2, {(0, 50): (3e-3, 20, 0.20), (1, 50): (2e-3, 30, 0.25),
+                            (0, 100): (2e-4, 40, 0.60), (1, 100): (1.5e-4, 50, 0.70)})]
+    results, timings = zip(*runs)
+    cos, inc, pre, tim = ep_probe.summary_tables(list(results), list(timings))
+    seeds = ep_probe.by_seed(cos)
+    return results, cos, pre, tim, seeds
+
+
+def test_by_seed_flags_a_seed_settled_only_when_every_batch_is():
+    _, cos, _, _, seeds = fake_summary()
+    assert cos["settled"].sum() == (4 + 2) * 4  # seed 0: all four estimates; seed 1: two
+    one = seeds[seeds.group == "block0"].set_index(["seed", "free_steps"])
+    assert one.settled.to_dict() == {(0, 50): True, (0, 100): True, (1, 50): False,
+                                     (1, 100): False, (2, 50): False, (2, 100): False}
+    assert one.loc[(1, 100), "batches_settled"] == 1 and one.loc[(1, 100), "batches"] == 2
+    assert one.loc[(1, 100), "residual_ok"] and not one.loc[(1, 100), "t_best_ok"]
+    assert not one.loc[(2, 100), "residual_ok"] and one.loc[(2, 100), "t_best_ok"]
+    assert one.loc[(2, 100), "residual_max"] == pytest.approx(2e-4)
+    assert one.loc[(1, 100), "t_best_min"] == 20
+    assert one.loc[(0, 100), "max_residual"] == pytest.approx(1e-4)
+
+
+def test_report_spreads_over_settled_seeds_and_counts_the_rest():
+    from credit_assign.ep_stack import probe as ep_probe
+
+    results, cos, pre, tim, seeds = fake_summary()
+    text = ep_probe.report(list(results), seeds, pre, tim, cos)
+    row = next(line for line in text.splitlines() if line.startswith("| float32 | 100 |"))
+    # block 0 over the one settled seed (0.97 = mean of 0.98 and 0.96), not all three
+    assert "| 1 of 3 |" in row and "**0.970 (n = 1)**" in row
+    assert "seed 1 (fails on t_best;" in row and "seed 2 (fails on residual;" in row
+    assert "over settled seeds" in text.lower() or "settled seeds only" in text
+    assert "median" not in text  # no unlabelled median left
+    assert "**no** (t_best), 1 of 2" in text  # seed 1 at T1 = 100 in the every-seed table
+
+
+def test_figure_draws_unsettled_seeds_hollow():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from credit_assign.figures import ep_stack_cosines
+
+    _, cos, pre, _, _ = fake_summary()
+    inc = pd.DataFrame({"corpus": "pydoc", "precision": "float32", "seed": 0, "batch": 0,
+                        "free_steps": 50, "t": [20, 30], "increment": [1.0, 0.5],
+                        "is_best": [False, True]})
+    fig = ep_stack_cosines.plot(cos, inc, pre)
+    hollow = [c for ax in fig.axes for c in ax.collections
+              if len(c.get_offsets()) and len(c.get_facecolors()) == 0]
+    assert hollow, "no hollow markers for the unsettled seeds"
+    assert "settled" in fig._suptitle.get_text()
+    with pytest.raises(ValueError, match="settled"):
+        ep_stack_cosines.plot(cos.drop(columns="settled"), inc, pre)
+
+
+def verdict_rows(cosines, settled):
+    return pd.DataFrame({"seed": range(len(cosines)), "cosine": cosines, "settled": settled})
+
+
+def test_verdict_all_settled_and_high_claims_the_bottom_block():
+    from credit_assign.paper import ep_verdict
+
+    text = ep_verdict(verdict_rows([0.97, 0.95, 0.96], [True] * 3))
+    assert text.startswith("reaches the bottom block in the 3 settled seeds")
+    assert "every seed settled" in text
+
+
+def test_verdict_low_only_in_unsettled_seeds_blames_the_free_phase_not_depth():
+    from credit_assign.paper import ep_verdict
+
+    text = ep_verdict(verdict_rows([0.97, 0.16, 0.96], [True, False, True]))
+    assert text.startswith("reaches the bottom block in the 2 settled seeds")
+    assert "seed 1, whose free phase did not settle" in text
+    assert "only partly" not in text and "not a limit of depth" in text
+
+
+def test_verdict_low_in_a_settled_seed_is_partial():
+    from credit_assign.paper import ep_verdict
+
+    text = ep_verdict(verdict_rows([0.97, 0.5, 0.2], [True, True, False]))
+    assert text.startswith("reaches the bottom block only partly")
+    assert "1 of the 2 settled seeds (seed 1)" in text and "1 unsettled seed not counted" in text
+    assert ep_verdict(verdict_rows([0.2], [False])).startswith("cannot be judged")
+
+
+def test_ep_numbers_label_their_statistics():
+    from credit_assign.paper import ep_numbers
+
+    _, _, _, _, seeds = fake_summary()
+    n = ep_numbers(seeds, "float32")
+    assert n["epBlockZeroLong"] == "$+0.970$ ($n{=}1$ settled seeds)"
+    assert n["epUnsettledLong"] == "$2$ of $3$"
+    assert n["epResidualLong"].startswith("each seed's largest over its probe batches: ")
+    assert "(seed 1, unsettled)" in n["epResidualLong"]
+    assert n["epSettleTBest"] == "$20$"
+    assert n["epverdict"].startswith("reaches the bottom block in the 1 settled seed:")
+    assert "seeds 1 and 2, whose free phase did not settle" in n["epverdict"]

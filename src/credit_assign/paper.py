@@ -88,9 +88,10 @@ def norm_tex(x: float) -> str:
     return f"${x:.3g}$" if 1 <= abs(x) < 1e3 else sci(x)
 
 
-def spread(values, kind: str = "plain") -> str:
+def spread(values, kind: str = "plain", over: str = "") -> str:
     """mean ± std over seeds (ddof = 1) and n, in TeX: "not run" when there are no
-    values, "n/a" when the runs exist but the number is not defined for them."""
+    values, "n/a" when the runs exist but the number is not defined for them. ``over``
+    names what n counts where that is not plain seeds ("settled seeds")."""
     values = list(values)
     v = np.asarray([x for x in values if x is not None and not pd.isna(x)], dtype=float)
     if len(v) == 0:
@@ -104,7 +105,7 @@ def spread(values, kind: str = "plain") -> str:
     else:
         fmt = "{:+.3f}" if kind == "cosine" else "{:.3f}"
         text = "$" + fmt.format(mean) + (f" \\pm {std:.3f}" if std is not None else "") + "$"
-    return f"{text} ($n{{=}}{len(v)}$)"
+    return f"{text} ($n{{=}}{len(v)}$" + (f" {over}" if over else "") + ")"
 
 
 # ---- the numbers -------------------------------------------------------------------
@@ -240,33 +241,95 @@ def variant_numbers(gaps: pd.DataFrame | None) -> dict[str, str]:
             "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch}
 
 
+def _seed_list(seeds) -> str:
+    """'seed 1', 'seeds 1 and 2', 'seeds 0, 1 and 2'."""
+    seeds = [str(int(x)) for x in sorted(seeds)]
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    return f"seeds {', '.join(seeds[:-1])} and {seeds[-1]}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+EP_HIGH = 0.9  # block 0's cosine above this: the tension reached the bottom block
+
+
+def ep_verdict(block0: pd.DataFrame) -> str:
+    """What block 0's cosine says about depth, one row per seed (``cosine``, ``settled``,
+    ``seed``) at one free-phase length. Only settled seeds speak to depth: a seed whose
+    free phase did not settle failed before depth could matter, and is named as such."""
+    settled = block0.settled.astype(bool)
+    ok, bad = block0[settled], block0[~settled]
+    low_ok, low_bad = ok[ok.cosine <= EP_HIGH], bad[bad.cosine <= EP_HIGH]
+    if ok.empty:
+        return ("cannot be judged: the free phase settled for none of the "
+                f"{_plural(len(bad), 'seed')}, so these runs say nothing about depth")
+    if low_ok.empty:
+        text = (f"reaches the bottom block in the {_plural(len(ok), 'settled seed')}: "
+                f"block~0's cosine to BPTT stays above {EP_HIGH} in each")
+        if bad.empty:
+            return text + ", and every seed settled"
+        if len(low_bad):
+            return text + (f"; it is lower in {_seed_list(low_bad.seed)}, whose free phase "
+                           "did not settle: a free phase that did not reach its fixed point, "
+                           "not a limit of depth")
+        return text + (f"; {_plural(len(bad), 'seed')} whose free phase did not settle "
+                       "are not counted")
+    rest = (f" ({_plural(len(bad), 'unsettled seed')} not counted)" if len(bad) else "")
+    if (ok.cosine <= 0).all():
+        return ("does not reach the bottom block: block~0's cosine to BPTT is at most zero "
+                f"in every settled seed{rest}")
+    return ("reaches the bottom block only partly: block~0's cosine to BPTT falls below "
+            f"{EP_HIGH} in {len(low_ok)} of the {_plural(len(ok), 'settled seed')} "
+            f"({_seed_list(low_ok.seed)}){rest}")
+
+
 def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
-    """EP's cosine to BPTT per parameter group at the shortest and longest free phase
-    (mean ± std over seeds, each seed the mean over its probe batches)."""
+    """EP's cosine to BPTT per parameter group at the shortest and longest free phase:
+    mean ± std over the *settled* seeds (each seed the mean over its probe batches; the
+    macro says "settled seeds" beside n), the count of unsettled seeds at each, the
+    settling criterion, and each seed's free-phase residual (the largest over its
+    batches). The verdict is taken at the longest free phase."""
     keys = ("epBlockZeroShort", "epBlockZeroLong", "epAllShort", "epAllLong",
-            "epEmbShort", "epEmbLong", "epFreeShort", "epFreeLong", "epResidualLong")
+            "epEmbShort", "epEmbLong", "epFreeShort", "epFreeLong", "epResidualLong",
+            "epUnsettledShort", "epUnsettledLong", "epSettleResidual", "epSettleTBest")
     if by_seed is None or by_seed.empty:
         return dict.fromkeys(keys, NOT_RUN) | {"epverdict": "was not run"}
-    d = by_seed[by_seed.precision == precision]
+    if "settled" not in by_seed:
+        raise ValueError("the EP by-seed table has no 'settled' column: rerun the rule "
+                         "ep_stack_summary (config ep_stack.settle)")
+    d = by_seed[by_seed.precision == precision].assign(
+        settled=lambda t: t.settled.astype(bool))
     steps = sorted(d.free_steps.unique())
     short, long_ = steps[0], steps[-1]
 
     def cos(group, t):
-        return spread(d[(d.group == group) & (d.free_steps == t)].cosine, "cosine")
+        rows = d[(d.group == group) & (d.free_steps == t)]
+        if len(rows) and not rows.settled.any():
+            return f"not defined (no seed of ${len(rows)}$ settled)"
+        return spread(rows[rows.settled].cosine, "cosine", over="settled seeds")
 
-    block0 = d[(d.group == "block0") & (d.free_steps == long_)].cosine
-    res = d[(d.group == "all") & (d.free_steps == long_)].residual
+    def unsettled(t):
+        rows = d[(d.group == "all") & (d.free_steps == t)]
+        return f"${int((~rows.settled).sum())}$ of ${len(rows)}$"
+
+    block0 = d[(d.group == "block0") & (d.free_steps == long_)]
+    res = d[(d.group == "all") & (d.free_steps == long_)].sort_values("seed")
+    residuals = ", ".join(
+        f"{sci(float(r.residual_max))} (seed {int(r.seed)}"
+        + ("" if r.settled else ", unsettled") + ")" for r in res.itertuples())
     out = {"epBlockZeroShort": cos("block0", short), "epBlockZeroLong": cos("block0", long_),
            "epAllShort": cos("all", short), "epAllLong": cos("all", long_),
            "epEmbShort": cos("embeddings", short), "epEmbLong": cos("embeddings", long_),
            "epFreeShort": f"${int(short)}$", "epFreeLong": f"${int(long_)}$",
-           "epResidualLong": sci(float(res.median())) if len(res) else NOT_RUN}
-    lowest = float(block0.min()) if len(block0) else math.nan
-    out["epverdict"] = (
-        "reaches the bottom block: block~0's cosine to BPTT stays above 0.9 for every seed"
-        if lowest > 0.9 else
-        "reaches the bottom block only partly: block~0's cosine falls below 0.9 for at least "
-        "one seed" if lowest > 0 else "does not reach the bottom block")
+           "epResidualLong": ("each seed's largest over its probe batches: " + residuals)
+           if len(res) else NOT_RUN,
+           "epUnsettledShort": unsettled(short), "epUnsettledLong": unsettled(long_),
+           "epSettleResidual": sci(float(d.max_residual.iloc[0])),
+           "epSettleTBest": f"${int(d.t_best_after.iloc[0])}$"}
+    out["epverdict"] = ep_verdict(block0)
     return out
 
 

@@ -299,10 +299,15 @@ def ep_settings(wildcards):
     settings = {
         k: v
         for k, v in ep.items()
-        if k not in ("corpora", "seeds", "compare_precisions")
+        if k not in ("corpora", "seeds", "compare_precisions", "settle")
     }
     settings["pretrain"] = {**ep["pretrain"], "precision": wildcards.precision}
     return settings
+
+
+def ep_settle(wildcards):
+    """The settling criterion: the summary's, never a probe's."""
+    return config["ep_stack"]["settle"]
 
 
 def ep_targets():

@@ -67,6 +67,9 @@ rule ep_stack_summary:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        # the settling criterion is read here only: changing it reruns no probe
+        settle=ep_settle,
     script:
         "../../scripts/ep_stack_summary.py"
 
