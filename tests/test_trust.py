@@ -3,6 +3,9 @@ read, the tables a figure reads, the strings that reach TeX, the values a config
 The workflow tests run on a tiny CIFAR-10 layout (a few 8×8 images per class)."""
 
 import json
+import os
+import shutil
+import string
 from pathlib import Path
 
 import numpy as np
@@ -211,3 +214,106 @@ def test_stale_lists_tables_whose_results_changed(runs_table, capsys):
     assert stale.main([str(root)]) == 1
     out = capsys.readouterr().out
     assert "runs.csv" in out and "inputs changed or are gone" in out
+
+
+# ---- no raw string reaches TeX (round three, case 3) ---------------------------------
+HAVE_TEX = all(shutil.which(t) for t in ("latexmk", "pdflatex", "pdftotext"))
+needs_tex = pytest.mark.skipif(not HAVE_TEX and not os.environ.get("CREDIT_ASSIGN_REQUIRE_TEX"),
+                               reason="no latexmk/pdflatex/pdftotext (CI installs them)")
+ROOT = Path(__file__).resolve().parents[1]
+NASTY = ["x^^5cinput^^7b^^2fetc^^2fhostname^^7d", "a{b", string.punctuation,
+         "a--b ''q'' ``r`` !` ?` << >> ,, ... \\input{/etc/hostname}"]
+
+
+def test_tex_escape_leaves_no_markup():
+    from credit_assign.paper import tex_escape
+
+    for name in NASTY:
+        escaped = tex_escape(name)
+        # no raw brace, backslash-command from the name, ^ or comment character survives
+        assert "^" not in escaped.replace("{\\ttfamily\\char94}", "")
+        assert "\\input" not in escaped and "%" not in escaped.replace("\\%", "")
+        assert escaped.count("{") == escaped.count("}")
+
+
+def _paper_numbers(source: str) -> str:
+    """numbers.tex for a config whose data source is named ``source``."""
+    import pandas as pd
+
+    from credit_assign import paper
+
+    runs = pd.DataFrame([("bp", 0, 1, 0.58, 140.0, 1.0), ("dfa", 0, 1, 0.30, 5e5, 0.01),
+                         ("dfa", 0.01, 1, 0.36, 4e4, 0.15), ("frozen", 0, 1, 0.35, 150.0, None)],
+                        columns=["method", "lam", "seed", "test_acc", "h_L_norm_median",
+                                 "deep_cosine"])
+    nulls = pd.DataFrame({"method": "dfa", "lam": 0.01, "seed": 1,
+                          "feedback": ["trained", "fresh", "fresh"],
+                          "deep_cosine": [0.15, 0.0, 0.01]})
+    cfg = {"dataset": "cifar10", "model": {"width": 16, "depth": 2},
+           "training": {"epochs": 2, "batch_size": 8, "lr": 1e-3, "weight_decay": 0.01,
+                        "augmentation": "crop_flip"},
+           "sweep": {"seeds": [1]}, "diagnostics": {"n_samples": 100},
+           "figures": {"penalty_lambda": 0.01}, "probes": {"epochs": []},
+           "ep_stack": {"corpora": [], "seeds": [0], "model": {"blocks": 2, "width": 16},
+                        "pretrain": {"steps": 3, "relax_steps": 20, "precision": "float32"}}}
+    macros, flags = paper.numbers(cfg, {"n_train": 10, "n_test": 5, "source": source},
+                                  runs, nulls)
+    return paper.numbers_tex(macros, flags, "test")
+
+
+def _tex_trees() -> list[str]:
+    import subprocess
+
+    names = ["SELFAUTOPARENT", "TEXMFDIST", "TEXMFMAIN", "TEXMFSYSVAR", "TEXMFSYSCONFIG",
+             "TEXMFLOCAL", "TEXMFVAR", "TEXMFCONFIG", "TEXMFHOME", "TEXMFROOT"]
+    trees = []
+    for name in names:
+        out = subprocess.run(["kpsewhich", f"-var-value={name}"], capture_output=True,
+                             text=True).stdout.strip()
+        trees += [t for t in out.replace("{", "").replace("}", "").split(",") if t.startswith("/")]
+    return [str(Path(t).resolve()) for t in trees]
+
+
+@needs_tex
+@pytest.mark.parametrize("name", NASTY)
+def test_a_hostile_source_name_prints_as_written_and_reads_nothing_outside(tmp_path, name):
+    """A data source named with TeX's ^^ notation, an open brace, every ASCII punctuation
+    character: the paper builds, its text shows the name as written, and TeX read no
+    file but the build's own and its installation's (the .fls record)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from test_workflow import pdf_text
+
+    from credit_assign import paper
+
+    work = tmp_path / "paper"
+    (work / "figures").mkdir(parents=True)
+    tex = (ROOT / "paper" / "ms.tex").read_text()
+    for fig in paper.figure_names(tex):
+        plt.figure(figsize=(2, 1)).savefig(work / fig)
+        plt.close("all")
+    (work / "ms.tex").write_text(tex)
+    (work / "numbers.tex").write_text(_paper_numbers(name + "/ (image folder)"))
+    paper.build_pdf(work / "ms.tex", work / "ms.pdf")
+    text = " ".join(pdf_text(work / "ms.pdf").split())
+    assert name.replace(" ", "") in text.replace(" ", "")
+    read = [line.split(" ", 1)[1] for line in (work / "build" / "ms.fls").read_text().splitlines()
+            if line.startswith("INPUT ")]
+    trees = _tex_trees()
+    outside = [p for p in read if Path(p).is_absolute()
+               and not any(str(Path(p).resolve()).startswith(t) for t in trees)]
+    assert not outside and not any("hostname" in p for p in read)
+
+
+@needs_tex
+def test_a_tex_error_names_the_file_and_line(tmp_path):
+    from credit_assign import paper
+
+    (tmp_path / "numbers.tex").write_text("\\newcommand{\\good}{1}\n\\undefinedmacro\n")
+    (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\input{numbers.tex}\n"
+                                      "\\begin{document}\\good\\end{document}\n")
+    with pytest.raises(RuntimeError, match=r"numbers.tex line 2: Undefined control sequence"
+                                           r"(.|\n)*line 2: \\undefinedmacro"):
+        paper.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")

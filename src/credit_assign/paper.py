@@ -42,12 +42,38 @@ TEX_HELP = ("the paper needs latexmk and pdflatex. Install them: Debian/Ubuntu "
 
 
 # ---- formatting ----------------------------------------------------------------------
+# How each character of a string from a config, a path or a result is set in TeX, so that
+# it prints as written (checked with pdftotext) and TeX reads it as text, never as markup:
+# no brace, backslash or ^ survives (^^5c is TeX's notation for a backslash), no
+# ligature forms (-- ,, !` ''), and the characters OT1 text fonts lack come from the
+# typewriter font by code. Anything outside printable ASCII and the few symbols our own
+# labels use becomes "?".
+_TT_CHARS = set('\\{}^~_"<>|')
+_SYMBOLS = {"λ": "$\\lambda$", "‖": "$\\|$", "±": "$\\pm$", "—": "---", "–": "--",
+            "…": "\\dots{}"}
+
+
+def _tex_char(c: str) -> str:
+    if c.isascii() and (c.isalnum() or c == " "):
+        return c
+    if c in _TT_CHARS:
+        return f"{{\\ttfamily\\char{ord(c)}}}"
+    if c == "'":
+        return "\\textquotesingle{}"
+    if c == "`":
+        return "\\textasciigrave{}"
+    if c in "$&#%":
+        return "\\" + c
+    if c.isascii() and c.isprintable():
+        return c + "{}"  # punctuation: the empty group stops a ligature with the next one
+    if c in _SYMBOLS:
+        return _SYMBOLS[c]
+    return " " if c.isspace() else "?"
+
+
 def tex_escape(text: str) -> str:
-    out = str(text)
-    for a, b in (("\\", "\\textbackslash{}"), ("_", "\\_"), ("%", "\\%"), ("&", "\\&"),
-                 ("#", "\\#"), ("$", "\\$")):
-        out = out.replace(a, b)
-    return out.replace("λ", "$\\lambda$").replace("‖", "$\\|$").replace("±", "$\\pm$")
+    """Any string as TeX that prints it as written and cannot run as TeX (see above)."""
+    return "".join(_tex_char(c) for c in str(text))
 
 
 def sci(x: float, digits: int = 2) -> str:
@@ -366,7 +392,7 @@ def setup_numbers(cfg: dict, info: dict) -> dict[str, str]:
         "epochs": f"${tr['epochs']}$", "faepochs": f"${fa_epochs}$",
         "batchsize": f"${tr['batch_size']}$", "lr": f"${tr['lr']:g}$",
         "weightdecay": f"${tr['weight_decay']:g}$",
-        "augmentation": tex_escape(tr.get("augmentation", "none")).replace("\\_", " + "),
+        "augmentation": tex_escape(tr.get("augmentation", "none").replace("_", " + ")),
         "nseeds": f"${len(sweep['seeds'])}$",
         "seeds": ", ".join(f"${s}$" for s in sweep["seeds"]),
         "penaltylam": lam_tex(cfg["figures"]["penalty_lambda"]),
@@ -443,27 +469,55 @@ def check_tex() -> None:
         raise RuntimeError(problem)
 
 
+# pdflatex as the paper runs it: no shell escape at all (not even the restricted list),
+# file:line: errors, and a record of every file read (build/<name>.fls)
+PDFLATEX = "pdflatex %O -no-shell-escape -file-line-error -recorder %S"
+
+
 def build_pdf(tex: str | Path, out_pdf: str | Path) -> Path:
     """latexmk + pdflatex in the tex file's folder (auxiliary files and latexmk's own
     output in ``build/``), with a fixed SOURCE_DATE_EPOCH so that the same sources give
-    the same PDF bytes. Returns the path of latexmk's output."""
+    the same PDF bytes. TeX runs without shell escape and may open for reading only files
+    below the build folder and its own installation (kpathsea's openin_any=p: no
+    absolute or parent paths), whatever numbers.tex says. A failure names the file and
+    line TeX stopped at. Returns the path of latexmk's output."""
     check_tex()
     tex = Path(tex).resolve()
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1"}
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1",
+           "openin_any": "p", "openout_any": "p", "shell_escape": "f"}
     cmd = ["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error",
-           "-outdir=build", tex.name]
+           f"-pdflatex={PDFLATEX}", "-outdir=build", tex.name]
     proc = subprocess.run(cmd, cwd=tex.parent, env=env, capture_output=True, text=True)
     (tex.parent / "build").mkdir(exist_ok=True)
     log = tex.parent / "build" / (tex.stem + ".latexmk.log")
     log.write_text(proc.stdout + proc.stderr)
     built = tex.parent / "build" / (tex.stem + ".pdf")
     if proc.returncode != 0 or not built.exists():
-        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-25:])
-        raise RuntimeError(f"latexmk failed on {tex.name} (exit {proc.returncode}):\n{tail}")
+        raise RuntimeError(f"latexmk failed on {tex.name} (exit {proc.returncode}): "
+                           f"{tex_error(proc.stdout + proc.stderr, tex.parent)}")
     tmp = Path(out_pdf).with_suffix(".pdf.tmp")
     shutil.copyfile(built, tmp)
     os.replace(tmp, out_pdf)
     return log
+
+
+def tex_error(output: str, folder: Path) -> str:
+    """Where TeX stopped and why, from its file:line:error lines (or the log's ``!``
+    line), with the source line; else the output's last lines."""
+    lines = output.splitlines()
+    for line in lines:
+        m = re.match(r"^(\S+\.tex):(\d+): (.*)$", line)
+        if m:
+            name, number, message = m.group(1), int(m.group(2)), m.group(3)
+            source = folder / name
+            text = ""
+            if source.is_file():
+                src_lines = source.read_text(errors="replace").splitlines()
+                if 0 < number <= len(src_lines):
+                    text = f"\n  {Path(name).name}, line {number}: {src_lines[number - 1][:200]}"
+            return f"{Path(name).name} line {number}: {message}{text}"
+    tail = "\n".join(lines[-25:])
+    return f"(TeX named no file and line)\n{tail}"
 
 
 def figure_names(tex_text: str) -> list[str]:
