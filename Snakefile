@@ -2,6 +2,10 @@
 # Full rebuild:  snakemake --cores N            (config/config.yaml, paper scale)
 # Quick run:     snakemake --cores 2 --configfile config/quick.yaml
 # One figure:    snakemake --cores 2 paper/figures/fig4_penalty_rescue.pdf
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -10,6 +14,16 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+from credit_assign.configfiles import (
+    ConfigFileError,
+    check_files,
+)  # noqa: E402 (pure Python)
+
+try:  # what YAML would read silently: a duplicate key, a seed like 042 (octal: 34)
+    check_files(workflow.configfiles)
+except ConfigFileError as err:
+    raise WorkflowError(str(err)) from None
 validate(config, "workflow/schemas/config.schema.yaml")
 
 

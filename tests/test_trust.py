@@ -317,3 +317,99 @@ def test_a_tex_error_names_the_file_and_line(tmp_path):
     with pytest.raises(RuntimeError, match=r"numbers.tex line 2: Undefined control sequence"
                                            r"(.|\n)*line 2: \\undefinedmacro"):
         paper.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
+
+
+# ---- config values mean what they look like (round three, case 4) ---------------------
+@pytest.mark.parametrize("written, read_as", [("042", "34"), ("0x2a", "42"), ("4_2", "42"),
+                                              ("42.0", "42.0"), ("true", "True")])
+def test_a_seed_not_written_as_plain_digits_is_named(written, read_as):
+    from credit_assign.configfiles import ConfigFileError, check_yaml
+
+    with pytest.raises(ConfigFileError) as err:
+        check_yaml(f"sweep:\n  seeds: [1, {written}]\n", "my.yaml")
+    assert str(err.value).startswith(f"my.yaml, line 2: sweep.seeds[1] = {written} is not a "
+                                     f"plain decimal integer (YAML reads it as {read_as})")
+
+
+def test_plain_seeds_and_other_numbers_pass():
+    from credit_assign.configfiles import check_yaml
+
+    check_yaml("sweep:\n  seeds: [0, 42, 123]\n  dfa: [0, 1.0e-4]\ndiagnostics: {seed: 7}\n"
+               "ep_stack:\n  seeds:\n    - 1\n  lr: 0x10\n")
+
+
+def test_the_paper_configs_spell_their_seeds_plainly():
+    from credit_assign.configfiles import check_files
+
+    check_files(sorted((ROOT / "config").glob("*.yaml")))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seeds", ["[042]", "[42.0]", "[true]"])
+def test_a_badly_spelled_seed_stops_the_workflow_before_any_job(tmp_path, seeds):
+    repo = fresh_copy(tmp_path / "repo")
+    (repo / "config" / "seeds.yaml").write_text(f"sweep:\n  seeds: {seeds}\n")
+    out = snakemake(repo, "-n", "--configfile", "config/quick.yaml", "config/seeds.yaml",
+                    check=False)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0 and "Job stats" not in text
+    assert f"seeds.yaml, line 2: sweep.seeds[0] = {seeds[1:-1]} is not a plain decimal" in text
+
+
+def test_a_method_left_out_of_the_sweep_is_a_drawn_notice_in_fig4():
+    """An empty sweep.<method> means "not run" (config.yaml runs no np); fig4 then says so
+    in the panels that would draw it, instead of drawing them empty."""
+    import pandas as pd
+
+    from credit_assign.figures import penalty_rescue
+
+    runs = _runs_frame((("bp", 0.0, 1),))
+    epochs = runs[["dataset", "method", "lam", "seed"]].assign(
+        epoch=1, h_L_norm_median=3.0, test_acc=0.5)
+    nulls = pd.DataFrame(columns=["dataset", "method", "lam", "seed", "feedback", "draw",
+                                  "deep_cosine"])
+    fig = penalty_rescue.plot(runs, epochs, nulls, 0.01, "digits")
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert "no DFA runs in this run" in texts
+
+
+@pytest.mark.slow
+def test_every_sweep_empty_is_refused_and_the_tables_stay(cifar_run):
+    """It used to fail inside the aggregate job (KeyError: 'dataset') after Snakemake had
+    deleted the old summary tables."""
+    repo, _ = cifar_run
+    tables = sorted((repo / "results/cifar10/summary").glob("*.csv"))
+    before = {p: p.read_bytes() for p in tables}
+    source = yaml.safe_load((repo / "config/tiny_cifar.yaml").read_text())["data"]["cifar10"]
+    cfg = write_config(repo, Path(source["source"]), sweep__dfa=[], sweep__bp=[])
+    out = snakemake(repo, "--configfile", cfg, check=False)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0 and "sweep: every sweep.<method> is empty" in text
+    assert "Job stats" not in text
+    assert {p: p.read_bytes() for p in tables} == before
+
+
+# ---- data folders stay inside (round three, case 4) ------------------------------------
+@pytest.mark.parametrize("link_to", ["file", "folder"])
+def test_a_symlink_out_of_the_data_folder_is_refused_by_name(tmp_path, link_to):
+    from credit_assign import data
+
+    folder = image_folder(tmp_path / "images", per_class=2, seed=0)
+    outside = image_folder(tmp_path / "elsewhere", per_class=1, seed=1)
+    if link_to == "file":
+        link = folder / "train" / "cat" / "9.png"
+        link.symlink_to(outside / "train" / "cat" / "0.png")
+    else:
+        link = folder / "train" / "bird"
+        link.symlink_to(outside / "train" / "dog", target_is_directory=True)
+    with pytest.raises(data.DataFormatError, match="is a symbolic link to .*outside the data"):
+        data.prepare("cifar10", str(folder), tmp_path, tmp_path / "cache.pt")
+
+
+def test_a_symlink_inside_the_data_folder_is_read(tmp_path):
+    from credit_assign import data
+
+    folder = image_folder(tmp_path / "images", per_class=2, seed=0)
+    (folder / "train" / "cat" / "copy.png").symlink_to(folder / "train" / "cat" / "0.png")
+    info = data.prepare("cifar10", str(folder), tmp_path, tmp_path / "cache.pt")
+    assert info["n_train"] == 7

@@ -132,6 +132,34 @@ def _split_class(name: str) -> tuple[str, str] | None:
     return None
 
 
+def _folder_files(source: Path) -> list[Path]:
+    """Every file below an image folder, sorted. A symbolic link (to a file or a folder)
+    whose target lies outside the folder is refused by name: the data are what the folder
+    holds, not what a link in it points at."""
+    import os
+
+    root = source.resolve()
+    files, seen = [], set()
+    for folder, dirs, names in os.walk(source, followlinks=True):
+        real = Path(folder).resolve()
+        if real in seen:  # a link inside the folder back to a folder already read
+            dirs.clear()
+            continue
+        seen.add(real)
+        for name in sorted(dirs) + sorted(names):
+            path = Path(folder) / name
+            if path.is_symlink():
+                target = path.resolve()
+                if not target.is_relative_to(root):
+                    raise DataFormatError(
+                        f"{source}: {path.relative_to(source)} is a symbolic link to "
+                        f"{target}, outside the data folder; copy the file into the folder "
+                        f"or remove the link")
+        dirs.sort()
+        files += [Path(folder) / n for n in sorted(names) if (Path(folder) / n).is_file()]
+    return sorted(files)
+
+
 def _image_folder(source: Path, progress: bool = True) -> dict[str, Any]:
     """Decode an image folder (a directory or a .tar of one, compressed or not), sorted by
     class then file. Bounded: a member over MAX_MEMBER_BYTES or an image over
@@ -144,7 +172,7 @@ def _image_folder(source: Path, progress: bool = True) -> dict[str, Any]:
     log = logging.getLogger(__name__)
     with ExitStack() as stack:
         if source.is_dir():
-            files = sorted(p for p in source.rglob("*") if p.is_file())
+            files = _folder_files(source)
             entries = [(str(p.relative_to(source)), p.stat().st_size, p.read_bytes)
                        for p in files]
         else:

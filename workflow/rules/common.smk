@@ -499,32 +499,6 @@ def check_data_sources():
             raise WorkflowError(f"data.{name}.source = {source!r} {advice}")
 
 
-def check_config_files():
-    """Duplicate keys in a YAML config file are an error naming the key and the line
-    (YAML itself would silently keep the last one)."""
-    import yaml
-
-    class Strict(yaml.SafeLoader):
-        pass
-
-    def mapping(loader, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            key = loader.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise WorkflowError(
-                    f"{key_node.start_mark.name}, line {key_node.start_mark.line + 1}: "
-                    f"the key {key!r} appears twice in one mapping; keep one"
-                )
-            seen.add(key)
-        return loader.construct_mapping(node, deep)
-
-    Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    for path in workflow.configfiles:
-        with open(path) as fh:
-            yaml.load(fh, Strict)
-
-
 def check_methods(cfg, where=""):
     """Every method the config names is a registered rule, and each rule's options
     block (rule.<method>) is valid: filled in with the rule's defaults, so that a run
@@ -569,6 +543,19 @@ def check_methods(cfg, where=""):
         cfg["sweep"].setdefault(method, [])
 
 
+def seed_values(cfg, key=""):
+    """(key, value) of every seed in a config: keys named seed, and items of seeds lists."""
+    if isinstance(cfg, dict):
+        for k, v in cfg.items():
+            path = f"{key}.{k}" if key else str(k)
+            if k == "seed":
+                yield path, v
+            elif k == "seeds" and isinstance(v, list):
+                yield from ((f"{path}[{i}]", s) for i, s in enumerate(v))
+            else:
+                yield from seed_values(v, path)
+
+
 def check_config_values():
     """What the schema cannot say: every number finite (the schema's bounds let NaN
     through), and no two λ of a method sharing a results path."""
@@ -585,6 +572,17 @@ def check_config_values():
             raise WorkflowError(f"config key {key} = {value}: numbers must be finite")
 
     walk(config, "")
+    for key, value in seed_values(config):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise WorkflowError(
+                f"config key {key} = {value!r}: a seed is a plain integer (e.g. 42), not "
+                f"a {type(value).__name__}"
+            )
+    if not any(config["sweep"][m] for m in METHODS):
+        raise WorkflowError(
+            f"sweep: every sweep.<method> is empty, so there is nothing to train; give at "
+            f"least one method a λ list (registered: {', '.join(METHODS)})"
+        )
     lam = config["figures"]["penalty_lambda"]
     penalised = [x for x in config["sweep"]["dfa"] if x > 0]
     if penalised and lam_str(lam) not in map(lam_str, penalised):
@@ -604,7 +602,6 @@ def check_config_values():
             paths[path] = lam
 
 
-check_config_files()
 check_methods(config)
 check_config_values()
 check_variants()

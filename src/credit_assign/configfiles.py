@@ -1,0 +1,71 @@
+"""Checks of the YAML config files as written, before Snakemake validates the values:
+what YAML itself would accept silently. Pure Python (no torch): the Snakefile runs it
+first thing.
+
+* A key that appears twice in one mapping (YAML keeps the last one).
+* A seed that is not a plain decimal integer: YAML 1.1 reads ``042`` as 34 (octal),
+  ``0x2a`` and ``4_2`` as 42, ``42.0`` as a float and ``true`` as a bool.
+
+Each error names the file, the line, the key and the value as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+SEED_KEYS = ("seed", "seeds")
+PLAIN_DECIMAL = re.compile(r"0|[1-9][0-9]*")
+
+
+class ConfigFileError(ValueError):
+    """A config file that YAML reads differently from how it looks."""
+
+
+def _where(node) -> str:
+    m = node.start_mark
+    return f"{m.name}, line {m.line + 1}"
+
+
+def _check(node, key: str) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for k, v in node.value:
+            name = k.value
+            if name in seen:
+                raise ConfigFileError(f"{_where(k)}: the key {name!r} appears twice in one "
+                                      f"mapping; keep one")
+            seen.add(name)
+            _check(v, f"{key}.{name}" if key else str(name))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            _check(v, f"{key}[{i}]")
+    elif isinstance(node, yaml.ScalarNode) and key.rsplit(".", 1)[-1].split("[")[0] in SEED_KEYS:
+        if node.style is None and not PLAIN_DECIMAL.fullmatch(node.value):
+            raise ConfigFileError(
+                f"{_where(node)}: {key} = {node.value} is not a plain decimal integer (YAML "
+                f"reads it as {yaml.safe_load(node.value)!r}); write a seed as digits "
+                f"without a leading zero, e.g. 42")
+
+
+def check_yaml(text: str, name: str = "<config>") -> None:
+    """Raise ConfigFileError for a duplicate key or a seed not written as plain digits."""
+    class Loader(yaml.SafeLoader):
+        pass
+
+    loader = Loader(text)
+    loader.name = name
+    try:
+        node = loader.get_single_node()
+    finally:
+        loader.dispose()
+    if node is not None:
+        _check(node, "")
+
+
+def check_files(paths: Iterable[str | Path]) -> None:
+    for path in paths:
+        check_yaml(Path(path).read_text(), str(path))
