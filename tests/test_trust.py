@@ -413,3 +413,24 @@ def test_a_symlink_inside_the_data_folder_is_read(tmp_path):
     (folder / "train" / "cat" / "copy.png").symlink_to(folder / "train" / "cat" / "0.png")
     info = data.prepare("cifar10", str(folder), tmp_path, tmp_path / "cache.pt")
     assert info["n_train"] == 7
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["drop_bp", "cut_header", "empty"])
+def test_a_damaged_table_stops_the_figure_and_the_advice_rebuilds_it(cifar_run, damage):
+    """BP's rows removed used to redraw fig4 without BP (rc 0); a header cut short drew
+    "0 epochs, 0 seeds"; zero bytes failed with pandas' EmptyDataError, no file named."""
+    repo, _ = cifar_run
+    runs = repo / "results/cifar10/summary/runs.csv"
+    text = runs.read_text()
+    runs.write_text({"drop_bp": "\n".join(line for line in text.splitlines()
+                                          if ",bp," not in line) + "\n",
+                     "cut_header": text[:30], "empty": ""}[damage])
+    (repo / FIG4).unlink()
+    out = snakemake(repo, FIG4, "--configfile", "config/tiny_cifar.yaml", check=False)
+    said = out.stdout + out.stderr
+    assert out.returncode != 0 and not (repo / FIG4).exists()
+    assert "results/cifar10/summary/runs.csv" in said and "delete it" in said
+    runs.unlink()  # as the message says
+    snakemake(repo, FIG4, "--configfile", "config/tiny_cifar.yaml")
+    assert (repo / FIG4).exists() and runs.read_text() == text

@@ -345,14 +345,14 @@ def write_manifest(info: dict[str, Any], source: str | None, cache: str | Path) 
 
 def prepare_manifest(name: str, source: str | None, data_dir: Path, cache: Path) -> dict:
     """Rule prepare_data: decode the data into ``cache`` and write its manifest."""
-    with _cache_lock(cache):
+    with cache_lock(cache):
         info = prepare(name, source, data_dir, cache)
         write_manifest(info, source, cache)
     return info
 
 
 @contextmanager
-def _cache_lock(cache: Path):
+def cache_lock(cache: Path):
     """One job at a time rebuilds a cache (others wait): jobs started together on a
     missing cache decode it once."""
     import fcntl
@@ -394,7 +394,7 @@ def load(path: str | Path) -> dict[str, Any]:
         data = _read_cache(path)
         if data["info"].get("digest") == want.get("digest"):
             return data
-    with _cache_lock(path):
+    with cache_lock(path):
         if path.exists():  # another job may have rebuilt it meanwhile
             data = _read_cache(path)
             if data["info"].get("digest") == want.get("digest"):

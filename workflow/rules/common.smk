@@ -111,6 +111,8 @@ def check_variants():
 
 DATA_MANIFEST = "data/{dataset}.json"
 DATA_CACHE = "data/{dataset}.pt"
+CORPUS_MANIFEST = "data/corpus/{corpus}.json"
+CORPUS_CACHE = "data/corpus/{corpus}.pt"
 
 
 def dataset_manifest(wildcards):
@@ -325,11 +327,7 @@ def intermediates():
         run_dir = metrics.rsplit("/", 1)[0]
         out += [f"{run_dir}/{name}" for name in TRAIN_OUTPUTS]
     out += null_results() + probe_results() + measure_results()
-    out += [
-        f"data/corpus/{c}.{ext}"
-        for c in config["ep_stack"]["corpora"]
-        for ext in ("pt", "json")
-    ]
+    out += [CORPUS_MANIFEST.format(corpus=c) for c in config["ep_stack"]["corpora"]]
     out += ep_results() + [p.replace(".json", ".timings.json") for p in ep_results()]
     return out
 

@@ -5,8 +5,9 @@
 rule prepare_corpus:
     """Read or fetch a character corpus once (sha256 checked) and encode it."""
     output:
-        cache="data/corpus/{corpus}.pt",
-        manifest="data/corpus/{corpus}.json",
+        # the manifest (name, sha256 of the text) is what the probes depend on; the cache
+        # is no output: a deleted one reruns nothing (CharCorpus.load rebuilds it)
+        manifest=CORPUS_MANIFEST,
     log:
         "logs/prepare_corpus/{corpus}.log",
     conda:
@@ -16,7 +17,7 @@ rule prepare_corpus:
         mem_mb=2000,
         runtime=10,
     params:
-        source=data_source,
+        cache=CORPUS_CACHE,
     script:
         "../../scripts/prepare_corpus.py"
 
@@ -24,8 +25,7 @@ rule prepare_corpus:
 rule ep_stack_probe:
     """Pretrain the spring-coupled stack by BPTT, then EP vs BPTT per parameter group."""
     input:
-        # the manifest, not the cache: a deleted cache is rebuilt without rerunning probes
-        ancient("data/corpus/{corpus}.json"),
+        CORPUS_MANIFEST,
     output:
         result="results/ep_stack/{corpus}/{precision}/seed{seed}.json",
         timings="results/ep_stack/{corpus}/{precision}/seed{seed}.timings.json",
@@ -42,7 +42,7 @@ rule ep_stack_probe:
         settings=ep_settings,
         # pretraining and probe state, outside the declared outputs so a rerun resumes
         resume="results/ep_stack/{corpus}/{precision}/seed{seed}.resume.pt",
-        cache="data/corpus/{corpus}.pt",
+        cache=CORPUS_CACHE,
     script:
         "../../scripts/ep_stack_probe.py"
 

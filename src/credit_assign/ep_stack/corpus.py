@@ -14,13 +14,17 @@ characters, targets the next character (:meth:`CharCorpus.get_batch`).
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from credit_assign.data import DataMissingError
-from credit_assign.runtime import atomic_torch_save, load_checkpoint
+from credit_assign.data import DataMissingError, cache_lock
+from credit_assign.runtime import atomic_torch_save, atomic_write_text, dumps, load_checkpoint
+
+log = logging.getLogger(__name__)
 
 CORPORA = ("tinyshakespeare", "pydoc")
 TINY_SHAKESPEARE_URL = (
@@ -84,6 +88,17 @@ def encode(text: str) -> dict[str, Any]:
     return {"ids": ids, "vocab": vocab, "sha256": _sha256(text), "n_chars": len(text)}
 
 
+def prepare_manifest(name: str, source: str, data_dir: Path, cache: Path) -> dict[str, Any]:
+    """Rule prepare_corpus: encode the corpus into ``cache`` and write the manifest jobs
+    depend on (name, sha256 of the text, size, vocabulary, and where to rebuild from)."""
+    with cache_lock(cache):
+        encoded = prepare_corpus(name, source, data_dir, cache)
+        manifest = {k: encoded[k] for k in ("name", "sha256", "n_chars", "vocab")}
+        manifest["rebuild_from"] = {"source": source, "data_dir": str(data_dir)}
+        atomic_write_text(Path(cache).with_suffix(".json"), dumps(manifest))
+    return encoded
+
+
 def prepare_corpus(name: str, source: str, data_dir: Path, out: Path) -> dict[str, Any]:
     """Read (or fetch) a corpus, encode it, and cache it as a tensor file."""
     encoded = {"name": name, "source": source if name == "tinyshakespeare" else "pydoc_data",
@@ -103,10 +118,28 @@ class CharCorpus:
 
     @classmethod
     def load(cls, path: str | Path) -> CharCorpus:
+        """The encoded corpus of a cache file. Jobs depend on the manifest beside it
+        (data/corpus/<name>.json), not on the cache: a missing cache is rebuilt here
+        (one job at a time) from the source its manifest names, and must encode the same
+        text (sha256) the manifest records."""
         path = Path(path)
+        manifest = path.with_suffix(".json")
+        if not path.exists() and manifest.exists():
+            want = json.loads(manifest.read_text())
+            with cache_lock(path):
+                if not path.exists():
+                    rebuild = want.get("rebuild_from") or {}
+                    log.warning("%s is missing; rebuilding it as its manifest %s says",
+                                path, manifest)
+                    encoded = prepare_corpus(want["name"], rebuild.get("source", "download"),
+                                             Path(rebuild.get("data_dir", path.parent)), path)
+                    if encoded["sha256"] != want["sha256"]:
+                        raise DataMissingError(
+                            f"{path} was rebuilt, but its text (sha256 {encoded['sha256']}) "
+                            f"differs from what {manifest} records ({want['sha256']}); delete "
+                            f"{manifest} and rerun")
         if not path.exists():
             raise DataMissingError(f"{path} is missing; run the prepare_corpus rule")
-
         return cls(load_checkpoint(path, "corpus cache"))
 
     def get_batch(self, split: str, batch: int, context: int, generator: torch.Generator):
