@@ -123,9 +123,11 @@ rule variants_gap_map:
         runtime=10,
     params:
         about={
-            name: {k: v.get(k, []) for k in ("description", "methods", "seeds")}
+            name: {k: v.get(k, []) for k in ("kind", "description", "methods")}
+            | {"seeds": study_seeds()}
             for name, v in config["variants"].items()
         },
+        study=config["study"],
         expect=gap_map_expect(),
     script:
         "../../scripts/variants_gap_map.py"
@@ -163,6 +165,7 @@ rule reproduction_notes:
         runtime=10,
     params:
         variants=list(config["variants"]),
+        study=config["study"],
         expect=notes_expect(),
     script:
         "../../scripts/reproduction_notes.py"
