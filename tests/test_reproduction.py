@@ -371,3 +371,20 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     # without per-seed gaps there is nothing to estimate, and the page says so
     empty = reproduction.holdout(hand_gaps(DISAGREE, KINDS))
     assert empty.empty and "not estimated" in reproduction.holdout_markdown(empty)
+
+
+def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_null():
+    from credit_assign import notes
+
+    gaps = hand_gaps(DISAGREE, KINDS)
+    by_sum = notes._ranking_section(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
+    assert "Best open variant: `close`" in by_sum and "best departing one: `off`" in by_sum
+    assert "winner's curse" in by_sum
+    assert "Best open variant: `many`" in notes._ranking_section(gaps, None)
+    nulls = pd.DataFrame(
+        [{"method": "dfa", "lam": lam, "seed": s, "feedback": "trained", "deep_cosine": t}
+         for lam, t in ((0.0, 0.085), (0.01, 0.15)) for s in (1, 2)]
+        + [{"method": "dfa", "lam": lam, "seed": 1, "feedback": "fresh", "deep_cosine": f}
+           for lam in (0.0, 0.01) for f in (-0.01, 0.0, 0.01)])
+    text = notes._null_section(nulls, 0.01)
+    assert "not reproduced" in text and text.count("above the null by more than two") == 2

@@ -679,7 +679,10 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
     table = md_table(["kind", "rank", "recipe", "what it changes", "methods rerun", "seeds",
                        "within (ranked)", "within (every number)", "within (verified only)",
                        "numbers it reruns", f"Σ min(∣gap∣, {clip:g}) (ranked)"], rows)
+    # no open variant: the first variant of the ranking, named for what it is
     shown = best_open or variants.recipe.iloc[0]
+    title = "best open variant" if best_open else \
+        f"best {rank.set_index('recipe').kind[shown]} variant"
     d = gaps[gaps.recipe == "default"].reset_index(drop=True)
     b = gaps[gaps.recipe == shown].reset_index(drop=True)
     rows = []
@@ -693,7 +696,7 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
                      _gap_text(y.gap, _flag(y.inherited)),
                      _sd_text(y.gap_sd, y.tolerance_below_sd)])
     side = md_table(["run", "metric", "paper", "default recipe", "gap", "gap (our sd)",
-                      f"best open variant `{shown}`", "gap", "gap (our sd)"], rows)
+                      f"{title} `{shown}`", "gap", "gap (our sd)"], rows)
     wide = gaps.assign(cell=[_gap_text(g, i) for g, i in zip(gaps.gap, gaps.inherited)])
     grid = gap_grid(wide, "cell")
     rows, current = [], None
@@ -733,7 +736,7 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
         "third group. Counts are given with and without the unverified paper numbers. "
         "Gap (our sd): (ours − paper) / our seed-to-seed sd; † where the tolerance is "
         "tighter than that sd.\n\n"
-        f"{table}\n\n## The default recipe and the best open variant (`{shown}`) side by "
+        f"{table}\n\n## The default recipe and the {title} (`{shown}`) side by "
         f"side\n\n{side}\n\n{holdout_markdown(holdout(gaps, study))}\n"
         f"## The gap map\n\n{full}\n")
 
@@ -768,7 +771,8 @@ def write_gap_map(tables: dict, out_csv, reference_path=None, measurements=None,
                               if MEASUREMENT_SEP not in name and "kind" in a})
     inputs = [*tables.values(), *(measurements or {}).values(), *([reference_path] if
                                                                  reference_path else [])]
-    table_io.write(gaps, out_csv, "variants_gap", inputs, float_format="%.4g")
+    # full precision: the notes and the paper format each number once, from this value
+    table_io.write(gaps, out_csv, "variants_gap", inputs)
     if out_md:
         text = Path(default_md).read_text().rstrip("\n") + "\n\n"
         atomic_write_text(out_md, text + variants_markdown(gaps, ranking(gaps, study), about,

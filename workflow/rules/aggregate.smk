@@ -146,6 +146,7 @@ rule reproduction_notes:
         runs=f"results/{config['dataset']}/summary/runs.csv",
         epochs=f"results/{config['dataset']}/summary/epochs.csv",
         layers=f"results/{config['dataset']}/summary/layers.csv",
+        nulls=f"results/{config['dataset']}/summary/nulls.csv",
         gaps=f"results/{config['dataset']}/summary/variants_gap.csv",
         variant_runs=[f"results/{ds}/summary/runs.csv" for ds in variant_datasets()],
         measurements=(
@@ -166,6 +167,8 @@ rule reproduction_notes:
     params:
         variants=list(config["variants"]),
         study=config["study"],
+        penalty=config["figures"]["penalty_lambda"],
+        compute=study_compute(),
         expect=notes_expect(),
     script:
         "../../scripts/reproduction_notes.py"

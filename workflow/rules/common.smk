@@ -118,6 +118,14 @@ def check_study():
             )
 
 
+def study_compute():
+    """The study's core-minutes as a sentence, from the config and the per-epoch times
+    recorded in docs/rebuild_estimate.json (credit_assign.compute)."""
+    from credit_assign.compute import statement
+
+    return statement(config, Path(workflow.basedir) / "docs" / "rebuild_estimate.json")
+
+
 def check_variants():
     """Every variant merged over the config validates like the config itself; an error
     names the variant and the key, before any job starts."""
