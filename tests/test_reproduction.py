@@ -388,3 +388,22 @@ def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_nul
            for lam in (0.0, 0.01) for f in (-0.01, 0.0, 0.01)])
     text = notes._null_section(nulls, 0.01)
     assert "not reproduced" in text and text.count("above the null by more than two") == 2
+
+
+def test_the_gap_map_is_readable_on_its_rotated_page():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from credit_assign.figures import variants as fig_variants
+
+    # the reported row set of the paper's reference (26 numbers) under 10 recipes
+    cells = {name: [0.5 * (i % 7) - 1.5 for i in range(26)]
+             for name in ["default", *[f"variant_{k}" for k in range(9)]]}
+    gaps = hand_gaps(cells, {n: "stated" if n == "default" else "open" for n in cells})
+    gaps = gaps.assign(run=[f"dfa, λ={i}" for i in range(26)] * 10,
+                       base_recipe=gaps.recipe, measurement="reported", remeasured=True)
+    fig = fig_variants.plot(gaps)
+    sizes = fig_variants.printed_font_sizes(fig)
+    assert sizes and min(sizes) >= fig_variants.MIN_PT
+    assert fig.get_figwidth() == pytest.approx(fig_variants.PAGE_IN[0])
+    assert fig.get_figheight() <= fig_variants.PAGE_IN[1] + 1e-9  # one page, scale 1
