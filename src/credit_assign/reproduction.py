@@ -159,7 +159,7 @@ def compare(reference: dict, runs, layers, nulls) -> pd.DataFrame:
 # The gap map's columns. A recipe (``default`` or a variant's name) is a column of the
 # numbers its own runs report; ``<recipe>/<measurement>`` is a column of the same recipe's
 # saved models measured another way (credit_assign.measure, no retraining), e.g.
-# ``e_sum/eps_cos_b128``: e_sum's models, cosines as torch's cosine_similarity at batch 128.
+# ``dfa_no_aug/eps_cos_b128``: e_sum's models, cosines as torch's cosine_similarity at batch 128.
 MEASUREMENT_SEP = "/"
 # the summary metrics a measurement replaces, and its measurements.csv column
 MEASURED = {"h_L_norm_median": "h_L_norm", "deep_cosine": "deep_cosine"}
@@ -372,7 +372,7 @@ def context(config: dict, info: dict) -> str:
 
 
 def split_recipe(name: str) -> tuple[str, str]:
-    """``e_sum/eps_cos_b128`` → (e_sum, eps_cos_b128); a recipe's own column → (name,
+    """``dfa_no_aug/eps_cos_b128`` → (e_sum, eps_cos_b128); a recipe's own column → (name,
     "reported")."""
     base, _, measurement = name.partition(MEASUREMENT_SEP)
     return base, measurement or "reported"
@@ -480,7 +480,7 @@ def gap_grid(gaps: pd.DataFrame, column: str = "gap") -> pd.DataFrame:
     """The gap map laid out for reading: columns are the recipes; rows are the paper
     numbers as each recipe reports them (``reported``), then one labelled row set per
     measurement holding only the numbers that measurement remeasures — a cell of the row
-    set ``[eps_cos_b128]`` under ``e_sum`` is the column ``e_sum/eps_cos_b128``.
+    set ``[eps_cos_b128]`` under ``e_sum`` is the column ``dfa_no_aug/eps_cos_b128``.
     Index: (measurement, run, metric); a missing combination is NaN."""
     recipes = list(dict.fromkeys(gaps.base_recipe))
     measurements = list(dict.fromkeys(gaps.measurement))
@@ -715,7 +715,7 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
         "from every recipe's reproduction.csv and, for the measured columns, every "
         "recipe's `measurements.csv` (its saved models measured another way, no "
         "retraining). A column `R` is recipe R's numbers as its runs report them; a column "
-        "`R/M` is recipe R's models measured the way M (e.g. `e_sum/eps_cos_b128`: the "
+        "`R/M` is recipe R's models measured the way M (e.g. `dfa_no_aug/eps_cos_b128`: the "
         "cosines as torch's cosine_similarity with eps 1e-8, gradients of a batch-mean CE "
         "over 128 images). The headline diagnostics stay epsilon-free; the measured columns "
         "show how the paper's numbers may have been made — a hypothesis, not the "
