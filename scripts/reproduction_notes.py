@@ -10,8 +10,10 @@ with job(snakemake):
     from credit_assign.notes import write_notes
 
     i = snakemake.input
-    default = {"runs": i.runs, "epochs": i.epochs, "layers": i.layers}
+    default = {"runs": i.runs, "epochs": i.epochs, "layers": i.layers, "nulls": i.nulls}
     variants = dict(zip(snakemake.params.variants, i.variant_runs))
     info = json.loads(Path(i.info).read_text())
     write_notes(default, variants, i.gaps, i.measurements[0] if i.measurements else None,
-                info, snakemake.output[0], expect=snakemake.params.expect)
+                info, snakemake.output[0], expect=snakemake.params.expect,
+                study=snakemake.params.study, penalty=snakemake.params.penalty,
+                compute=snakemake.params.compute)

@@ -15,5 +15,5 @@ with job(snakemake):
     gaps = write_gap_map(dict(zip(names, i.tables)), o.csv, reference_path=i.reference,
                          measurements=dict(zip(names, i.measurements)) or None,
                          default_md=i.default_md, out_md=o.md, about=snakemake.params.about,
-                         expect=snakemake.params.expect)
+                         expect=snakemake.params.expect, study=snakemake.params.study)
     variants.make(gaps, [o.pdf, o.png, o.svg])

@@ -72,3 +72,30 @@ def test_numbers_follow_the_tables_and_flags_follow_the_config():
     tex = paper.numbers_tex(macros, flags, "test")
     assert "\\newcommand{\\accBpZero}{$0.590 \\pm 0.014$ ($n{=}2$)}" in tex
     assert "\\hasfafalse" in tex
+
+
+def test_dfa_at_lambda_zero_is_tested_against_its_own_null_like_the_penalty():
+    rows = []
+    for lam, trained, fresh in ((0.0, 0.085, [0.0, -0.01, 0.01]), (0.01, 0.15, [0.0, 0.01])):
+        rows += [{"method": "dfa", "lam": lam, "seed": 1, "feedback": "trained",
+                  "deep_cosine": trained}]
+        rows += [{"method": "dfa", "lam": lam, "seed": 1, "feedback": "fresh",
+                  "deep_cosine": f} for f in fresh]
+    out = paper.null_numbers(pd.DataFrame(rows), 0.01)
+    assert "do carry some information" in out["zeronullverdict"]
+    assert out["nullTrainedZero"] == "$+0.085$ ($n{=}1$)"
+    flat = pd.DataFrame(rows).assign(deep_cosine=lambda d: d.deep_cosine.where(
+        ~((d.lam == 0) & (d.feedback == "trained")), 0.005))
+    assert "as the paper says" in paper.null_numbers(flat, 0.01)["zeronullverdict"]
+
+
+def test_the_papers_winner_is_the_rankings_best_open_variant():
+    from test_reproduction import DISAGREE, KINDS, hand_gaps
+
+    gaps = hand_gaps(DISAGREE, KINDS).assign(ours_mean=1.0, ours_n=3)
+    by_count = paper.variant_numbers(gaps, {"ranking": {"primary": "within_count"}})
+    by_sum = paper.variant_numbers(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
+    assert by_count["bestVariant"] == "many" and by_sum["bestVariant"] == "close"
+    assert by_count["bestDeparts"] == "off" and by_count["nOpen"] == "2"
+    assert by_count["bestVariantWithin"] == "$3$ of $4$"
+    assert "cannot be estimated" in by_count["curseverdict"]

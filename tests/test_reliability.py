@@ -134,14 +134,27 @@ BAD_CONFIGS = [
     ({"sweep": {"dfa": [0.01, 0.0100000001]}}, "would share the results path lam0.01"),
     ({"training": {"epochs": 10**9}}, "instance['training']['epochs']"),
     ({"figures": {"penalty_lambda": 0.5}}, "figures.penalty_lambda = 0.5 is not one of sweep.dfa"),
-    ({"variants": {"slow": {"methods": ["dfa"], "overrides": {"training": {"epochz": 3}}}}},
+    ({"variants": {"slow": {"kind": "open", "methods": ["dfa"],
+                            "overrides": {"training": {"epochz": 3}}}}},
      "variants.slow.overrides"),
-    ({"variants": {"Bad-Name": {"methods": ["dfa"], "overrides": {}}}}, "Bad-Name"),
-    ({"variants": {"e": {"methods": ["dfa"], "overrides": {"rule": {"error_reduction": "sum"}}}}},
+    ({"variants": {"Bad-Name": {"kind": "open", "methods": ["dfa"], "overrides": {}}}}, "Bad-Name"),
+    ({"variants": {"e": {"kind": "open", "methods": ["dfa"],
+                         "overrides": {"rule": {"error_reduction": "sum"}}}}},
      "variants.e.overrides: rule: 'error_reduction' is not a learning rule"),
-    ({"variants": {"e": {"methods": ["dfa"], "overrides": {"rule": {"dfa": {"error_reduction":
+    ({"variants": {"e": {"kind": "open", "methods": ["dfa"],
+                         "overrides": {"rule": {"dfa": {"error_reduction":
                                                                            "max"}}}}}},
      "variants.e.overrides: rule.dfa.error_reduction must be one of"),
+    # the study's pre-registered design: one set of seeds for every recipe, each labelled
+    ({"variants": {"screened": {"kind": "open", "methods": ["dfa"], "seeds": [42],
+                                "overrides": {}}}},
+     "variants.screened.seeds = [42]: every recipe of the study runs on the study's seeds"),
+    ({"study": {"seeds": [7]}}, "study.seeds = [7] differ from sweep.seeds"),
+    ({"variants": {"unlabelled": {"methods": ["dfa"], "overrides": {}}}},
+     "'kind' is a required property"),
+    ({"variants": {"x": {"kind": "better", "methods": ["dfa"], "overrides": {}}}},
+     "instance['variants']['x']['kind']"),
+    ({"study": {"ranking": {"primary": "vibes"}}}, "instance['study']['ranking']['primary']"),
 ]
 
 

@@ -49,14 +49,15 @@ def test_gaps_are_in_tolerance_units_and_norms_in_decades():
 def test_a_variant_inherits_the_numbers_of_the_methods_it_leaves_alone():
     default = reproduction.compare(REFERENCE, *tables())
     variant = reproduction.compare(REFERENCE, *tables(dfa_acc=(0.3, 0.3), methods=("dfa",)))
-    gaps = reproduction.gap_table({"default": default, "v": variant})
+    gaps = reproduction.gap_table({"default": default, "v": variant}, {"v": "open"})
     v = gaps[gaps.recipe == "v"].set_index("metric")
     bp = gaps[(gaps.recipe == "v") & (gaps.run == "bp, λ=0")].iloc[0]
     assert bp.inherited and bp.gap == pytest.approx(0.25) and bp.ours_n == 2
     assert not v.loc["test accuracy"].inherited.all()
     rank = reproduction.ranking(gaps)
-    assert list(rank.recipe) == ["v", "default"]  # v also brings DFA's accuracy within
-    assert rank.set_index("recipe").loc["v", "within"] == 2
+    assert list(rank.recipe) == ["default", "v"]  # each kind ranked on its own
+    assert list(rank.kind) == ["stated", "open"] and reproduction.best(rank) == "v"
+    assert rank.set_index("recipe").loc["v", "within"] == 2  # v brings DFA's accuracy in
     assert rank.set_index("recipe").loc["v", "rerun"] == 3
 
 
@@ -182,17 +183,30 @@ def test_the_gap_map_reads_every_recipes_measurements(tmp_path):
     import yaml
 
     ref.write_text(yaml.safe_dump(REFERENCE_LAYERS, allow_unicode=True))
+    from credit_assign import tables as table_io
+
     paths = {}
     for name, kw in (("default", {}), ("v", {"methods": ("dfa",)})):
         paths[name] = tmp_path / f"{name}.csv"
-        reproduction.compare(REFERENCE_LAYERS, *layer_tables(**kw)).to_csv(paths[name],
-                                                                           index=False)
-        measurement_rows().to_csv(tmp_path / f"{name}_m.csv", index=False)
+        table_io.write(reproduction.compare(REFERENCE_LAYERS, *layer_tables(**kw)),
+                       paths[name], "reproduction")
+        table_io.write(measurement_rows().assign(n=2048), tmp_path / f"{name}_m.csv",
+                       "measurements")
+    (tmp_path / "default.md").write_text("# default\n")
     gaps = reproduction.write_gap_map(
         paths, tmp_path / "gap.csv", reference_path=ref,
-        measurements={"default": tmp_path / "default_m.csv", "v": tmp_path / "v_m.csv"})
+        measurements={"default": tmp_path / "default_m.csv", "v": tmp_path / "v_m.csv"},
+        default_md=tmp_path / "default.md", out_md=tmp_path / "out.md",
+        about={"v": {"kind": "open", "description": "d", "methods": ["dfa"]}},
+        study={"ranking": {"primary": "clipped_gap_sum"}})
     assert {"default/one_batch", "v/eps_cos_b128"} <= set(gaps.recipe)
-    assert (tmp_path / "gap.csv").exists()
+    assert dict(zip(gaps.recipe, gaps.kind))["v"] == "open"
+    # read back through its contract, the gap map ranks the same
+    back = table_io.read(tmp_path / "gap.csv", "variants_gap")
+    assert reproduction.ranking(back).recipe.tolist() == \
+        reproduction.ranking(gaps).recipe.tolist()
+    text = (tmp_path / "out.md").read_text()
+    assert "`v` **(best open)**" in text and "by Σ min(|gap|, 5) (smaller first)" in text
 
 
 def test_tables_that_compare_different_numbers_are_refused():
@@ -205,10 +219,191 @@ def test_tables_that_compare_different_numbers_are_refused():
 def test_the_side_by_side_names_the_best_variant_and_marks_inherited_numbers():
     default = reproduction.compare(REFERENCE, *tables())
     variant = reproduction.compare(REFERENCE, *tables(dfa_acc=(0.3, 0.3), methods=("dfa",)))
-    gaps = reproduction.gap_table({"default": default, "v": variant})
+    gaps = reproduction.gap_table({"default": default, "v": variant}, {"v": "open"})
     text = reproduction.variants_markdown(
         gaps, reproduction.ranking(gaps), {"v": {"description": "d", "methods": ["dfa"],
                                                  "seeds": [1, 2]}})
-    assert "side by side" in text and "`v` **(best)**" in text
+    assert "side by side" in text and "`v` **(best open)**" in text
     assert "(inherited)" in text and "(+0.3 ✓)" in text  # bp's accuracy, the default's
     assert not math.isnan(gaps.gap.iloc[0])
+
+
+def hand_gaps(cells: dict[str, list[float]], kinds: dict[str, str], verified=None,
+              seeds: dict | None = None) -> pd.DataFrame:
+    """A gap table by hand: recipe → its gaps on the same paper numbers (in order);
+    ``seeds``: recipe → (gap on each seed alone, gap without each seed), per number."""
+    import json
+
+    rows = []
+    for recipe, gaps in cells.items():
+        for i, gap in enumerate(gaps):
+            alone, without = ({}, {}) if not seeds else (seeds[recipe][0][i],
+                                                         seeds[recipe][1][i])
+            rows.append({"run": f"n{i}", "metric": "m", "recipe": recipe,
+                         "kind": kinds[recipe], "gap": gap, "within": abs(gap) <= 1,
+                         "verified": True if verified is None else verified[i],
+                         "inherited": False, "gap_seed": json.dumps(alone),
+                         "gap_without_seed": json.dumps(without)})
+    return pd.DataFrame(rows)
+
+
+# count and Σ|gap| disagree: "many" has more numbers within tolerance, "close" the smaller
+# clipped sum (its misses are near misses, "many"'s one miss is far off)
+DISAGREE = {"default": [3.0, 3.0, 3.0, 3.0],
+            "many": [0.5, 0.5, 0.5, 9.0],       # 3 within, Σ clipped 6.5
+            "close": [0.5, 0.5, 1.5, 1.5],      # 2 within, Σ clipped 4.0
+            "off": [0.0, 0.0, 0.0, 0.0],        # departs: 4 within
+            "bad": [8.0, 8.0, 8.0, 8.0]}
+KINDS = {"default": "stated", "many": "open", "close": "open", "off": "departs",
+         "bad": "departs"}
+
+
+def test_the_ranking_is_the_configured_rule_and_ranks_open_and_departs_apart():
+    gaps = hand_gaps(DISAGREE, KINDS)
+    by_count = reproduction.ranking(gaps, {"ranking": {"primary": "within_count",
+                                                       "tiebreak": "clipped_gap_sum"}})
+    assert reproduction.best(by_count) == "many"
+    by_sum = reproduction.ranking(gaps, {"ranking": {"primary": "clipped_gap_sum",
+                                                     "tiebreak": "within_count", "clip": 5}})
+    assert reproduction.best(by_sum) == "close"
+    assert by_sum.set_index("recipe").loc["many", "clipped_gap_sum"] == pytest.approx(6.5)
+    # each kind on its own: the departing "off" (4 of 4) is never the open winner
+    assert list(by_count.recipe) == ["default", "many", "close", "off", "bad"]
+    assert list(by_count["rank"]) == [1, 1, 2, 1, 2]
+    assert reproduction.best(by_count, "departs") == "off"
+    # the clip is the configured one: at clip 10, "many"'s far miss counts 9
+    wide = reproduction.ranking(gaps, {"ranking": {"primary": "clipped_gap_sum",
+                                                   "clip": 10.0}})
+    assert wide.set_index("recipe").loc["many", "clipped_gap_sum"] == pytest.approx(10.5)
+    # a tie on the primary goes to the tiebreak, then to the name
+    tie = hand_gaps({"default": [0.0], "b": [0.5], "a": [0.9]},
+                    {"default": "stated", "a": "open", "b": "open"})
+    assert reproduction.best(reproduction.ranking(tie)) == "b"
+    assert reproduction.best(reproduction.ranking(
+        tie, {"ranking": {"tiebreak": "none"}})) == "a"
+
+
+def test_unverified_targets_are_left_out_or_counted_as_configured_and_reported_both_ways():
+    verified = [True, True, True, False]
+    gaps = hand_gaps({"default": [3.0, 3.0, 3.0, 0.0], "a": [0.5, 3.0, 3.0, 0.0],
+                      "b": [0.5, 0.5, 3.0, 3.0]},
+                     {"default": "stated", "a": "open", "b": "open"}, verified)
+    out = reproduction.ranking(gaps).set_index("recipe")
+    assert (out.loc["a", "within"], out.loc["a", "compared"]) == (1, 3)
+    assert (out.loc["a", "within_all"], out.loc["a", "compared_all"]) == (2, 4)
+    assert (out.loc["a", "within_verified"], out.loc["a", "compared_verified"]) == (1, 3)
+    assert reproduction.best(reproduction.ranking(gaps)) == "b"  # 2 verified within
+    counted = reproduction.ranking(gaps, {"exclude_unverified": False,
+                                          "ranking": {"tiebreak": "none"}})
+    assert counted.set_index("recipe").loc["a", "within"] == 2
+    # a and b tie at 2 of 4 with the placeholder counted: the name decides
+    assert reproduction.best(counted) == "a"
+
+
+def test_the_reference_marks_a_placeholder_unverified_and_the_tables_carry_it():
+    ref = {**REFERENCE, "entries": [
+        *REFERENCE["entries"][:3],
+        {**REFERENCE["entries"][3], "verified": False, "note": "placeholder"}]}
+    table = reproduction.compare(ref, *tables())
+    assert table.verified.tolist() == [True, True, True, False]
+    runs, layers, nulls = tables()
+    text = reproduction.markdown(table, reproduction.overview(runs.assign(epochs=3), layers,
+                                                              nulls), "")
+    assert "verified targets only" in text and "placeholder" in text
+    gaps = reproduction.gap_table({"default": table})
+    assert gaps.verified.tolist() == [True, True, True, False]
+
+
+def test_gaps_in_units_of_our_seed_sd_and_where_the_tolerance_is_tighter():
+    # accuracy 0.40 and 0.42: mean 0.41, sd 0.01414; paper 0.3, tolerance 0.02
+    table = reproduction.compare(REFERENCE, *tables(dfa_acc=(0.40, 0.42))).set_index(
+        ["method", "metric"])
+    row = table.loc[("dfa", "test_acc")]
+    assert row.gap_sd == pytest.approx(0.11 / (0.02 / math.sqrt(2)))
+    assert not row.tolerance_below_sd  # sd 0.014 < tolerance 0.02
+    wide = reproduction.compare(REFERENCE, *tables(dfa_acc=(0.30, 0.40))).set_index(
+        ["method", "metric"]).loc[("dfa", "test_acc")]
+    assert wide.tolerance_below_sd and wide.sd_over_tolerance == pytest.approx(
+        (0.1 / math.sqrt(2)) / 0.02)
+    # norms: the spread of log10 values against the log10 tolerance (1 decade)
+    norm = reproduction.compare(REFERENCE, *tables(norm=(1e3, 1e6))).set_index(
+        ["method", "metric"]).loc[("dfa", "h_L_norm_median")]
+    assert norm.tolerance_below_sd  # sd of (3, 6) is 2.1 decades
+    # one seed: no sd, no gap in sd units
+    runs, layers, nulls = tables()
+    one = reproduction.compare(REFERENCE, runs[runs.seed == 1], layers, nulls)
+    assert one.gap_sd.isna().all() and not one.tolerance_below_sd.any()
+    # per-seed gaps: the gap on each seed alone, and on the other seeds
+    import json
+
+    acc = reproduction.compare(REFERENCE, *tables(dfa_acc=(0.30, 0.40))).iloc[1]
+    assert json.loads(acc.gap_seed) == {"1": pytest.approx(0.0), "2": pytest.approx(5.0)}
+    assert json.loads(acc.gap_without_seed) == {"1": pytest.approx(5.0),
+                                                "2": pytest.approx(0.0)}
+
+
+def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_picked_on():
+    # two open recipes, two numbers, seeds 1 and 2. "lucky" looks best on the mean of
+    # the other seed for both held-out seeds but misses on the held-out seed itself;
+    # "steady" is within on both numbers on every seed.
+    lucky = ([{"1": 0.0, "2": 3.0}, {"1": 0.0, "2": 3.0}],   # alone
+             [{"1": 3.0, "2": 0.0}, {"1": 3.0, "2": 0.0}])   # without (= the other seed)
+    steady = ([{"1": 0.9, "2": 0.9}, {"1": 0.9, "2": 3.0}],
+              [{"1": 0.9, "2": 0.9}, {"1": 3.0, "2": 0.9}])
+    default = ([{"1": 5.0, "2": 5.0}] * 2, [{"1": 5.0, "2": 5.0}] * 2)
+    gaps = hand_gaps({"default": [5.0, 5.0], "lucky": [1.5, 1.5], "steady": [0.9, 2.0]},
+                     {"default": "stated", "lucky": "open", "steady": "open"},
+                     seeds={"default": default, "lucky": lucky, "steady": steady})
+    out = reproduction.holdout(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
+    assert out.held_out.tolist() == [1, 2]
+    row = out.set_index("held_out")
+    # seed 2 held out: picked on seed 1, lucky (0, 0) beats steady (0.9, 3.0); on seed 2
+    # lucky misses both (3, 3): its count falls from 2 to 0
+    assert row.loc[2, "winner"] == "lucky"
+    assert row.loc[2, "within_selected"] == 2 and row.loc[2, "within_held_out"] == 0
+    # seed 1 held out: picked on seed 2, steady (0.9, 0.9) beats lucky (3, 3)
+    assert row.loc[1, "winner"] == "steady"
+    assert (row.loc[1, "within_selected"], row.loc[1, "within_held_out"]) == (1, 2)
+    # the kind's mean change, seed 2 held out: lucky 2 → 0, steady 2 → 1
+    assert row.loc[2, "mean_drop_of_kind"] == pytest.approx((2 + 1) / 2)
+    text = reproduction.holdout_markdown(out)
+    assert "winner's curse" in text and "held-out seed" in text
+    # without per-seed gaps there is nothing to estimate, and the page says so
+    empty = reproduction.holdout(hand_gaps(DISAGREE, KINDS))
+    assert empty.empty and "not estimated" in reproduction.holdout_markdown(empty)
+
+
+def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_null():
+    from credit_assign import notes
+
+    gaps = hand_gaps(DISAGREE, KINDS)
+    by_sum = notes._ranking_section(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
+    assert "Best open variant: `close`" in by_sum and "best departing one: `off`" in by_sum
+    assert "winner's curse" in by_sum
+    assert "Best open variant: `many`" in notes._ranking_section(gaps, None)
+    nulls = pd.DataFrame(
+        [{"method": "dfa", "lam": lam, "seed": s, "feedback": "trained", "deep_cosine": t}
+         for lam, t in ((0.0, 0.085), (0.01, 0.15)) for s in (1, 2)]
+        + [{"method": "dfa", "lam": lam, "seed": 1, "feedback": "fresh", "deep_cosine": f}
+           for lam in (0.0, 0.01) for f in (-0.01, 0.0, 0.01)])
+    text = notes._null_section(nulls, 0.01)
+    assert "not reproduced" in text and text.count("above the null by more than two") == 2
+
+
+def test_the_gap_map_is_readable_on_its_rotated_page():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from credit_assign.figures import variants as fig_variants
+
+    # the reported row set of the paper's reference (26 numbers) under 10 recipes
+    cells = {name: [0.5 * (i % 7) - 1.5 for i in range(26)]
+             for name in ["default", *[f"variant_{k}" for k in range(9)]]}
+    gaps = hand_gaps(cells, {n: "stated" if n == "default" else "open" for n in cells})
+    gaps = gaps.assign(run=[f"dfa, λ={i}" for i in range(26)] * 10,
+                       base_recipe=gaps.recipe, measurement="reported", remeasured=True)
+    fig = fig_variants.plot(gaps)
+    sizes = fig_variants.printed_font_sizes(fig)
+    assert sizes and min(sizes) >= fig_variants.MIN_PT
+    assert fig.get_figwidth() == pytest.approx(fig_variants.PAGE_IN[0])
+    assert fig.get_figheight() <= fig_variants.PAGE_IN[1] + 1e-9  # one page, scale 1

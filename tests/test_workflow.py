@@ -342,20 +342,20 @@ def test_deleted_intermediates_are_rebuilt_and_nothing_else(tiny_run):
 
 
 def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
-    """`snakemake variants`: the variant's methods and seeds only, under
+    """`snakemake variants`: the variant's methods only, on the study's seeds, under
     results/<dataset>@<name>/, with its overrides in each run's config; the default
     results untouched; the gap map has a column per recipe."""
     import pandas as pd
 
     cfg = tiny_run / "config" / "tiny-variants.yaml"
     cfg.write_text(yaml.safe_dump({"variants": {"const_lr": {
-        "description": "constant lr, e summed", "methods": ["dfa"], "seeds": [1],
+        "kind": "departs", "description": "constant lr, e summed", "methods": ["dfa"],
         "overrides": {"training": {"schedule": "constant"},
                       "rule": {"dfa": {"error_reduction": "sum"}}}}}}))
     default = (tiny_run / "results/digits/train/dfa/lam0/seed1/metrics.json").read_bytes()
     dry = snakemake(tiny_run, "variants", "--configfile", "config/tiny.yaml", str(cfg), "-n")
     counts = job_counts(dry.stdout)
-    assert counts["train"] == 2 and counts["fresh_b_null"] == 2  # dfa × 2 λ × seed 1
+    assert counts["train"] == 4 and counts["fresh_b_null"] == 4  # dfa × 2 λ × 2 seeds
     snakemake(tiny_run, "variants", "--configfile", "config/tiny.yaml", str(cfg))
     run = read_result(tiny_run / "results/digits@const_lr/train/dfa/lam0/seed1/metrics.json",
                       "train")
@@ -370,7 +370,8 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
     inherited = gaps[(gaps.recipe == "const_lr") & gaps.inherited]
     assert set(inherited.run.str.split(",").str[0]) == {"bp"}  # the methods it leaves alone
     side = (tiny_run / "results/digits/summary/reproduction_variants.md").read_text()
-    assert side.startswith("# Reproduction") and "best variant (`const_lr`) side by side" in side
+    assert side.startswith("# Reproduction")
+    assert "best departs variant (`const_lr`) side by side" in side
     notes = (tiny_run / "results/digits/summary/reproduction_notes.md").read_text()
     assert "What matches under the default recipe" in notes and "`const_lr`" in notes
     md = (tiny_run / "results/digits@const_lr/summary/reproduction.md").read_text()

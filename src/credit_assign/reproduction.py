@@ -6,6 +6,7 @@ paper's numbers come only from the reference file (config/paper_reference.yaml).
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -40,22 +41,26 @@ def load_reference(path: str | Path) -> dict:
     return ref
 
 
-def _ours(entry: dict, runs, layers, nulls) -> tuple[np.ndarray, str]:
-    """Our values for one reference entry (one per seed, or per draw for the null)."""
+def _ours(entry: dict, runs, layers, nulls) -> tuple[np.ndarray, str, np.ndarray]:
+    """Our values for one reference entry (one per seed, or per draw for the null), what
+    they are over, and each value's seed."""
     def pick(df):
         return select_runs(df, entry["method"], entry["lam"], entry.get("seed"))
 
     metric = entry["metric"]
     if metric in ("test_acc", "h_L_norm_median", "deep_cosine"):
-        return pick(runs)[metric].to_numpy(float), "seeds"
+        df = pick(runs)
+        return df[metric].to_numpy(float), "seeds", df.seed.to_numpy()
     if metric == "cosine":
         final = pick(runs)[["seed", "final_epoch"]]
         df = pick(layers).merge(final, left_on=["seed", "epoch"], right_on=["seed", "final_epoch"])
-        return df[df.layer == entry["layer"]].cosine.to_numpy(float), "seeds"
+        df = df[df.layer == entry["layer"]]
+        return df.cosine.to_numpy(float), "seeds", df.seed.to_numpy()
     feedback = "trained" if metric == "trained_b_deep_cosine" else "fresh"
     df = pick(nulls)
-    return df[df.feedback == feedback].deep_cosine.to_numpy(float), (
-        "seeds" if feedback == "trained" else "draws")
+    df = df[df.feedback == feedback]
+    return df.deep_cosine.to_numpy(float), ("seeds" if feedback == "trained" else "draws"), \
+        df.seed.to_numpy()
 
 
 def _within(metric: str, ours: float, entry: dict, tolerances: dict):
@@ -81,34 +86,80 @@ def _within(metric: str, ours: float, entry: dict, tolerances: dict):
     return diff, None, "", math.nan
 
 
-def _row(entry: dict, values: np.ndarray, over: str, tolerances: dict) -> dict:
-    """One compared paper number: our values (per seed or draw) against the entry."""
-    values = values[~np.isnan(values)]
+def _spread_in_tolerances(metric: str, values: np.ndarray, entry: dict,
+                          tolerances: dict) -> float:
+    """Our seed-to-seed (or draw-to-draw) sd in units of the number's tolerance: the sd
+    of log10 values over the log10 tolerance for norms, sd / abs otherwise. Above 1, the
+    tolerance is tighter than our own spread. NaN with fewer than two values."""
+    tol = tolerances.get(metric, {})
+    if len(values) < 2:
+        return math.nan
+    if "log10" in tol and "range" not in entry:
+        if (values <= 0).any() or not tol["log10"]:
+            return math.nan
+        return float(np.log10(values).std(ddof=1)) / tol["log10"]
+    if tol.get("abs"):
+        return float(values.std(ddof=1)) / tol["abs"]
+    return math.nan
+
+
+def _seed_gaps(entry: dict, values: np.ndarray, seeds: np.ndarray | None,
+               tolerances: dict) -> tuple[str, str]:
+    """The gap on each seed alone, and on every seed but that one (JSON: seed → gap):
+    what the hold-one-seed-out check of the ranking (``holdout``) needs. Empty without
+    seeds or with one seed."""
+    if seeds is None or len(set(seeds.tolist())) < 2:
+        return "{}", "{}"
+    alone, without = {}, {}
+    for s in sorted(set(seeds.tolist())):
+        for out, mask in ((alone, seeds == s), (without, seeds != s)):
+            v = values[mask]
+            gap = _within(entry["metric"], float(v.mean()), entry, tolerances)[3] \
+                if len(v) else math.nan
+            out[str(int(s))] = None if math.isnan(gap) else round(gap, 6)
+    return json.dumps(alone), json.dumps(without)
+
+
+def _row(entry: dict, values: np.ndarray, over: str, tolerances: dict,
+         seeds: np.ndarray | None = None) -> dict:
+    """One compared paper number: our values (per seed or draw) against the entry.
+    ``gap`` is in units of the tolerance; ``gap_sd`` in units of our own sd (ddof = 1,
+    NaN with one value); ``sd_over_tolerance`` > 1 (``tolerance_below_sd``): the
+    tolerance is tighter than our seed-to-seed spread."""
+    keep = ~np.isnan(values)
+    values = values[keep]
+    seeds = seeds[keep] if seeds is not None else None
     mean = float(values.mean()) if len(values) else math.nan
     std = float(values.std(ddof=1)) if len(values) > 1 else math.nan
     diff, ok, tol, gap = _within(entry["metric"], mean, entry, tolerances)
+    gap_sd = diff / std if diff is not None and std > 0 else math.nan
+    spread = _spread_in_tolerances(entry["metric"], values, entry, tolerances)
+    alone, without = _seed_gaps(entry, values, seeds, tolerances)
     return {
         "method": entry["method"], "lam": entry["lam"], "metric": entry["metric"],
         "layer": entry.get("layer"), "seed": entry.get("seed"),
         "paper": entry.get("value"), "paper_std": entry.get("std"),
         "paper_range": entry.get("range"), "ours_mean": mean, "ours_std": std,
         "ours_n": len(values), "ours_over": over, "difference": diff, "tolerance": tol,
-        "gap": gap, "within_tolerance": ok, "source": entry["source"],
+        "gap": gap, "within_tolerance": ok, "gap_sd": gap_sd,
+        "sd_over_tolerance": spread, "tolerance_below_sd": bool(spread > 1),
+        "verified": bool(entry.get("verified", True)), "note": entry.get("note", ""),
+        "gap_seed": alone, "gap_without_seed": without, "source": entry["source"],
     }
 
 
 def compare(reference: dict, runs, layers, nulls) -> pd.DataFrame:
     rows = []
     for entry in reference["entries"]:
-        values, over = _ours(entry, runs, layers, nulls)
-        rows.append(_row(entry, values, over, reference["tolerances"]))
+        values, over, seeds = _ours(entry, runs, layers, nulls)
+        rows.append(_row(entry, values, over, reference["tolerances"], seeds))
     return pd.DataFrame(rows)
 
 
 # The gap map's columns. A recipe (``default`` or a variant's name) is a column of the
 # numbers its own runs report; ``<recipe>/<measurement>`` is a column of the same recipe's
 # saved models measured another way (credit_assign.measure, no retraining), e.g.
-# ``e_sum/eps_cos_b128``: e_sum's models, cosines as torch's cosine_similarity at batch 128.
+# ``dfa_no_aug/eps_cos_b128``: e_sum's models, cosines as torch's cosine_similarity at batch 128.
 MEASUREMENT_SEP = "/"
 # the summary metrics a measurement replaces, and its measurements.csv column
 MEASURED = {"h_L_norm_median": "h_L_norm", "deep_cosine": "deep_cosine"}
@@ -133,9 +184,9 @@ def measurement_description(name: str) -> str:
     return ""
 
 
-def _measured_values(entry: dict, m: pd.DataFrame) -> np.ndarray | None:
-    """One measurement's values (per seed) for a reference entry; None where the
-    measurement does not measure that number (it is then the recipe's own)."""
+def _measured_values(entry: dict, m: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+    """One measurement's values (per seed) for a reference entry, and their seeds; None
+    where the measurement does not measure that number (it is then the recipe's own)."""
     if "seed" in entry:
         return None
     if entry["metric"] == "cosine":
@@ -145,7 +196,7 @@ def _measured_values(entry: dict, m: pd.DataFrame) -> np.ndarray | None:
     if column is None or column not in m or m[column].isna().all():
         return None
     df = m[(m.method == entry["method"]) & np.isclose(m.lam, entry["lam"])]
-    return pd.to_numeric(df[column]).to_numpy(float)
+    return pd.to_numeric(df[column]).to_numpy(float), df.seed.to_numpy()
 
 
 def measured_comparisons(reference: dict, measurements: pd.DataFrame,
@@ -163,10 +214,10 @@ def measured_comparisons(reference: dict, measurements: pd.DataFrame,
         m = measurements[measurements.measurement == name]
         rows = []
         for entry in reference["entries"]:
-            values = _measured_values(entry, m)
-            row = _row(entry, np.array([]) if values is None else values, "seeds",
-                       reference["tolerances"])
-            rows.append({**row, "remeasured": values is not None})
+            found = _measured_values(entry, m)
+            values, seeds = found if found is not None else (np.array([]), None)
+            row = _row(entry, values, "seeds", reference["tolerances"], seeds)
+            rows.append({**row, "remeasured": found is not None})
         out[f"{recipe}{MEASUREMENT_SEP}{name}"] = pd.DataFrame(rows)
     return out
 
@@ -234,9 +285,13 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
         ours = "not run" if r.ours_n == 0 else \
             f"{_fmt(r.ours_mean, r.ours_std)} (n={r.ours_n} {r.ours_over})"
         verdict = {True: "yes", False: "**no**", None: "—"}[r.within_tolerance]
-        rows.append([run, metric, paper, ours, _fmt(r.difference), r.tolerance or "—", verdict])
+        if not r.verified:
+            verdict += " (unverified target)"
+        rows.append([run, metric, paper, ours, _fmt(r.difference), r.tolerance or "—",
+                     _gap_text(r.gap, plain=True), _sd_text(r.gap_sd, r.tolerance_below_sd),
+                     verdict])
     table = md_table(["run", "metric", "paper", "ours (mean ± std)", "ours − paper",
-                       "tolerance", "within"], rows)
+                       "tolerance", "gap (tolerances)", "gap (our sd)", "within"], rows)
     layer_cols = sorted((c for c in summary.columns if c.startswith("cosine_l")),
                         key=lambda c: int(c[8:]))
     rows2 = [[s.method, f"{s.lam:g}", str(s.seeds), str(s.epochs),
@@ -247,11 +302,21 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
     table2 = md_table(["method", "λ", "seeds", "epochs", "test accuracy", "median ‖h_L‖",
                         "deep cosine", *[f"cos l{c[8:]}" for c in layer_cols],
                         "fresh-B null"], rows2)
-    n_ok = int((comparison.within_tolerance == True).sum())  # noqa: E712
-    n_cmp = int(comparison.within_tolerance.notna().sum())
-    return (f"# Reproduction of the paper's CIFAR-10 numbers\n\n{context}\n\n"
-            f"Within tolerance: **{n_ok} of {n_cmp}** compared numbers "
-            f"({len(comparison) - n_cmp} not run here).\n\n## Paper vs ours\n\n{table}\n\n"
+    ok = comparison.within_tolerance == True  # noqa: E712
+    cmp = comparison.within_tolerance.notna()
+    ver = comparison.verified.map(_flag)
+    unverified = comparison[~ver]
+    why = "; ".join(f"{' '.join(_label(r))}: {r.note}" for r in unverified.itertuples()
+                    if r.note)
+    counts = (f"Within tolerance: **{int(ok.sum())} of {int(cmp.sum())}** compared numbers "
+              f"({len(comparison) - int(cmp.sum())} not run here); verified targets only: "
+              f"**{int((ok & ver).sum())} of {int((cmp & ver).sum())}**"
+              + (f" (unverified: {why})" if why else "") + ".")
+    return (f"# Reproduction of the paper's CIFAR-10 numbers\n\n{context}\n\n{counts}\n\n"
+            "Gap (tolerances): (ours − paper) / tolerance (log10 units for norms), |gap| ≤ 1 "
+            "within. Gap (our sd): (ours − paper) / our seed-to-seed sd (ddof = 1; — with "
+            "one seed); † where the tolerance is tighter than that sd.\n\n"
+            f"## Paper vs ours\n\n{table}\n\n"
             f"## Every run (final epoch, mean ± std over seeds)\n\n{table2}\n")
 
 
@@ -307,17 +372,40 @@ def context(config: dict, info: dict) -> str:
 
 
 def split_recipe(name: str) -> tuple[str, str]:
-    """``e_sum/eps_cos_b128`` → (e_sum, eps_cos_b128); a recipe's own column → (name,
+    """``dfa_no_aug/eps_cos_b128`` → (e_sum, eps_cos_b128); a recipe's own column → (name,
     "reported")."""
     base, _, measurement = name.partition(MEASUREMENT_SEP)
     return base, measurement or "reported"
 
 
-def gap_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+STATED, MEASUREMENT = "stated", "measurement"
+# The groups recipes are ranked in, each on its own: the stated recipe (``default``),
+# the variants that fill a detail the paper leaves open, those that depart from what it
+# states, and the measurement columns (a recipe's models measured another way).
+KINDS = (STATED, "open", "departs", MEASUREMENT, "unlabelled")
+
+
+def recipe_kind(name: str, kinds: dict[str, str] | None = None) -> str:
+    """A gap-map column's group: ``stated`` (default), a variant's ``kind`` (``open``
+    or ``departs``, config/variants.yaml), ``measurement`` (``<recipe>/<measurement>``);
+    a variant whose kind is not given is ``unlabelled``."""
+    if name == "default":
+        return STATED
+    if MEASUREMENT_SEP in name:
+        return MEASUREMENT
+    return (kinds or {}).get(name, "unlabelled")
+
+
+def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = None
+              ) -> pd.DataFrame:
     """The gap map as a tidy table: one row per (paper number, column), the column's value
     and ours − paper in units of the tolerance (|gap| ≤ 1: within; NaN: no tolerance).
     ``tables``: column name → its comparison, ``default`` first; a column is a recipe
-    (its reproduction table) or ``<recipe>/<measurement>`` (measured_comparisons).
+    (its reproduction table) or ``<recipe>/<measurement>`` (measured_comparisons);
+    ``kinds``: variant → ``open`` | ``departs`` (recipe_kind). Each row also carries
+    whether the paper's number is ``verified`` (the reference's flag), the gap in units
+    of our own sd (``gap_sd``), whether the tolerance is tighter than that sd, and the
+    per-seed gaps the hold-one-seed-out check reads.
 
     A number a column does not measure itself is *inherited*, so every column is judged
     on the whole table: a recipe variant's number for a method it leaves alone is the
@@ -355,22 +443,44 @@ def gap_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
             r = rows_of[name][i]
             src = rows_of[source(name, i)][i]
             inherited = source(name, i) != name
+            d = rows_of["default"][i]
             rows.append({"run": run, "metric": metric, "paper": _paper_text(r),
-                         "recipe": name, "base_recipe": base, "measurement": measurement,
+                         "recipe": name, "kind": recipe_kind(name, kinds),
+                         "base_recipe": base, "measurement": measurement,
                          "remeasured": bool(getattr(r, "remeasured", True)),
+                         "verified": _flag(getattr(d, "verified", True)),
+                         "note": _text(getattr(d, "note", "")),
                          "ours_mean": src.ours_mean, "ours_std": src.ours_std,
-                         "ours_n": src.ours_n, "gap": src.gap, "inherited": inherited,
+                         "ours_n": src.ours_n, "gap": src.gap,
+                         "gap_sd": getattr(src, "gap_sd", math.nan),
+                         "tolerance_below_sd": _flag(getattr(src, "tolerance_below_sd",
+                                                             False)),
+                         "gap_seed": _text(getattr(src, "gap_seed", "{}")) or "{}",
+                         "gap_without_seed": _text(getattr(src, "gap_without_seed", "{}"))
+                         or "{}",
+                         "inherited": inherited,
                          "inherited_from": source(name, i) if inherited else ""})
     out = pd.DataFrame(rows)
     out["within"] = out.gap.abs() <= 1
     return out
 
 
+def _flag(x) -> bool:
+    """A boolean cell, also as a CSV read back may hold it ("True", "False")."""
+    if isinstance(x, str):
+        return x.strip().lower() == "true"
+    return False if x is None or (isinstance(x, float) and math.isnan(x)) else bool(x)
+
+
+def _text(x) -> str:
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
+
+
 def gap_grid(gaps: pd.DataFrame, column: str = "gap") -> pd.DataFrame:
     """The gap map laid out for reading: columns are the recipes; rows are the paper
     numbers as each recipe reports them (``reported``), then one labelled row set per
     measurement holding only the numbers that measurement remeasures — a cell of the row
-    set ``[eps_cos_b128]`` under ``e_sum`` is the column ``e_sum/eps_cos_b128``.
+    set ``[eps_cos_b128]`` under ``e_sum`` is the column ``dfa_no_aug/eps_cos_b128``.
     Index: (measurement, run, metric); a missing combination is NaN."""
     recipes = list(dict.fromkeys(gaps.base_recipe))
     measurements = list(dict.fromkeys(gaps.measurement))
@@ -383,50 +493,210 @@ def gap_grid(gaps: pd.DataFrame, column: str = "gap") -> pd.DataFrame:
     return wide.reindex(index=pd.MultiIndex.from_tuples(order), columns=recipes)
 
 
-def ranking(gaps: pd.DataFrame) -> pd.DataFrame:
-    """Recipes ordered by how many paper numbers fall within tolerance (then by the sum
-    of |gap| clipped at 5, smaller first): within, compared, rerun, clipped_gap_sum."""
-    g = gaps.assign(clipped=gaps.gap.abs().clip(upper=5), counted=gaps.gap.notna(),
-                    rerun=gaps.gap.notna() & ~gaps.inherited)
+DEFAULT_STUDY = {"seeds": None, "exclude_unverified": True,
+                 "ranking": {"primary": "within_count", "tiebreak": "clipped_gap_sum",
+                             "clip": 5.0}}
+# a ranking key: its column in ranking()'s table, and whether smaller is better
+RANK_KEYS = {"within_count": ("within", False), "clipped_gap_sum": ("clipped_gap_sum", True)}
+
+
+def study_rule(study: dict | None = None) -> dict:
+    """config ``study`` with its defaults (workflow/schemas/config.schema.yaml)."""
+    study = study or {}
+    return {**DEFAULT_STUDY, **study,
+            "ranking": {**DEFAULT_STUDY["ranking"], **(study.get("ranking") or {})}}
+
+
+def rule_text(study: dict | None = None) -> str:
+    """The configured ranking rule in words."""
+    rule = study_rule(study)
+    r = rule["ranking"]
+    words = {"within_count": "the number of paper numbers within tolerance (more first)",
+             "clipped_gap_sum": f"Σ min(|gap|, {r['clip']:g}) (smaller first)"}
+    text = f"by {words[r['primary']]}"
+    if r["tiebreak"] not in ("none", r["primary"]):
+        text += f", ties by {words[r['tiebreak']]}"
+    text += ", then by name; "
+    return text + ("unverified paper numbers left out" if rule["exclude_unverified"]
+                   else "unverified paper numbers counted")
+
+
+def ranking(gaps: pd.DataFrame, study: dict | None = None) -> pd.DataFrame:
+    """The recipes in the order of the study's pre-registered rule (config ``study``,
+    study_rule): ranked within their kind (KINDS: the stated recipe, ``open`` variants,
+    ``departs`` variants, measurement columns), by ``ranking.primary`` then
+    ``ranking.tiebreak`` then name; ``exclude_unverified`` leaves the reference's
+    unverified numbers out of ``within``, ``compared`` and ``clipped_gap_sum``. Every
+    count is also given both ways: ``within_all``/``compared_all`` (every number) and
+    ``within_verified``/``compared_verified``. ``rank``: 1 for the best of its kind.
+    The one ordering of recipes: the markdown, the notes and the paper take the
+    winner from here (best)."""
+    rule = study_rule(study)
+    r = rule["ranking"]
+    verified = gaps.verified.map(_flag) if "verified" in gaps else pd.Series(True, gaps.index)
+    scored = gaps.gap.notna()
+    counted = scored & verified if rule["exclude_unverified"] else scored
+    within = gaps.gap.abs() <= 1
+    kind = gaps.kind if "kind" in gaps else gaps.recipe.map(recipe_kind)
+    g = gaps.assign(
+        kind=kind, counted=counted, within_c=within & counted,
+        clipped=gaps.gap.abs().clip(upper=r["clip"]).where(counted, 0.0),
+        rerun=counted & ~gaps.inherited.map(_flag),
+        w_all=within & scored, c_all=scored, w_ver=within & scored & verified,
+        c_ver=scored & verified)
     out = g.groupby("recipe", sort=False).agg(
-        within=("within", "sum"), compared=("counted", "sum"), rerun=("rerun", "sum"),
-        clipped_gap_sum=("clipped", "sum")).reset_index()
-    return out.sort_values(["within", "clipped_gap_sum"], ascending=[False, True],
-                           kind="stable").reset_index(drop=True)
+        kind=("kind", "first"), within=("within_c", "sum"), compared=("counted", "sum"),
+        rerun=("rerun", "sum"), clipped_gap_sum=("clipped", "sum"),
+        within_all=("w_all", "sum"), compared_all=("c_all", "sum"),
+        within_verified=("w_ver", "sum"), compared_verified=("c_ver", "sum")).reset_index()
+    out["kind_order"] = out.kind.map(lambda k: KINDS.index(k) if k in KINDS else len(KINDS))
+    keys, ascending = ["kind_order"], [True]
+    for name in dict.fromkeys([r["primary"], r["tiebreak"]]):
+        if name in RANK_KEYS:
+            column, smaller = RANK_KEYS[name]
+            keys.append(column)
+            ascending.append(smaller)
+    out = out.sort_values([*keys, "recipe"], ascending=[*ascending, True],
+                          kind="stable").reset_index(drop=True)
+    out["rank"] = out.groupby("kind", sort=False).cumcount() + 1
+    return out.drop(columns="kind_order")
 
 
-def _gap_text(gap: float, inherited: bool = False) -> str:
-    text = "—" if pd.isna(gap) else f"{gap:+.1f}" + (" ✓" if abs(gap) <= 1 else "")
+def best(rank: pd.DataFrame, kind: str = "open") -> str | None:
+    """The winner of a kind under the ranking (None if the study has none of that kind):
+    the headline "best recipe" is the best ``open`` one."""
+    rows = rank[rank.kind == kind]
+    return rows.recipe.iloc[0] if len(rows) else None
+
+
+def _seed_map(cell) -> dict[str, float]:
+    if not isinstance(cell, str) or not cell.strip():
+        return {}
+    return {k: (math.nan if v is None else float(v)) for k, v in json.loads(cell).items()}
+
+
+def holdout(gaps: pd.DataFrame, study: dict | None = None, kind: str = "open"
+            ) -> pd.DataFrame:
+    """The winner's curse, estimated by holding one seed out: for each seed s, rank the
+    recipes of ``kind`` by the study's rule on the other seeds' mean (``gap_without_seed``)
+    and count the winner's numbers within tolerance on seed s alone (``gap_seed``).
+    Columns: held_out, winner, within_selected (on the seeds it was picked on),
+    compared_selected, within_held_out, compared_held_out, and mean_drop_of_kind: the
+    drop from the ranking seeds to the held-out seed averaged over every recipe of the
+    kind (part of any drop is only one seed being noisier than a mean of two; the
+    winner's drop beyond it is the selection's inflation). Empty without per-seed gaps."""
+    seeds = sorted({s for cell in gaps.gap_seed for s in _seed_map(cell)}, key=int) \
+        if "gap_seed" in gaps else []
+    rows = []
+    for s in seeds:
+        def on(column, s=s):
+            g = gaps.assign(gap=[_seed_map(c).get(s, math.nan) for c in gaps[column]])
+            return g.assign(within=g.gap.abs() <= 1)
+        picked, held = ranking(on("gap_without_seed"), study), ranking(on("gap_seed"), study)
+        winner = best(picked, kind)
+        if winner is None:
+            continue
+        p, h = picked.set_index("recipe"), held.set_index("recipe")
+        of_kind = p.index[p.kind == kind]
+        drop = (p.loc[of_kind, "within"] - h.loc[of_kind, "within"]).mean()
+        rows.append({"held_out": int(s), "winner": winner,
+                     "within_selected": int(p.loc[winner, "within"]),
+                     "compared_selected": int(p.loc[winner, "compared"]),
+                     "within_held_out": int(h.loc[winner, "within"]),
+                     "compared_held_out": int(h.loc[winner, "compared"]),
+                     "mean_drop_of_kind": float(drop)})
+    return pd.DataFrame(rows, columns=["held_out", "winner", "within_selected",
+                                       "compared_selected", "within_held_out",
+                                       "compared_held_out", "mean_drop_of_kind"])
+
+
+def _gap_text(gap: float, inherited: bool = False, plain: bool = False) -> str:
+    text = "—" if pd.isna(gap) else f"{gap:+.1f}" + (" ✓" if abs(gap) <= 1 and not plain
+                                                     else "")
     return f"({text})" if inherited and text != "—" else text
 
 
-def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, dict]) -> str:
-    """The variant study as markdown: the ranking, the default recipe beside the best
-    variant, and the whole gap map. ``about``: recipe → {description, methods, seeds}."""
+def _sd_text(gap_sd: float, tighter) -> str:
+    """A gap in units of our own sd, † where the tolerance is tighter than that sd."""
+    text = "—" if pd.isna(gap_sd) else f"{gap_sd:+.1f}"
+    return text + (" †" if _flag(tighter) else "")
+
+
+def _count(r, which: str = "") -> str:
+    return f"{int(getattr(r, 'within' + which))} of {int(getattr(r, 'compared' + which))}"
+
+
+def holdout_markdown(table: pd.DataFrame, kind: str = "open") -> str:
+    """The hold-one-seed-out check as a paragraph and a table."""
+    head = ("## The winner's curse\n\nPicking the best of k recipes by their counts "
+            "inflates the winner's count: part of its lead is noise that favoured it on "
+            "the seeds it was picked on. ")
+    if table.empty:
+        return head + ("No per-seed gaps here (one seed, or tables from before they were "
+                       "recorded), so the inflation is not estimated.\n")
+    rows = [[str(r.held_out), f"`{r.winner}`",
+             f"{r.within_selected} of {r.compared_selected}",
+             f"{r.within_held_out} of {r.compared_held_out}",
+             f"{r.within_selected - r.within_held_out:+d}", f"{r.mean_drop_of_kind:+.2f}"]
+            for r in table.itertuples()]
+    drop = float((table.within_selected - table.within_held_out).mean())
+    typical = float(table.mean_drop_of_kind.mean())
+    return (head + f"Estimated by holding one seed out: the `{kind}` recipes are ranked by "
+            "the same rule on the other seeds' mean, and the winner's numbers are counted "
+            "on the held-out seed alone. The winner's count falls by "
+            f"{drop:.2f} on average, a typical `{kind}` recipe's by {typical:.2f} (one seed "
+            "is noisier than a mean of two); the difference, "
+            f"{drop - typical:+.2f}, estimates the selection's inflation of the winner's "
+            "count.\n\n"
+            + md_table(["held-out seed", "winner on the other seeds", "its count there",
+                        "its count on the held-out seed", "change",
+                        f"mean change over the {kind} recipes"], rows) + "\n")
+
+
+def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, dict],
+                      study: dict | None = None) -> str:
+    """The variant study as markdown: the ranking (by the study's rule, each kind on its
+    own), the default recipe beside the best ``open`` variant, the winner's-curse
+    check, and the whole gap map. ``about``: recipe → {kind, description, methods,
+    seeds}; ``rank``: ranking(gaps, study)."""
     variants = rank[rank.recipe != "default"]
     if variants.empty:
         return ""
-    best = variants.recipe.iloc[0]
+    best_open = best(rank, "open")
     rows = []
+    titles = {STATED: "the stated recipe", "open": "fills a detail the paper leaves open",
+              "departs": "departs from what the paper states",
+              MEASUREMENT: "measurement (the recipe's models measured another way)"}
     for r in rank.itertuples():
         a = about.get(r.recipe, {})
-        rows.append([f"`{r.recipe}`" + (" **(best)**" if r.recipe == best else ""),
+        rows.append([f"{titles.get(r.kind, r.kind)}", str(r.rank),
+                     f"`{r.recipe}`" + (" **(best open)**" if r.recipe == best_open else ""),
                      a.get("description", ""), ", ".join(a.get("methods", [])) or "—",
                      ", ".join(str(s) for s in a.get("seeds", [])) or "—",
-                     f"{r.within} of {r.compared}", str(r.rerun), f"{r.clipped_gap_sum:.1f}"])
-    table = md_table(["recipe", "what it changes", "methods rerun", "seeds",
-                       "within tolerance", "numbers it reruns", "Σ ∣gap∣ (clipped at 5)"], rows)
+                     _count(r), _count(r, "_all"), _count(r, "_verified"), str(r.rerun),
+                     f"{r.clipped_gap_sum:.1f}"])
+    clip = study_rule(study)["ranking"]["clip"]
+    table = md_table(["kind", "rank", "recipe", "what it changes", "methods rerun", "seeds",
+                       "within (ranked)", "within (every number)", "within (verified only)",
+                       "numbers it reruns", f"Σ min(∣gap∣, {clip:g}) (ranked)"], rows)
+    # no open variant: the first variant of the ranking, named for what it is
+    shown = best_open or variants.recipe.iloc[0]
+    title = "best open variant" if best_open else \
+        f"best {rank.set_index('recipe').kind[shown]} variant"
     d = gaps[gaps.recipe == "default"].reset_index(drop=True)
-    b = gaps[gaps.recipe == best].reset_index(drop=True)
+    b = gaps[gaps.recipe == shown].reset_index(drop=True)
     rows = []
     for x, y in zip(d.itertuples(), b.itertuples()):
         def ours(z):
             return "not run" if z.ours_n == 0 else f"{_fmt(z.ours_mean, z.ours_std)} (n={z.ours_n})"
-        rows.append([x.run, x.metric, x.paper, ours(x), _gap_text(x.gap),
-                     ours(y) + (" (inherited)" if y.inherited else ""),
-                     _gap_text(y.gap, y.inherited)])
-    side = md_table(["run", "metric", "paper", "default recipe", "gap",
-                      f"best variant `{best}`", "gap"], rows)
+        rows.append([x.run, x.metric + ("" if _flag(x.verified) else " (unverified target)"),
+                     x.paper, ours(x), _gap_text(x.gap),
+                     _sd_text(x.gap_sd, x.tolerance_below_sd),
+                     ours(y) + (" (inherited)" if _flag(y.inherited) else ""),
+                     _gap_text(y.gap, _flag(y.inherited)),
+                     _sd_text(y.gap_sd, y.tolerance_below_sd)])
+    side = md_table(["run", "metric", "paper", "default recipe", "gap", "gap (our sd)",
+                      f"{title} `{shown}`", "gap", "gap (our sd)"], rows)
     wide = gaps.assign(cell=[_gap_text(g, i) for g, i in zip(gaps.gap, gaps.inherited)])
     grid = gap_grid(wide, "cell")
     rows, current = [], None
@@ -445,7 +715,7 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
         "from every recipe's reproduction.csv and, for the measured columns, every "
         "recipe's `measurements.csv` (its saved models measured another way, no "
         "retraining). A column `R` is recipe R's numbers as its runs report them; a column "
-        "`R/M` is recipe R's models measured the way M (e.g. `e_sum/eps_cos_b128`: the "
+        "`R/M` is recipe R's models measured the way M (e.g. `dfa_no_aug/eps_cos_b128`: the "
         "cosines as torch's cosine_similarity with eps 1e-8, gradients of a batch-mean CE "
         "over 128 images). The headline diagnostics stay epsilon-free; the measured columns "
         "show how the paper's numbers may have been made — a hypothesis, not the "
@@ -458,18 +728,29 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
         "below, the columns are the recipes and each measurement is a labelled row set of "
         "the numbers it remeasures (· : not measured for that recipe). Figure: "
         "`paper/figures/fig_variants.png`.\n\n"
-        f"{table}\n\n## The default recipe and the best variant (`{best}`) side by side"
-        f"\n\n{side}\n\n## The gap map\n\n{full}\n")
+        "Every recipe ran on the same seeds, and the ranking rule was fixed in "
+        "config/variants.yaml (`study`) before the runs: recipes are ranked "
+        f"{rule_text(study)}. Variants are ranked in two groups: `open` ones fill a detail "
+        "the paper's record leaves open, `departs` ones depart from what it states (the "
+        "headline best recipe is the best `open` one); the measurement columns are a "
+        "third group. Counts are given with and without the unverified paper numbers. "
+        "Gap (our sd): (ours − paper) / our seed-to-seed sd; † where the tolerance is "
+        "tighter than that sd.\n\n"
+        f"{table}\n\n## The default recipe and the {title} (`{shown}`) side by "
+        f"side\n\n{side}\n\n{holdout_markdown(holdout(gaps, study))}\n"
+        f"## The gap map\n\n{full}\n")
 
 
 def write_gap_map(tables: dict, out_csv, reference_path=None, measurements=None,
                   default_md=None, out_md=None, about: dict | None = None,
-                  expect: dict | None = None) -> pd.DataFrame:
+                  expect: dict | None = None, study: dict | None = None) -> pd.DataFrame:
     """variants_gap.csv and (``out_md``) the default's reproduction.md followed by the
     variant study; returns the gap table (what fig_variants draws). ``tables``: recipe →
     its reproduction.csv, default first; ``measurements``: recipe → its measurements.csv
     (a single path: the default's), each adding a column ``<recipe>/<measurement>`` per
-    measurement variant. ``expect``: recipe → the runs its measurements.csv must hold."""
+    measurement variant. ``expect``: recipe → the runs its measurements.csv must hold;
+    ``study``: config ``study`` (the ranking rule); ``about[name]["kind"]``: each
+    variant's kind."""
     frames = {name: table_io.read(path, "reproduction") for name, path in tables.items()}
     about = dict(about or {})
     if measurements and not isinstance(measurements, dict):
@@ -486,11 +767,14 @@ def write_gap_map(tables: dict, out_csv, reference_path=None, measurements=None,
                 own = about.get(recipe, {})
                 about[name] = {**own, "description": f"`{recipe}`'s models; "
                                + measurement_description(measurement)}
-    gaps = gap_table(frames)
+    gaps = gap_table(frames, {name: a["kind"] for name, a in about.items()
+                              if MEASUREMENT_SEP not in name and "kind" in a})
     inputs = [*tables.values(), *(measurements or {}).values(), *([reference_path] if
                                                                  reference_path else [])]
-    table_io.write(gaps, out_csv, "variants_gap", inputs, float_format="%.4g")
+    # full precision: the notes and the paper format each number once, from this value
+    table_io.write(gaps, out_csv, "variants_gap", inputs)
     if out_md:
         text = Path(default_md).read_text().rstrip("\n") + "\n\n"
-        atomic_write_text(out_md, text + variants_markdown(gaps, ranking(gaps), about))
+        atomic_write_text(out_md, text + variants_markdown(gaps, ranking(gaps, study), about,
+                                                           study))
     return gaps

@@ -123,9 +123,11 @@ rule variants_gap_map:
         runtime=10,
     params:
         about={
-            name: {k: v.get(k, []) for k in ("description", "methods", "seeds")}
+            name: {k: v.get(k, []) for k in ("kind", "description", "methods")}
+            | {"seeds": study_seeds()}
             for name, v in config["variants"].items()
         },
+        study=config["study"],
         expect=gap_map_expect(),
     script:
         "../../scripts/variants_gap_map.py"
@@ -144,6 +146,7 @@ rule reproduction_notes:
         runs=f"results/{config['dataset']}/summary/runs.csv",
         epochs=f"results/{config['dataset']}/summary/epochs.csv",
         layers=f"results/{config['dataset']}/summary/layers.csv",
+        nulls=f"results/{config['dataset']}/summary/nulls.csv",
         gaps=f"results/{config['dataset']}/summary/variants_gap.csv",
         variant_runs=[f"results/{ds}/summary/runs.csv" for ds in variant_datasets()],
         measurements=(
@@ -163,6 +166,9 @@ rule reproduction_notes:
         runtime=10,
     params:
         variants=list(config["variants"]),
+        study=config["study"],
+        penalty=config["figures"]["penalty_lambda"],
+        compute=study_compute(),
         expect=notes_expect(),
     script:
         "../../scripts/reproduction_notes.py"

@@ -60,7 +60,7 @@ def runs(methods=METHODS, dataset=None):
     if variant:
         spec = config["variants"][variant]
         methods = [m for m in methods if m in spec["methods"]]
-        seeds = spec.get("seeds") or seeds
+        seeds = study_seeds()
     return [
         (m, lam_str(lam), seed) for m in methods for lam in sweep[m] for seed in seeds
     ]
@@ -93,6 +93,39 @@ def variant_config(name):
     return merged
 
 
+def study_seeds():
+    """The seeds every recipe of the study runs on: study.seeds, or the sweep's."""
+    return config["study"]["seeds"] or config["sweep"]["seeds"]
+
+
+def check_study():
+    """The study's pre-registered seeds: the same for every recipe. study.seeds must be
+    the sweep's (the default recipe's); a variant with other seeds than the study's is
+    an error naming it (per-variant screening seeds are what the study rules out)."""
+    seeds = study_seeds()
+    if sorted(seeds) != sorted(config["sweep"]["seeds"]):
+        raise WorkflowError(
+            f"study.seeds = {seeds} differ from sweep.seeds = {config['sweep']['seeds']}: "
+            "the default recipe runs on the sweep's seeds, and every recipe of the study "
+            "must run on the same ones"
+        )
+    for name, spec in config["variants"].items():
+        own = spec.get("seeds")
+        if own is not None and sorted(own) != sorted(seeds):
+            raise WorkflowError(
+                f"variants.{name}.seeds = {own}: every recipe of the study runs on the "
+                f"study's seeds {seeds} (study.seeds); remove the variant's seeds"
+            )
+
+
+def study_compute():
+    """The study's core-minutes as a sentence, from the config and the per-epoch times
+    recorded in docs/rebuild_estimate.json (credit_assign.compute)."""
+    from credit_assign.compute import statement
+
+    return statement(config, Path(workflow.basedir) / "docs" / "rebuild_estimate.json")
+
+
 def check_variants():
     """Every variant merged over the config validates like the config itself; an error
     names the variant and the key, before any job starts."""
@@ -100,6 +133,7 @@ def check_variants():
 
     from snakemake.utils import validate as validate_config
 
+    check_study()
     for name in config["variants"]:
         merged = copy.deepcopy(variant_config(name))
         try:
@@ -416,8 +450,7 @@ def reproduction_config(wildcards):
     if name:
         spec = config["variants"][name]
         out["variant"] = {"name": name, **spec}
-        if "seeds" in spec:
-            out["sweep"] = {"seeds": spec["seeds"]}
+        out["sweep"] = {"seeds": study_seeds()}
     return out
 
 
@@ -641,6 +674,7 @@ def paper_number_config(wildcards):
     return {
         **{k: config[k] for k in keys},
         "labels": {m: style["label"] for m, style in method_styles().items()},
+        "study": config["study"],
         "ep_stack": {k: config["ep_stack"][k] for k in ("corpora", "seeds", "model")}
         | {
             "pretrain": {
