@@ -321,21 +321,23 @@ def test_rebuilt_figures_are_byte_identical_in_every_format(tiny_run):
 
 
 def test_deleted_intermediates_are_rebuilt_and_nothing_else(tiny_run):
-    """A model, a null and the data cache deleted (as an error message may advise): the
-    next run rebuilds exactly them and what depends on them; a rebuilt data cache retrains
-    nothing; afterwards there is truly nothing to be done."""
+    """A model, a null and the data caches deleted (as an error message may advise): the
+    next run rebuilds exactly the model, the null and what depends on them; a deleted
+    cache is no reason to rerun anything (no prepare job runs) and is rebuilt by the
+    first job that reads it; afterwards there is truly nothing to be done."""
     run_dir = tiny_run / "results/digits/train/dfa/lam0.01/seed1"
     null = tiny_run / "results/digits/fresh_b_null/dfa/lam0/seed2.json"
-    corpus = tiny_run / "data/corpus/pydoc.pt"
+    cache, corpus = tiny_run / "data/digits.pt", tiny_run / "data/corpus/pydoc.pt"
     metrics = (run_dir / "metrics.json").read_bytes()
-    for path in (run_dir / "model.pt", null, tiny_run / "data/digits.pt", corpus):
+    for path in (run_dir / "model.pt", null, cache, corpus):
         path.unlink()
     counts = job_counts(snakemake(tiny_run, "--configfile", "config/tiny.yaml", "-n").stdout)
     assert counts["train"] == 1 and counts["fresh_b_null"] == 2  # the retrained model's, seed2's
-    assert counts["prepare_data"] == 1 and counts["prepare_corpus"] == 1
+    assert "prepare_data" not in counts and "prepare_corpus" not in counts
     assert "ep_stack_probe" not in counts
     snakemake(tiny_run, "--configfile", "config/tiny.yaml")
-    assert (run_dir / "model.pt").exists() and null.exists() and corpus.exists()
+    assert (run_dir / "model.pt").exists() and null.exists() and cache.exists()
+    assert not corpus.exists()  # no job read it: it is rebuilt when one does
     assert (run_dir / "metrics.json").read_bytes() == metrics
     again = snakemake(tiny_run, "--configfile", "config/tiny.yaml", "-n")
     assert "Nothing to be done" in again.stdout + again.stderr
@@ -394,12 +396,18 @@ def pdf_text(path: Path) -> str:
 
 
 @needs_tex
-def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tmp_path):
+def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tmp_path,
+                                                                   monkeypatch):
     """`snakemake paper/ms.pdf` on finished results runs only the paper's two jobs; the
-    PDF states a number from runs.csv; a changed value in runs.csv rebuilds numbers.tex,
-    the figure and table that read it and the PDF (no training, no aggregation), and the
-    PDF then states the new value. arxiv.tar.gz compiles on its own."""
+    PDF states a number from runs.csv; a changed value in runs.csv (written as the
+    pipeline writes a table, with its record) rebuilds numbers.tex, the figure and table
+    that read it and the PDF (no training, no aggregation), and the PDF then states the
+    new value. arxiv.tar.gz compiles on its own."""
+    import json
+
     import pandas as pd
+
+    from credit_assign import tables
 
     work = tmp_path / "w"
     shutil.copytree(tiny_run, work, symlinks=True)  # keeps mtimes: nothing else is stale
@@ -413,7 +421,9 @@ def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tm
     assert f"{runs[bp].test_acc.mean():.3f}" in text
     assert "0.777" not in text
     runs.loc[bp, "test_acc"] = 0.777
-    runs.to_csv(runs_csv, index=False)
+    monkeypatch.chdir(work)  # the record names its inputs relative to the workflow
+    inputs = json.loads(tables.digest_path(runs_csv).read_text())["inputs"]
+    tables.write(runs, runs_csv, "runs", inputs)
     second = snakemake(work, "paper/ms.pdf", "--configfile", "config/tiny.yaml")
     ran = {k for k in job_counts(second.stdout + second.stderr) if k != "total"}
     assert {"paper_numbers", "paper"} <= ran
