@@ -155,6 +155,11 @@ BAD_CONFIGS = [
     ({"variants": {"x": {"kind": "better", "methods": ["dfa"], "overrides": {}}}},
      "instance['variants']['x']['kind']"),
     ({"study": {"ranking": {"primary": "vibes"}}}, "instance['study']['ranking']['primary']"),
+    # a variant whose methods all have empty sweeps would aggregate nothing (and its old
+    # tables would be deleted before the job failed)
+    ({"sweep": {"fa": []}, "variants": {"fa_only": {"kind": "open", "methods": ["fa"],
+                                                    "overrides": {}}}},
+     "variants.fa_only: none of its methods ['fa'] has a λ in the sweep"),
 ]
 
 

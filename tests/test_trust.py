@@ -98,6 +98,28 @@ def test_a_source_changed_in_place_reruns_its_readers(cifar_run):
 
 
 @pytest.mark.slow
+def test_an_archive_replaced_in_place_reruns_its_readers(tmp_path):
+    import tarfile
+
+    repo = fresh_copy(tmp_path / "repo")
+    archive = tmp_path / "images.tar"
+
+    def pack(per_class, seed):
+        folder = image_folder(tmp_path / f"images{seed}", per_class=per_class, seed=seed)
+        with tarfile.open(archive, "w") as tar:
+            tar.add(folder, arcname="images")
+
+    pack(6, 0)
+    cfg = write_config(repo, archive)
+    snakemake(repo, "--configfile", cfg)
+    pack(8, 1)  # the same path, other bytes
+    out = snakemake(repo, "--configfile", cfg)
+    counts = job_counts(out.stdout + out.stderr)
+    assert counts["prepare_data"] == 1 and counts["train"] == 2 and n_train(repo) == {24}
+    assert "Nothing to be done" in snakemake(repo, "--configfile", cfg, "-n").stdout
+
+
+@pytest.mark.slow
 def test_a_deleted_cache_reruns_nothing_and_is_rebuilt_by_the_next_reader(cifar_run):
     """The property round two needed: a deleted cache whose source is unchanged retrains
     nothing; with a λ added at the same time, exactly the new λ's jobs run (the first of
@@ -117,6 +139,48 @@ def test_a_deleted_cache_reruns_nothing_and_is_rebuilt_by_the_next_reader(cifar_
     assert cache.exists() and old_model.stat().st_mtime_ns == stamp
     again = snakemake(repo, "--configfile", cfg, "-n")
     assert "Nothing to be done" in again.stdout + again.stderr
+    (repo / "data/cifar10.json").unlink()  # the data's identity: everything reruns
+    counts = job_counts(snakemake(repo, "--configfile", cfg, "-n").stdout)
+    assert counts["prepare_data"] == 1 and counts["train"] == 3
+
+
+def test_a_cache_rebuilt_from_a_changed_source_is_refused(tmp_path):
+    """The manifest records the data's digest: a cache rebuilt (after it was deleted)
+    from a source whose bytes changed since is an error naming the manifest."""
+    from credit_assign import data
+
+    folder = image_folder(tmp_path / "images", per_class=2, seed=0)
+    cache = tmp_path / "data" / "cifar10.pt"
+    data.prepare_manifest("cifar10", str(folder), cache.parent, cache)
+    assert data.load(cache)["info"]["n_train"] == 6
+    cache.unlink()
+    image_folder(tmp_path / "images", per_class=3, seed=1)  # the source changes meanwhile
+    with pytest.raises(data.DataFormatError, match="differ from what .*cifar10.json records"):
+        data.load(cache)
+
+
+def test_jobs_that_find_the_cache_missing_rebuild_it_once(tmp_path, monkeypatch):
+    """Readers started together on a missing cache: one rebuilds it, the others wait
+    for it (a lock beside the cache) and read it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from credit_assign import data
+
+    cache = tmp_path / "digits.pt"
+    data.prepare_manifest("digits", None, tmp_path, cache)
+    cache.unlink()
+    calls, prepare = [], data.prepare
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(data, "prepare", counted)
+    with ThreadPoolExecutor(4) as pool:
+        loaded = list(pool.map(lambda _: data.load(cache), range(4)))
+    assert len(calls) == 1
+    assert {d["info"]["digest"] for d in loaded} == {json.loads(
+        cache.with_suffix(".json").read_text())["digest"]}
 
 
 # ---- tables are data with a contract (round three, case 2) ----------------------------
@@ -182,7 +246,8 @@ def test_a_damaged_or_edited_table_is_a_named_error(runs_table, damage, named):
 
 def test_a_table_that_does_not_cover_the_sweep_is_refused(tmp_path):
     """Even with a consistent record (written so by an older config, say), a table that
-    lacks a run the config asks for, has one it does not, or a run twice is refused."""
+    lacks a run the config asks for, or has one it does not, is refused (a run twice is
+    refused by the runs contract's uniqueness: test_a_table_that_breaks_its_contract)."""
     from credit_assign import tables
 
     path = tmp_path / "runs.csv"
@@ -205,15 +270,23 @@ def test_a_table_that_breaks_its_contract_is_refused(tmp_path):
         tables.write(twice, tmp_path / "twice.csv", "runs")
 
 
-def test_stale_lists_tables_whose_results_changed(runs_table, capsys):
-    from credit_assign import stale
+def test_stale_lists_tables_whose_results_changed(tmp_path, monkeypatch, capsys):
+    """Written from the workflow's folder with relative input paths (as jobs write), the
+    record holds from any folder; a changed input is listed."""
+    from credit_assign import stale, tables
 
-    root = runs_table.parent.parent
-    assert stale.main([str(root)]) == 0
-    (root / "metrics.json").write_text('{"changed": true}')
-    assert stale.main([str(root)]) == 1
+    work = tmp_path / "work"
+    (work / "results/x/summary").mkdir(parents=True)
+    (work / "results/x/metrics.json").write_text("{}")
+    monkeypatch.chdir(work)
+    tables.write(_runs_frame(), "results/x/summary/runs.csv", "runs",
+                 ["results/x/metrics.json"])
+    monkeypatch.chdir(tmp_path)  # elsewhere
+    assert stale.main([str(work / "results")]) == 0
+    (work / "results/x/metrics.json").write_text('{"changed": true}')
+    assert stale.main([str(work / "results")]) == 1
     out = capsys.readouterr().out
-    assert "runs.csv" in out and "inputs changed or are gone" in out
+    assert "runs.csv" in out and "1 of its 1 inputs changed or are gone" in out
 
 
 # ---- no raw string reaches TeX (round three, case 3) ---------------------------------
@@ -305,6 +378,23 @@ def test_a_hostile_source_name_prints_as_written_and_reads_nothing_outside(tmp_p
     outside = [p for p in read if Path(p).is_absolute()
                and not any(str(Path(p).resolve()).startswith(t) for t in trees)]
     assert not outside and not any("hostname" in p for p in read)
+
+
+@needs_tex
+def test_tex_reads_no_file_by_an_absolute_path_whatever_numbers_tex_says(tmp_path):
+    """The second wall behind the escaping: a raw \\input of a system file in numbers.tex
+    stops the build instead of reading it (openin_any=p)."""
+    from credit_assign import paper
+
+    (tmp_path / "numbers.tex").write_text("\\newcommand{\\leak}{\\input{/etc/hostname}}\n")
+    (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\input{numbers.tex}\n"
+                                      "\\begin{document}\\leak\\end{document}\n")
+    with pytest.raises(RuntimeError, match="hostname"):
+        paper.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
+    log = (tmp_path / "build" / "doc.log").read_text()
+    assert "Not reading from /etc/hostname" in log or "not found" in log
+    fls = (tmp_path / "build" / "doc.fls").read_text()
+    assert "INPUT /etc/hostname" not in fls
 
 
 @needs_tex
@@ -406,13 +496,17 @@ def test_a_symlink_out_of_the_data_folder_is_refused_by_name(tmp_path, link_to):
         data.prepare("cifar10", str(folder), tmp_path, tmp_path / "cache.pt")
 
 
-def test_a_symlink_inside_the_data_folder_is_read(tmp_path):
+def test_a_symlink_inside_the_data_folder_is_read_once_where_its_target_is(tmp_path):
+    """Links inside the folder add nothing: a linked file is not read twice, and a folder
+    linked under another class name does not relabel (or hide) the real one."""
     from credit_assign import data
 
     folder = image_folder(tmp_path / "images", per_class=2, seed=0)
     (folder / "train" / "cat" / "copy.png").symlink_to(folder / "train" / "cat" / "0.png")
+    (folder / "train" / "aaa").symlink_to(folder / "train" / "cat", target_is_directory=True)
+    (folder / "train" / "cat" / "loop").symlink_to(folder, target_is_directory=True)
     info = data.prepare("cifar10", str(folder), tmp_path, tmp_path / "cache.pt")
-    assert info["n_train"] == 7
+    assert info["n_train"] == 6 and info["classes"] == ["cat", "dog", "frog"]
 
 
 @pytest.mark.slow

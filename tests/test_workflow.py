@@ -396,15 +396,12 @@ def pdf_text(path: Path) -> str:
 
 
 @needs_tex
-def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tmp_path,
-                                                                   monkeypatch):
+def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tmp_path):
     """`snakemake paper/ms.pdf` on finished results runs only the paper's two jobs; the
     PDF states a number from runs.csv; a changed value in runs.csv (written as the
     pipeline writes a table, with its record) rebuilds numbers.tex, the figure and table
     that read it and the PDF (no training, no aggregation), and the PDF then states the
     new value. arxiv.tar.gz compiles on its own."""
-    import json
-
     import pandas as pd
 
     from credit_assign import tables
@@ -421,9 +418,7 @@ def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tm
     assert f"{runs[bp].test_acc.mean():.3f}" in text
     assert "0.777" not in text
     runs.loc[bp, "test_acc"] = 0.777
-    monkeypatch.chdir(work)  # the record names its inputs relative to the workflow
-    inputs = json.loads(tables.digest_path(runs_csv).read_text())["inputs"]
-    tables.write(runs, runs_csv, "runs", inputs)
+    tables.write(runs, runs_csv, "runs", tables.recorded_inputs(runs_csv))
     second = snakemake(work, "paper/ms.pdf", "--configfile", "config/tiny.yaml")
     ran = {k for k in job_counts(second.stdout + second.stderr) if k != "total"}
     assert {"paper_numbers", "paper"} <= ran

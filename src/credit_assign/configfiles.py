@@ -47,8 +47,8 @@ def _check(node, key: str) -> None:
         if node.style is None and not PLAIN_DECIMAL.fullmatch(node.value):
             raise ConfigFileError(
                 f"{_where(node)}: {key} = {node.value} is not a plain decimal integer (YAML "
-                f"reads it as {yaml.safe_load(node.value)!r}); write a seed as digits "
-                f"without a leading zero, e.g. 42")
+                f"reads it as {yaml.safe_load(node.value)!r}); a seed is ≥ 0, written as "
+                f"digits without a leading zero, e.g. 42")
 
 
 def check_yaml(text: str, name: str = "<config>") -> None:

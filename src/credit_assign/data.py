@@ -133,30 +133,25 @@ def _split_class(name: str) -> tuple[str, str] | None:
 
 
 def _folder_files(source: Path) -> list[Path]:
-    """Every file below an image folder, sorted. A symbolic link (to a file or a folder)
-    whose target lies outside the folder is refused by name: the data are what the folder
-    holds, not what a link in it points at."""
+    """Every file below an image folder, sorted; the data are what the folder holds. A
+    symbolic link (to a file or a folder) whose target lies outside the folder is refused
+    by name; one whose target lies inside is skipped (its target is read where it is, once,
+    under its own class)."""
     import os
 
     root = source.resolve()
-    files, seen = [], set()
-    for folder, dirs, names in os.walk(source, followlinks=True):
-        real = Path(folder).resolve()
-        if real in seen:  # a link inside the folder back to a folder already read
-            dirs.clear()
-            continue
-        seen.add(real)
+    files = []
+    for folder, dirs, names in os.walk(source):  # does not descend into linked folders
         for name in sorted(dirs) + sorted(names):
             path = Path(folder) / name
-            if path.is_symlink():
-                target = path.resolve()
-                if not target.is_relative_to(root):
-                    raise DataFormatError(
-                        f"{source}: {path.relative_to(source)} is a symbolic link to "
-                        f"{target}, outside the data folder; copy the file into the folder "
-                        f"or remove the link")
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                raise DataFormatError(
+                    f"{source}: {path.relative_to(source)} is a symbolic link to "
+                    f"{path.resolve()}, outside the data folder; copy the file into the "
+                    f"folder or remove the link")
         dirs.sort()
-        files += [Path(folder) / n for n in sorted(names) if (Path(folder) / n).is_file()]
+        files += [Path(folder) / n for n in names
+                  if not (Path(folder) / n).is_symlink() and (Path(folder) / n).is_file()]
     return sorted(files)
 
 

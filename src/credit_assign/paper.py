@@ -50,8 +50,9 @@ TEX_HELP = ("the paper needs latexmk and pdflatex. Install them: Debian/Ubuntu "
 # typewriter font by code. Anything outside printable ASCII and the few symbols our own
 # labels use becomes "?".
 _TT_CHARS = set('\\{}^~_"<>|')
-_SYMBOLS = {"λ": "$\\lambda$", "‖": "$\\|$", "±": "$\\pm$", "—": "---", "–": "--",
-            "…": "\\dots{}"}
+_SYMBOLS = {"λ": "$\\lambda$", "‖": "$\\|$", "±": "$\\pm$", "Σ": "$\\Sigma$", "—": "---",
+            "–": "--", "…": "\\dots{}", "≤": "$\\le$", "≥": "$\\ge$", "−": "$-$",
+            "×": "$\\times$"}
 
 
 def _tex_char(c: str) -> str:
@@ -331,8 +332,7 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
             "nGapNumbers": str(n_numbers),
             "nGapNumbersVerified": str(int(counted[(counted.recipe == "default")
                                                    & counted.verified.astype(bool)].shape[0])),
-            "rankingrule": tex_escape(rep_io.rule_text(study)).replace("Σ", "$\\Sigma$")
-            .replace("|gap|", "$|$gap$|$"),
+            "rankingrule": tex_escape(rep_io.rule_text(study)),
             "hLDfaZeroDefault": hl_default, "hLDfaZeroBest": hl_best,
             "gapHLDfaZeroDefault": gap_default, "gapHLDfaZeroBest": gap_best,
             "largestRecipe": tex_escape(largest) if largest else NOT_RUN,
@@ -579,10 +579,14 @@ def tex_error(output: str, folder: Path) -> str:
     """Where TeX stopped and why, from its file:line:error lines (or the log's ``!``
     line), with the source line; else the output's last lines."""
     lines = output.splitlines()
-    for line in lines:
+    for i, line in enumerate(lines):
         m = re.match(r"^(\S+\.tex):(\d+): (.*)$", line)
         if m:
             name, number, message = m.group(1), int(m.group(2)), m.group(3)
+            cause = next((c[1:].strip() for c in reversed(lines[max(0, i - 12):i])
+                          if c.startswith("!")), "")
+            if cause and message.strip(". ") in ("Emergency stop", ""):
+                message = f"{cause} ({message.strip()})"
             source = folder / name
             text = ""
             if source.is_file():

@@ -17,6 +17,7 @@ import yaml
 
 from credit_assign import tables as table_io
 from credit_assign.aggregate import select_runs
+from credit_assign.configfiles import check_yaml
 from credit_assign.results import schema
 from credit_assign.runtime import atomic_write_text
 
@@ -31,7 +32,9 @@ METRIC_NAMES = {
 
 
 def load_reference(path: str | Path) -> dict:
-    ref = yaml.safe_load(Path(path).read_text())
+    text = Path(path).read_text()
+    check_yaml(text, str(path))  # a duplicate key, a seed spelled 042 (octal)
+    ref = yaml.safe_load(text)
     ref_schema = schema("reference")
     try:
         jsonschema.validate(ref, ref_schema)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -100,6 +101,7 @@ CONTRACTS: dict[str, tuple[pa.DataFrameSchema, bool]] = {
                              ("dataset", *RUN, "measurement")), True),
     "reproduction": (_schema({"method": _str(), "lam": _num(False), "metric": _str(),
                               "layer": _num(), "seed": _num(), "paper": _num(),
+                              "paper_range": pa.Column(nullable=True),
                               "ours_mean": _num(), "ours_std": _num(), "ours_n": _int(),
                               "gap": _num(), "within_tolerance": _bool(True),
                               "gap_sd": _num(), "tolerance_below_sd": _bool(),
@@ -114,7 +116,8 @@ CONTRACTS: dict[str, tuple[pa.DataFrameSchema, bool]] = {
                              ("run", "metric", "recipe")), False),
     "ep_cosines": (_schema({"corpus": _str(), "precision": _str(), "seed": _int(),
                             "batch": _int(), "free_steps": _int(), "group": _str(),
-                            "cosine": _num(), "residual": _num(), "t_best": _num()},
+                            "cosine": _num(), "residual": _num(), "t_best": _num(),
+                            "settled": _bool(), "max_residual": _num()},
                            ("corpus", "precision", "seed", "batch", "free_steps", "group")),
                    False),
     "ep_increments": (_schema({"corpus": _str(), "precision": _str(), "seed": _int(),
@@ -126,7 +129,9 @@ CONTRACTS: dict[str, tuple[pa.DataFrameSchema, bool]] = {
                             "phase": _str(), "seconds": _num()}, None), False),
     "ep_by_seed": (_schema({"corpus": _str(), "precision": _str(), "seed": _int(),
                             "free_steps": _int(), "group": _str(), "cosine": _num(),
-                            "residual": _num(), "t_best": _num()},
+                            "residual": _num(), "t_best": _num(), "settled": _bool(),
+                            "residual_max": _num(), "max_residual": _num(),
+                            "t_best_after": _num()},
                            ("corpus", "precision", "seed", "free_steps", "group")), False),
 }
 
@@ -152,10 +157,20 @@ def write(frame: pd.DataFrame, path: str | Path, kind: str,
     _validate(frame, kind, path, when="writing")
     text = frame.to_csv(index=False, **to_csv)
     atomic_write_text(path, text)
+    here = digest_path(path).parent.resolve()
     record = {"table": kind, "sha256": hashlib.sha256(text.encode()).hexdigest(),
               "rows": len(frame),
-              "inputs": {str(p): sha256_file(p) for p in sorted(map(str, inputs))}}
+              "inputs": {os.path.relpath(Path(p).resolve(), here): sha256_file(p)
+                         for p in sorted(map(str, inputs))}}
     atomic_write_text(digest_path(path), json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def recorded_inputs(table: str | Path) -> list[Path]:
+    """The files a table was made from, as its record names them (relative to the
+    record's folder, so that the record holds wherever the results are moved)."""
+    record_path = digest_path(table)
+    record = json.loads(record_path.read_text())
+    return [record_path.parent / p for p in record.get("inputs", {})]
 
 
 # ---- reading -------------------------------------------------------------------------
@@ -274,8 +289,9 @@ def audit(root: str | Path) -> list[tuple[Path, str]]:
             continue
         if sha256_file(table) != record.get("sha256"):
             problems.append((table, "edited after it was written"))
+        here = record_path.parent
         changed = [p for p, digest in record.get("inputs", {}).items()
-                   if not Path(p).exists() or sha256_file(p) != digest]
+                   if not (here / p).exists() or sha256_file(here / p) != digest]
         if changed:
             problems.append((table, f"{len(changed)} of its {len(record['inputs'])} inputs "
                                     f"changed or are gone since it was written: "

@@ -141,6 +141,12 @@ def check_variants():
         except WorkflowError as err:
             raise WorkflowError(f"variants.{name}.overrides: {err}") from None
         check_methods(merged, f"variants.{name}.overrides: ")
+        if not runs(dataset=f"{config['dataset']}@{name}"):
+            raise WorkflowError(
+                f"variants.{name}: none of its methods {config['variants'][name]['methods']} "
+                f"has a λ in the sweep (sweep.<method>), so it has nothing to train; give "
+                f"one a λ list or remove the variant"
+            )
 
 
 DATA_MANIFEST = "data/{dataset}.json"
@@ -326,6 +332,15 @@ def ep_results():
         for precision in ep_precisions()
         for seed in ep["seeds"]
     ]
+
+
+def corpus_version(wildcards):
+    """What a corpus' text depends on beyond its name: pydoc's is the documentation of
+    the Python that runs the workflow (a new version re-encodes it and reruns its
+    probes); Tiny Shakespeare's is pinned by its sha256."""
+    import platform
+
+    return platform.python_version() if wildcards.corpus == "pydoc" else ""
 
 
 def ep_settings(wildcards):

@@ -18,6 +18,7 @@ rule prepare_corpus:
         runtime=10,
     params:
         cache=CORPUS_CACHE,
+        text_version=corpus_version,
     script:
         "../../scripts/prepare_corpus.py"
 
