@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine; each sets up .venv itself.
 #   make quick   the main pipeline on the embedded digits data (offline, minutes)
-#   make test    the test suite
+#   make test    the test suite (make test-fast: without the Snakemake-invoking `slow` tests)
 # Other targets: paper (full CIFAR-10 rebuild), variants (the recipe-variant study),
 # manuscript (paper/ms.pdf and paper/arxiv.tar.gz; needs TeX, see README), publish
 # (copy the paper config's generated pages, figures and PDF into docs/), lint, format,
@@ -15,15 +15,20 @@ BIN     = $(VENV)/bin
 # let pip keep (or choose) a CUDA build.
 CONSTRAINTS ?= $(if $(shell command -v nvidia-smi 2>/dev/null),,-c constraints/ci.txt)
 
-.PHONY: setup quick paper variants manuscript publish test lint format clean
+.PHONY: setup quick paper variants manuscript publish test test-fast lint format clean
 
-$(BIN)/snakemake: pyproject.toml constraints/ci.txt Makefile
-	$(PYTHON) -m venv $(VENV)
+# one stamp per set of extras: `make test EXTRAS=dev,slurm` after a plain `make setup`
+# installs the slurm extra instead of finding the environment up to date
+comma := ,
+STAMP  = $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+
+$(STAMP): pyproject.toml constraints/ci.txt Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(CONSTRAINTS) -e ".[$(EXTRAS)]"
 	touch $@
 
-setup: $(BIN)/snakemake
+setup: $(STAMP)
 
 quick: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile config/quick.yaml
@@ -52,6 +57,10 @@ publish:
 
 test: setup
 	$(BIN)/python -m pytest
+
+# the tests that start no Snakemake workflow, build or cluster (pytest -m "not slow")
+test-fast: setup
+	$(BIN)/python -m pytest -m "not slow"
 
 lint: setup
 	$(BIN)/ruff check .

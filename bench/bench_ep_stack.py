@@ -188,8 +188,8 @@ def paired_cosines(ours: list, port: list) -> dict:
 
     diffs: dict[str, list] = {}
     rows = []
-    for po, pp in zip(ours, port):
-        for eo, ep in zip(po["ep"], pp["ep"]):
+    for po, pp in zip(ours, port, strict=True):
+        for eo, ep in zip(po["ep"], pp["ep"], strict=True):
             for g, co in eo["cosine"].items():
                 cp = ep["cosine"].get(g)
                 if co is None or cp is None:

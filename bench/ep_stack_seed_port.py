@@ -141,7 +141,7 @@ def ep_grads(st, idx, y, T1, eps, r, T2max):
         x2 = st.embed(idx)
         f = st.force(zs.detach(), x2, cg=True)
         g = torch.autograd.grad((a * f).sum(), st.block, allow_unused=True)
-    return {id(p): gv for p, gv in zip(st.block, g)}, res, tb
+    return {id(p): gv for p, gv in zip(st.block, g, strict=True)}, res, tb
 
 
 def bptt_grads(st, idx, y, T1, eps):
@@ -150,7 +150,7 @@ def bptt_grads(st, idx, y, T1, eps):
     for _ in range(T1):
         z = z + eps * st.force(z, xin, cg=True)
     g = torch.autograd.grad(ce(st, z, y), st.allp, allow_unused=True)
-    return {id(p): gv for p, gv in zip(st.allp, g)}
+    return {id(p): gv for p, gv in zip(st.allp, g, strict=True)}
 
 
 def groups(st):

@@ -11,7 +11,7 @@ with job(snakemake):
 
     i = snakemake.input
     default = {"runs": i.runs, "epochs": i.epochs, "layers": i.layers, "nulls": i.nulls}
-    variants = dict(zip(snakemake.params.variants, i.variant_runs))
+    variants = dict(zip(snakemake.params.variants, i.variant_runs, strict=True))
     info = json.loads(Path(i.info).read_text())
     write_notes(default, variants, i.gaps, i.measurements[0] if i.measurements else None,
                 info, snakemake.output[0], expect=snakemake.params.expect,

@@ -34,7 +34,7 @@ def test_node_perturbation_converges_to_the_true_gradient(net, mode):
     for directions in (4, 64, 2048):
         est = node_perturbation_signals(model, x, y, 1e-6, directions, mode,
                                         torch.Generator().manual_seed(2))
-        cosines.append(min(per_sample_cosine(a, g) for a, g in zip(est, grads)))
+        cosines.append(min(per_sample_cosine(a, g) for a, g in zip(est, grads, strict=True)))
     assert cosines[0] < cosines[1] < cosines[2]
     assert cosines[2] > (0.97 if mode == "sequential" else 0.9)
 
@@ -46,7 +46,7 @@ def test_sequential_and_simultaneous_agree_in_expectation(net):
     sim = node_perturbation_signals(model, x, y, 1e-6, 4000, "simultaneous",
                                     torch.Generator().manual_seed(4))
     grads, _, _ = true_hidden_grads(model, x, y)
-    for a, b, g in zip(seq, sim, grads):
+    for a, b, g in zip(seq, sim, grads, strict=True):
         # both unbiased: their means agree up to sampling noise, relative to |g|
         assert (a - b).norm() / g.norm() < 0.35
         assert per_sample_cosine(a, b) > 0.85
@@ -95,8 +95,8 @@ def test_node_perturbation_is_as_good_on_a_huge_state_as_on_a_small_one():
         grads, _, _ = true_hidden_grads(model, x, y)
         est = node_perturbation_signals(model, x, y, 1e-3, 400, "sequential",
                                         torch.Generator().manual_seed(1))
-        cosines[target] = [per_sample_cosine(a, b) for a, b in zip(est, grads)]
+        cosines[target] = [per_sample_cosine(a, b) for a, b in zip(est, grads, strict=True)]
         assert hidden_states(model, x)[-1].norm(dim=1).median() > 0.5 * target
-    for small, huge in zip(cosines[10.0], cosines[1e5]):
+    for small, huge in zip(cosines[10.0], cosines[1e5], strict=True):
         assert small > 0.5 and huge > 0.5
         assert abs(small - huge) < 0.1

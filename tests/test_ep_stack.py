@@ -68,7 +68,7 @@ def test_checkpointed_bptt_equals_plain_bptt(data):
     st = stack()
     plain = eps.bptt_grads(st, idx, y, 37, 0.1)
     ckpt = eps.bptt_grads(st, idx, y, 37, 0.1, checkpoint_every=10)
-    for a, b in zip(plain, ckpt):
+    for a, b in zip(plain, ckpt, strict=True):
         torch.testing.assert_close(a, b)
 
 
@@ -134,7 +134,7 @@ def test_hindsight_waits_min_t_and_stops_on_nonfinite():
 
 def test_ep_run_returns_the_reading_with_the_smallest_increment(data):
     _, info = cosines(stack(), *data, free=100, nudged=80)
-    ts, incs = zip(*info["increments"])
+    ts, incs = zip(*info["increments"], strict=True)
     assert info["t_best"] == ts[min(range(len(incs)), key=incs.__getitem__)]
 
 
@@ -311,7 +311,7 @@ def test_bf16_and_compiled_steps_approximate_the_float32_gradient(data, monkeypa
     monkeypatch.setattr(torch, "compile", broken)
     fallback = eps.bptt_grads(st, idx, y, 30, 0.1,
                               step=eps.make_step(st, 0.1, "float32", compile=True))
-    for g, h in zip(exact, fallback):
+    for g, h in zip(exact, fallback, strict=True):
         torch.testing.assert_close(g, h)
 
 
@@ -329,7 +329,7 @@ def test_compiled_probe_phases_match_eager(data, monkeypatch):
 
     monkeypatch.setattr(torch, "compile", lambda fn, **kw: lambda *a: 1 / 0)
     fallback, _ = eps.ep_grads(st, idx, y, 40, 0.1, 0.02, 40, compile=True)
-    for g, h in zip(eager, fallback):
+    for g, h in zip(eager, fallback, strict=True):
         torch.testing.assert_close(g, h, rtol=0, atol=0)
 
 
@@ -397,7 +397,7 @@ def fake_summary():
                             (0, 100): (1e-6, 20, 0.10), (1, 100): (1e-6, 60, 0.40)}),
             fake_result(2, {(0, 50): (3e-3, 20, 0.20), (1, 50): (2e-3, 30, 0.25),
                             (0, 100): (2e-4, 40, 0.60), (1, 100): (1.5e-4, 50, 0.70)})]
-    results, timings = zip(*runs)
+    results, timings = zip(*runs, strict=True)
     cos, inc, pre, tim = ep_probe.summary_tables(list(results), list(timings))
     seeds = ep_probe.by_seed(cos)
     return results, cos, pre, tim, seeds

@@ -106,7 +106,7 @@ def test_measure_on_a_small_model_scales_the_epsilon_cosines_with_the_batch():
     s64, g64, h, used = measure.signals_and_grads(rule, model, x, y, 64)
     s8, g8, _, used8 = measure.signals_and_grads(rule, model, x, y, 8)
     assert used == [64] and used8 == [8] and h.shape == (64, 8)
-    for a, b in zip(g8, g64):  # per-image gradient of a batch-mean CE: 1/batch
+    for a, b in zip(g8, g64, strict=True):  # per-image gradient of a batch-mean CE: 1/batch
         assert torch.allclose(a, 8 * b, rtol=1e-4, atol=1e-7)
     exact64 = measure.cosines("exact", s64, g64)
     exact8 = measure.cosines("exact", s8, g8)

@@ -1,6 +1,7 @@
 """Recipe keys: per-method overrides, the lr schedules, which parameters AdamW decays.
 Each changes only what it should; a config that does not use them keeps its bytes."""
 
+import itertools
 import math
 
 import pytest
@@ -50,7 +51,8 @@ def test_constant_schedule_gives_the_same_lr_at_every_step():
 
 def test_per_batch_cosine_falls_every_batch_to_near_zero():
     out = lrs(TRAINING)
-    assert all(a > b for a, b in zip(out, out[1:])) and out[0] == 1.0 and out[-1] < 0.02
+    assert all(a > b for a, b in itertools.pairwise(out))
+    assert out[0] == 1.0 and out[-1] < 0.02
 
 
 def test_epoch_slip_changes_the_lr_only_at_epoch_boundaries_and_barely():

@@ -18,6 +18,7 @@ from credit_assign import data
 from credit_assign.aggregate import tables
 from credit_assign.jobs import train
 from credit_assign.results import ResultError, read_result
+from credit_assign.rules import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,6 +50,7 @@ def start_training(run, digits, out: Path) -> subprocess.Popen:
                             stderr=subprocess.PIPE)
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_rerun_gives_identical_bytes(tmp_path, digits):
     run = tiny_run("dfa", epochs=40, batch_size=64)
     run["model"]["width"] = 48
@@ -109,7 +111,7 @@ BAD_CONFIGS = [
     ({"sweep": {"dfa": ["1e-4"]}}, "instance['sweep']['dfa'][0]"),
     ({"sweep": {"seeds": []}}, "instance['sweep']['seeds']"),
     ({"sweep": {"sdil": [0.0]}}, "sweep: 'sdil' is not a learning rule; registered rules: "
-     "['bp', 'dfa', 'fa', 'frozen', 'np']"),
+     f"{list(RULES)}"),
     ({"rule": {"dfa": {"feedback_scal": "unit"}}}, "rule.dfa: unknown option(s) ['feedback_scal']"),
     ({"rule": {"np": {"sigma": -1.0}}}, "rule.np.sigma must be > 0, got -1.0"),
     ({"rule": {"np": {"directions": 2.5}}}, "rule.np.directions must be of type integer"),
@@ -168,6 +170,7 @@ def workdir(tmp_path_factory):
     return fresh_copy(tmp_path_factory.mktemp("bad-config"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad, named", BAD_CONFIGS, ids=[n for _, n in BAD_CONFIGS])
 def test_malformed_config_is_named_before_any_job(workdir, bad, named):
     cfg = workdir / "bad.yaml"
@@ -178,6 +181,7 @@ def test_malformed_config_is_named_before_any_job(workdir, bad, named):
     assert "Job stats" not in text
 
 
+@pytest.mark.slow
 def test_duplicate_yaml_key_is_named_before_any_job(workdir):
     cfg = workdir / "dup.yaml"
     cfg.write_text("training:\n  epochs: 3\n  lr: 1.0e-3\n  epochs: 5\n")
@@ -198,6 +202,7 @@ def finished_run(tmp_path):
     return work
 
 
+@pytest.mark.slow
 def test_corrupt_result_stops_the_figure_with_the_file_named(finished_run):
     work = finished_run
     target = work / "results/digits/train/dfa/lam0/seed1/metrics.json"
@@ -214,6 +219,7 @@ def test_corrupt_result_stops_the_figure_with_the_file_named(finished_run):
         read_result(target, "train")
 
 
+@pytest.mark.slow
 def test_sigterm_to_snakemake_leaves_nothing_mistaken_for_complete(tmp_path):
     work = fresh_copy(tmp_path / "w")
     long = {**TINY, "training": {**TINY["training"], "epochs": 400},

@@ -39,7 +39,7 @@ def tables(bp_acc=(0.5, 0.51), dfa_acc=(0.4, 0.42), norm=(1.0e5, 1.0e5), methods
 
 def test_gaps_are_in_tolerance_units_and_norms_in_decades():
     table = reproduction.compare(REFERENCE, *tables())
-    gap = dict(zip(table.metric + table.method, table.gap))
+    gap = dict(zip(table.metric + table.method, table.gap, strict=True))
     assert gap["test_accbp"] == pytest.approx(0.005 / 0.02)
     assert gap["test_accdfa"] == pytest.approx(0.11 / 0.02)
     assert gap["h_L_norm_mediandfa"] == pytest.approx(-3.0)  # 1e5 vs 1e8: three decades
@@ -200,7 +200,7 @@ def test_the_gap_map_reads_every_recipes_measurements(tmp_path):
         about={"v": {"kind": "open", "description": "d", "methods": ["dfa"]}},
         study={"ranking": {"primary": "clipped_gap_sum"}})
     assert {"default/one_batch", "v/eps_cos_b128"} <= set(gaps.recipe)
-    assert dict(zip(gaps.recipe, gaps.kind))["v"] == "open"
+    assert dict(zip(gaps.recipe, gaps.kind, strict=True))["v"] == "open"
     # read back through its contract, the gap map ranks the same
     back = table_io.read(tmp_path / "gap.csv", "variants_gap")
     assert reproduction.ranking(back).recipe.tolist() == \
@@ -407,3 +407,24 @@ def test_the_gap_map_is_readable_on_its_rotated_page():
     assert sizes and min(sizes) >= fig_variants.MIN_PT
     assert fig.get_figwidth() == pytest.approx(fig_variants.PAGE_IN[0])
     assert fig.get_figheight() <= fig_variants.PAGE_IN[1] + 1e-9  # one page, scale 1
+
+
+def test_the_notes_show_each_recipes_norm_per_seed_from_the_configs_seeds():
+    """No seed is typed in the notes: the recipes' DFA λ = 0 runs are shown for every
+    seed the tables hold, so a bimodal outcome is visible (one seed 10×, one not)."""
+    from credit_assign import notes
+
+    def runs(values):
+        return pd.DataFrame([{"method": "dfa", "lam": 0.0, "seed": s, "h_L_norm_median": h,
+                              "test_acc": 0.3, "final_epoch": 2} for s, h in values.items()])
+
+    default = runs({7: 100.0, 8: 100.0})
+    layers = pd.DataFrame([{"method": "dfa", "lam": 0.0, "seed": s, "epoch": 2, "layer": 1,
+                            "h_norm_median": 1.0, "branch_norm_median": 2.0} for s in (7, 8)])
+    epochs = pd.DataFrame([{"method": "dfa", "lam": 0.0, "seed": s, "epoch": e,
+                            "h_L_norm_median": 100.0} for s in (7, 8) for e in (1, 2)])
+    text = notes._norm_section(default, layers, epochs, {"big": runs({7: 1000.0, 8: 90.0})},
+                               None, pd.DataFrame(columns=["run", "metric", "gap", "inherited",
+                                                           "ours_mean", "recipe", "paper"]))
+    assert "seed 7: ‖h_L‖ (× default)" in text and "seed 8: ‖h_L‖ (× default)" in text
+    assert "(× 10.00)" in text and "(× 0.90)" in text and "seed 42" not in text

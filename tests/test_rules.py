@@ -13,7 +13,7 @@ def autograd_grads(model, loss):
     params = dict(model.named_parameters())
     grads = torch.autograd.grad(loss, list(params.values()), allow_unused=True)
     return {n: g if g is not None else torch.zeros_like(p)
-            for (n, p), g in zip(params.items(), grads)}
+            for (n, p), g in zip(params.items(), grads, strict=True)}
 
 
 @pytest.mark.parametrize("lam", [0.0, 0.01])
@@ -100,16 +100,16 @@ def test_local_updates_match_per_module_autograd(small_model, batch, method, opt
         f_l = block(cache.h[i - 1].detach())
         local = (f_l * a[i]).sum() + lam * f_l.pow(2).sum(1).mean()
         for (name, _p), g in zip(block.named_parameters(),
-                                torch.autograd.grad(local, list(block.parameters()))):
+                                torch.autograd.grad(local, list(block.parameters())), strict=True):
             torch.testing.assert_close(out.grads[f"blocks.{i - 1}.{name}"], g)
     embed_loss = (small_model.embed(x) * a[0]).sum()
-    for (name, _p), g in zip(small_model.embed.named_parameters(),
-                            torch.autograd.grad(embed_loss, list(small_model.embed.parameters()))):
+    embed_grads = torch.autograd.grad(embed_loss, list(small_model.embed.parameters()))
+    for (name, _p), g in zip(small_model.embed.named_parameters(), embed_grads, strict=True):
         torch.testing.assert_close(out.grads[f"embed.{name}"], g)
     head_loss = F.cross_entropy(small_model.head(small_model.norm_out(cache.h[-1].detach())), y)
     readout = small_model.readout_parameters()
     names = [n for n, p in small_model.named_parameters() if any(p is q for q in readout)]
-    for name, g in zip(names, torch.autograd.grad(head_loss, readout)):
+    for name, g in zip(names, torch.autograd.grad(head_loss, readout), strict=True):
         torch.testing.assert_close(out.grads[name], g)
 
 
@@ -117,7 +117,7 @@ def test_penalty_gradient_matches_autograd(small_model, batch):
     x, y = batch
     f = [t.detach().requires_grad_() for t in small_model(x).f]
     grads = torch.autograd.grad(branch_penalty(f), f)
-    for fl, g in zip(f, grads):  # d/df of mean_n ‖f_n‖² = 2 f / N
+    for fl, g in zip(f, grads, strict=True):  # d/df of mean_n ‖f_n‖² = 2 f / N
         torch.testing.assert_close(g, 2 * fl.detach() / len(fl))
 
 

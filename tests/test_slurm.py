@@ -17,6 +17,8 @@ import pytest
 import yaml
 from test_workflow import fresh_copy
 
+pytestmark = pytest.mark.slow  # every test here runs a real SLURM cluster
+
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
 TINY = {

@@ -13,6 +13,8 @@ import yaml
 
 from credit_assign.results import read_result
 
+pytestmark = pytest.mark.slow  # every test here runs Snakemake on a tiny config
+
 ROOT = Path(__file__).resolve().parents[1]
 COPY = ("Snakefile", "workflow", "scripts", "src", "config", "profiles", "envs", "paper/ms.tex")
 
@@ -40,7 +42,7 @@ TINY_REFERENCE = {
     "entries": [
         {"method": "bp", "lam": 0, "metric": "test_acc", "value": 0.5, "std": 0.1, "source": "t"},
         {"method": "dfa", "lam": 0.01, "metric": "h_L_norm_median", "value": 1.0, "source": "t"},
-        {"method": "dfa", "lam": 0, "metric": "cosine", "layer": 1, "range": [-1, 1],
+        {"method": "dfa", "lam": 0, "metric": "cosine", "layer": 1, "range": [0.2, 0.3],
          "source": "t"},
         {"method": "fa", "lam": 0, "metric": "test_acc", "value": 0.4, "source": "not run"},
     ],
@@ -129,7 +131,13 @@ def test_reproduction_table_sets_ours_beside_the_reference(tiny_run):
     assert bp.difference == pytest.approx(ours.mean() - 0.5)
     assert bool(bp.within_tolerance) == (abs(ours.mean() - 0.5) <= 0.02)
     cos = table[table.metric == "cosine"].iloc[0]
-    assert cos.within_tolerance  # any cosine lies in [-1, 1]
+    layers = pd.read_csv(tiny_run / "results/digits/summary/layers.csv")
+    final = layers[(layers.method == "dfa") & (layers.lam == 0) & (layers.layer == 1)
+                   & (layers.epoch == layers.epoch.max())]
+    assert cos.ours_mean == pytest.approx(final.cosine.mean()) and cos.ours_n == 2
+    outside = max(0.2 - cos.ours_mean, cos.ours_mean - 0.3, 0.0)  # distance from the range
+    assert cos.difference == pytest.approx(outside if cos.ours_mean > 0.3 else -outside)
+    assert bool(cos.within_tolerance) == (outside <= 0.05)
     fa = table[table.method == "fa"].iloc[0]
     assert fa.ours_n == 0 and pd.isna(fa.within_tolerance)
     md = (tiny_run / "results/digits/summary/reproduction.md").read_text()

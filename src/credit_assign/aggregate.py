@@ -38,7 +38,7 @@ def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path],
         raise ValueError(f"{len(train_paths)} training results but {len(timing_paths)} "
                          "timing records")
     runs, epochs, layers, nulls = [], [], [], []
-    for path, timing_path in zip(train_paths, timing_paths):
+    for path, timing_path in zip(train_paths, timing_paths, strict=True):
         r = read_result(path, "train")
         t = read_result(timing_path, "train_timings")
         key = r["run"]

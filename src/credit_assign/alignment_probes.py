@@ -42,7 +42,7 @@ def loss_decrease_ratio(model: ResidualMLP, rule, x: Tensor, y: Tensor, lr: floa
         before = F.cross_entropy(model(x).logits, y).item()
     exact = dict(zip([n for n, _ in model.named_parameters()],
                      torch.autograd.grad(F.cross_entropy(model(x).logits, y),
-                                         list(model.parameters()))))
+                                         list(model.parameters())), strict=True))
     out = rule.update(model, model(x, local=rule.local), y)
     d_sgd = before - step(exact)
     d_rule = before - step(out.grads)
@@ -70,7 +70,7 @@ def random_direction_rule(model: ResidualMLP, generator: torch.Generator):
 def np_alignment(model: ResidualMLP, x: Tensor, y: Tensor, grads: list[Tensor], sigma: float,
                  directions: int, mode: str, generator: torch.Generator) -> dict:
     signals = node_perturbation_signals(model, x, y, sigma, directions, mode, generator)
-    return {"cosine": [per_sample_cosine(a, g) for a, g in zip(signals, grads)],
+    return {"cosine": [per_sample_cosine(a, g) for a, g in zip(signals, grads, strict=True)],
             "signal_norm_median": [median_norm(a) for a in signals]}
 
 

@@ -99,7 +99,8 @@ def alignment(rule: LearningRule, model: ResidualMLP, x: Tensor, y: Tensor,
         grads, cache = grads
     with torch.enable_grad():
         signals = rule.teaching_signals(model, cache, y)
-    cosines = [per_sample_cosine(a, g) if a is not None else None for a, g in zip(signals, grads)]
+    cosines = [per_sample_cosine(a, g) if a is not None else None
+               for a, g in zip(signals, grads, strict=True)]
     return {
         "cosine": cosines,
         "deep_cosine": deep_cosine(cosines),

@@ -101,9 +101,9 @@ def signals_and_grads(rule, model, x, y, batch: int):
         if signals is None:
             signals, grads = [[s] for s in a], [[t] for t in g]
         else:
-            for acc, s in zip(signals, a):
+            for acc, s in zip(signals, a, strict=True):
                 acc.append(s)
-            for acc, t in zip(grads, g):
+            for acc, t in zip(grads, g, strict=True):
                 acc.append(t)
         h_last.append(cache.h[-1].detach())
         sizes.append(len(yb))
@@ -116,7 +116,7 @@ def cosines(kind: str, signals, grads) -> dict[str, Any]:
     """Per-layer cosines l0 … lL of one kind (None where the layer has no signal) and the
     deep cosine (mean over l = 1 … L)."""
     fn = COSINES[kind]
-    per_layer = [fn(a, g) if a is not None else None for a, g in zip(signals, grads)]
+    per_layer = [fn(a, g) if a is not None else None for a, g in zip(signals, grads, strict=True)]
     return {"cosine": per_layer, "deep_cosine": deep_cosine(per_layer)}
 
 

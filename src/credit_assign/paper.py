@@ -11,6 +11,7 @@ and the section that needs it is switched off by a flag (``\\ifhasfa`` …).
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import math
 import os
@@ -208,7 +209,7 @@ def ordering_verdict(runs: pd.DataFrame, penalty: float) -> str:
     means = [select_runs(runs, m, lam).test_acc.mean() for m, lam in cells]
     if any(pd.isna(m) for m in means):
         return "cannot be checked here (a run of the ordering is missing)"
-    holds = all(a > b for a, b in zip(means, means[1:]))
+    holds = all(a > b for a, b in itertools.pairwise(means))
     return "holds in our runs" if holds else "does not hold in our runs"
 
 

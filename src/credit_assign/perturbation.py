@@ -61,7 +61,8 @@ def node_perturbation_signals(model: ResidualMLP, x: Tensor, y: Tensor, sigma: f
     for _ in range(directions):
         if mode == "simultaneous":
             xi = [draw() for _ in range(n_states)]
-            delta = per_sample_loss(model, x, y, [s * z for s, z in zip(scale, xi)]) - clean
+            shifted = [s * z for s, z in zip(scale, xi, strict=True)]
+            delta = per_sample_loss(model, x, y, shifted) - clean
             for l in range(n_states):
                 estimates[l] += delta[:, None] * xi[l] / scale[l]
         else:

@@ -50,7 +50,7 @@ def settle(model, x, y, beta: float, z0: list[Tensor], tol: float = 1e-13,
     sizes = [t.numel() for t in z0]
 
     def unflat(v):
-        return [c.view(s) for c, s in zip(torch.split(v, sizes), shapes)]
+        return [c.view(s) for c, s in zip(torch.split(v, sizes), shapes, strict=True)]
 
     def objective(v):
         return total_energy(model, x, y, unflat(v), beta)
@@ -72,7 +72,7 @@ def param_grads(model, x, y, z, beta) -> dict[str, Tensor]:
     out = torch.autograd.grad(total_energy(model, x, y, z, beta), list(params.values()),
                               allow_unused=True)
     return {n: g if g is not None else torch.zeros_like(p)
-            for (n, p), g in zip(params.items(), out)}
+            for (n, p), g in zip(params.items(), out, strict=True)}
 
 
 def groups(model: ResidualMLP) -> dict[str, list[str]]:
@@ -96,10 +96,10 @@ def check(model: ResidualMLP, x: Tensor, y: Tensor, betas) -> dict:
     z0 = free_phase(model, x)
     free_energy = energy(model, x, z0).item()
     settled0, res0 = settle(model, x, y, 0.0, z0)
-    free_gap = max((a - b).abs().max().item() for a, b in zip(settled0, z0))
+    free_gap = max((a - b).abs().max().item() for a, b in zip(settled0, z0, strict=True))
     ce = F.cross_entropy(model(x).logits, y)
     bp = dict(zip([n for n, _ in model.named_parameters()],
-                  torch.autograd.grad(ce, list(model.parameters()))))
+                  torch.autograd.grad(ce, list(model.parameters())), strict=True))
     base = param_grads(model, x, y, z0, 0.0)
     grp = groups(model)
     out = {name: {"one_sided": {"cosine": [], "rel_error": []},

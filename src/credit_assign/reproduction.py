@@ -489,7 +489,7 @@ def gap_grid(gaps: pd.DataFrame, column: str = "gap") -> pd.DataFrame:
     measurements = list(dict.fromkeys(gaps.measurement))
     keep = (gaps.measurement == "reported") | gaps.remeasured.astype(bool)
     g = gaps[keep]
-    order = list(dict.fromkeys(zip(g.measurement, g.run, g.metric)))
+    order = list(dict.fromkeys(zip(g.measurement, g.run, g.metric, strict=True)))
     order.sort(key=lambda k: measurements.index(k[0]))  # stable: paper order within a set
     wide = g.pivot_table(index=["measurement", "run", "metric"], columns="base_recipe",
                          values=column, aggfunc="first", dropna=False)
@@ -689,7 +689,7 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
     d = gaps[gaps.recipe == "default"].reset_index(drop=True)
     b = gaps[gaps.recipe == shown].reset_index(drop=True)
     rows = []
-    for x, y in zip(d.itertuples(), b.itertuples()):
+    for x, y in zip(d.itertuples(), b.itertuples(), strict=True):
         def ours(z):
             return "not run" if z.ours_n == 0 else f"{_fmt(z.ours_mean, z.ours_std)} (n={z.ours_n})"
         rows.append([x.run, x.metric + ("" if _flag(x.verified) else " (unverified target)"),
@@ -700,7 +700,8 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
                      _sd_text(y.gap_sd, y.tolerance_below_sd)])
     side = md_table(["run", "metric", "paper", "default recipe", "gap", "gap (our sd)",
                       f"{title} `{shown}`", "gap", "gap (our sd)"], rows)
-    wide = gaps.assign(cell=[_gap_text(g, i) for g, i in zip(gaps.gap, gaps.inherited)])
+    wide = gaps.assign(cell=[_gap_text(g, i)
+                             for g, i in zip(gaps.gap, gaps.inherited, strict=True)])
     grid = gap_grid(wide, "cell")
     rows, current = [], None
     for (measurement, run, metric), cells in grid.iterrows():

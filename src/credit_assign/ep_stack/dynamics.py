@@ -280,11 +280,11 @@ def bptt_grads(stack: SpringStack, idx, y, steps: int, eps: float, params=None,
             adj, gx, *gp = torch.autograd.grad(zn, [z0, x_leaf, *params], adj,
                                                allow_unused=True)
             adj_x += gx
-            grads = [_add(a, b) for a, b in zip(grads, gp)]
+            grads = [_add(a, b) for a, b in zip(grads, gp, strict=True)]
         # z_0 = x repeated over the blocks: its adjoint flows into x, and x into the embeddings
         ge = torch.autograd.grad(stack.embed(idx), params, adj_x + adj.sum(0),
                                  allow_unused=True)
-    grads = [_add(a, b) for a, b in zip(grads, ge)]
+    grads = [_add(a, b) for a, b in zip(grads, ge, strict=True)]
     return (grads, loss.detach()) if return_loss else grads
 
 
@@ -420,4 +420,4 @@ def group_cosines(stack: SpringStack, ga: dict, gb: dict) -> dict[str, float | N
 
 
 def as_dict(params, grads) -> dict:
-    return {p: g for p, g in zip(params, grads) if g is not None}
+    return {p: g for p, g in zip(params, grads, strict=True) if g is not None}

@@ -51,7 +51,7 @@ def pretrain_step(stack, opt, idx, y, p: dict, step) -> float:
     params = list(stack.parameters())
     grads, loss = eps.bptt_grads(stack, idx, y, p["relax_steps"], None, params,
                                  p["checkpoint_every"], return_loss=True, step=step)
-    for q, g in zip(params, grads):
+    for q, g in zip(params, grads, strict=True):
         q.grad = g
     torch.nn.utils.clip_grad_norm_(params, p["grad_clip"])
     opt.step()
@@ -225,7 +225,7 @@ def write_summary(result_paths, timing_paths, outputs, settle: dict | None = Non
     for table, out, kind in zip(tables, (outputs.cosines, outputs.increments,
                                          outputs.pretrain, outputs.timings, outputs.by_seed),
                                 ("ep_cosines", "ep_increments", "ep_pretrain", "ep_timings",
-                                 "ep_by_seed")):
+                                 "ep_by_seed"), strict=True):
         table_io.write(table, out, kind, inputs, float_format="%.6g")
     atomic_write_text(outputs.report, report(results, tables[4], tables[2], tables[3],
                                              tables[0]))

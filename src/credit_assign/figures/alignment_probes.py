@@ -28,7 +28,7 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
     nets["rule"] = nets.rule.map(lambda r: names.get(r, r))
     order = [names[r] for r in names if names[r] in set(nets.rule)]
     order += sorted(set(nets.rule) - set(order))
-    palette = dict(zip(order, style.PALETTE))
+    palette = dict(zip(order, style.PALETTE, strict=False))  # the palette is the longer list
     title = f"{style.method_label(methods, method)}-trained nets, {style.lam_label(lam)}"
 
     ax = axes[0]

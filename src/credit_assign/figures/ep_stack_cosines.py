@@ -91,7 +91,8 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
     fig, axes = plt.subplots(2, 3, figsize=(11.5, 6.6), layout="constrained",
                              gridspec_kw={"width_ratios": [1.4, 1, 1]})
     free_steps = sorted(cos["free_steps"].unique())
-    colors = dict(zip(free_steps, [style.PALETTE[i] for i in (0, 3, 2, 4, 1)]))
+    # as many colours as free-phase lengths (five at most; the palette is the longer list)
+    colors = dict(zip(free_steps, [style.PALETTE[i] for i in (0, 3, 2, 4, 1)], strict=False))
     groups = _group_order(cos["group"].unique())
     corpora = sorted(cos["corpus"].unique())
     precisions = _precisions(cos)
@@ -150,7 +151,7 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
     runs = list(pre.groupby(["corpus", "precision", "seed"]))
     n = max(pre.groupby("precision")["seed"].nunique().max(), 1)
     shades = {p: sns.dark_palette(style.PALETTE[k], n_colors=n + 2, reverse=True)[:n]
-              for p, k in zip(PRECISION_ORDER, (0, 3))}
+              for p, k in zip(PRECISION_ORDER, (0, 3), strict=True)}
     for (corpus, p, seed), sub in runs:
         ls = "-" if corpus == corpora[0] else "--"
         rank = sorted(pre.loc[pre["precision"] == p, "seed"].unique()).index(seed)

@@ -87,7 +87,7 @@ def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: f
     x = np.arange(len(labels))
     ax.bar(x, np.nan_to_num(values), yerr=errors, capsize=3, color=bar_colors,
            edgecolor="black", linewidth=0.5, width=0.65, zorder=3)
-    for xi, v in zip(x, values):
+    for xi, v in zip(x, values, strict=True):
         if np.isnan(v):  # no finite value: say so instead of drawing a zero bar
             ax.text(xi, 0.02, "n/a", ha="center", va="bottom", fontsize=7, color="0.3")
     ax.axhline(0, color="0.4", lw=0.6, ls="--", zorder=1)

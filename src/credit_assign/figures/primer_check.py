@@ -23,7 +23,7 @@ def plot(result: dict):
     fig, axes = plt.subplots(1, len(models), figsize=(3.6 * len(models), 3.2),
                              layout="constrained", sharey=True)
     colors = {"one_sided": style.PALETTE[3], "symmetric": style.PALETTE[0]}
-    for ax, (kind, res) in zip(np.atleast_1d(axes), models.items()):
+    for ax, (kind, res) in zip(np.atleast_1d(axes), models.items(), strict=True):
         beta = np.asarray(res["beta"])
         for key, (label, marker, ls) in ESTIMATORS.items():
             err = np.asarray(res["groups"]["all"][key]["rel_error"], float)

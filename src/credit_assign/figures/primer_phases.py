@@ -36,12 +36,12 @@ class Canvas:
 
     def stack(self, x, ys, labels, edge, face, notes=None):
         """States z_1..z_3 bottom-up, fed by emb(x), arrows between them."""
-        for i, (y, label) in enumerate(zip(ys, labels)):
+        for i, (y, label) in enumerate(zip(ys, labels, strict=True)):
             self.box(x - 10, y - 2.2, 20, 4.4, edge, face)
             self.text(x, y, label, 10)
             if notes:
                 self.text(x + 11.5, y, notes[i], 8, MUTED, ha="left")
-        for lower, upper in zip(ys[:-1], ys[1:]):
+        for lower, upper in zip(ys[:-1], ys[1:], strict=True):
             self.arrow(x, lower + 2.6, x, upper - 2.6)
         self.text(x, ys[0] - 9, r"$\mathrm{emb}(x)$", 10)
         self.arrow(x, ys[0] - 7.2, x, ys[0] - 2.6)

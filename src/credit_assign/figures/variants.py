@@ -51,7 +51,8 @@ def plot(gaps: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(PAGE_IN[0], height), layout="constrained")
     annot = pd.DataFrame(
         [["" if pd.isna(v) else (f"({v:+.1f})" if i else f"{v:+.1f}")
-          for v, i in zip(vs, inh)] for vs, inh in zip(values.values, inherited.values)],
+          for v, i in zip(vs, inh, strict=True)]
+         for vs, inh in zip(values.values, inherited.values, strict=True)],
         index=values.index, columns=values.columns)
     sns.heatmap(values.clip(-5, 5), ax=ax, cmap="RdBu_r", center=0, vmin=-5, vmax=5,
                 annot=annot, fmt="", annot_kws={"fontsize": pt}, linewidths=0.4,
@@ -61,7 +62,7 @@ def plot(gaps: pd.DataFrame):
     ax.collections[0].colorbar.ax.yaxis.label.set_fontsize(pt)
     ax.collections[0].colorbar.ax.tick_params(labelsize=pt)
     ax.grid(False)
-    for (i, j) in zip(*np.nonzero(inherited.values & values.notna().values)):
+    for (i, j) in zip(*np.nonzero(inherited.values & values.notna().values), strict=True):
         ax.text(j + 0.5, i + 0.5, annot.iat[i, j], ha="center", va="center",
                 fontsize=pt, color="0.35")
     ax.set_facecolor("0.9")
@@ -71,7 +72,7 @@ def plot(gaps: pd.DataFrame):
     names = list(values.columns)
     ax.set_xticks(np.arange(len(values.columns)) + 0.5,
                   [f"{n}\n{within[c]}/{counted[c]} within" for n, c in
-                   zip(names, values.columns)], rotation=30, ha="right", fontsize=pt)
+                   zip(names, values.columns, strict=True)], rotation=30, ha="right", fontsize=pt)
     ax.set_xlabel("")
     ax.set_ylabel("")
     ax.tick_params(axis="y", labelsize=pt)

@@ -172,7 +172,7 @@ def param_grads(loss: Tensor, params: dict[str, torch.nn.Parameter], extra: list
     out = torch.autograd.grad(loss, [params[n] for n in names] + list(extra), allow_unused=True)
     grads = {
         n: (g if g is not None else torch.zeros_like(params[n]))
-        for n, g in zip(names, out[: len(names)])
+        for n, g in zip(names, out[: len(names)], strict=True)
     }
     return grads, list(out[len(names):])
 
@@ -205,7 +205,8 @@ class LocalLosses(LearningRule):
     def update(self, model, cache, y):
         signals = self.teaching_signals(model, cache, y)
         ce = F.cross_entropy(cache.logits, y)  # reaches only LN_out and head
-        loss = ce + sum((f_l * a_l).sum() for f_l, a_l in zip(cache.f, signals[1:]))
+        local = zip(cache.f, signals[1:], strict=True)  # block l: f_l and a_l
+        loss = ce + sum((f_l * a_l).sum() for f_l, a_l in local)
         if self.lam:
             loss = loss + self.lam * branch_penalty(cache.f)
         if self.options.train_embedding:
