@@ -5,6 +5,6 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.runtime import job  # noqa: E402
 
 with job(snakemake):
-    from credit_assign.measure import write_table
+    from credit_assign.aggregate import write_measurement_table
 
-    write_table(snakemake.input, snakemake.output[0])
+    write_measurement_table(snakemake.input, snakemake.output[0])

@@ -6,7 +6,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.runtime import job  # noqa: E402
 
 with job(snakemake):
-    from credit_assign.ep_stack.probe import write_summary
+    from credit_assign.ep_stack.summary import write_summary
 
     write_summary(snakemake.input.results, snakemake.input.timings, snakemake.output,
                   snakemake.params.settle)

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from credit_assign.ep_stack import dynamics as eps
+from credit_assign.ep_stack import summary as ep_summary
 from credit_assign.ep_stack.corpus import CharCorpus, DataMissingError, encode, read_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -389,8 +390,6 @@ def fake_summary():
     """Seed 0 settles everywhere (block 0 high); seed 1 settles at T1 = 100 on one batch
     only (the other batch's t_best at the first comparison), block 0 low; seed 2 never
     settles (residual), block 0 low."""
-    from credit_assign.ep_stack import probe as ep_probe
-
     runs = [fake_result(0, {(0, 50): (1e-5, 60, 0.97), (1, 50): (2e-5, 80, 0.95),
                             (0, 100): (1e-7, 90, 0.98), (1, 100): (1e-7, 100, 0.96)}),
             fake_result(1, {(0, 50): (1e-5, 20, 0.30), (1, 50): (1e-5, 40, 0.50),
@@ -398,8 +397,8 @@ def fake_summary():
             fake_result(2, {(0, 50): (3e-3, 20, 0.20), (1, 50): (2e-3, 30, 0.25),
                             (0, 100): (2e-4, 40, 0.60), (1, 100): (1.5e-4, 50, 0.70)})]
     results, timings = zip(*runs, strict=True)
-    cos, inc, pre, tim = ep_probe.summary_tables(list(results), list(timings))
-    seeds = ep_probe.by_seed(cos)
+    cos, inc, pre, tim = ep_summary.summary_tables(list(results), list(timings))
+    seeds = ep_summary.by_seed(cos)
     return results, cos, pre, tim, seeds
 
 
@@ -418,10 +417,9 @@ def test_by_seed_flags_a_seed_settled_only_when_every_batch_is():
 
 
 def test_report_spreads_over_settled_seeds_and_counts_the_rest():
-    from credit_assign.ep_stack import probe as ep_probe
 
     results, cos, pre, tim, seeds = fake_summary()
-    text = ep_probe.report(list(results), seeds, pre, tim, cos)
+    text = ep_summary.report(list(results), seeds, pre, tim, cos)
     row = next(line for line in text.splitlines() if line.startswith("| float32 | 100 |"))
     # block 0 over the one settled seed (0.97 = mean of 0.98 and 0.96), not all three
     assert "| 1 of 3 |" in row and "**0.970 (n = 1)**" in row

@@ -301,8 +301,9 @@ def test_measurement_variants_reproduce_the_reported_numbers_and_differ_as_defin
         tmp_path, digits):
     import torch
 
+    from credit_assign.aggregate import measurement_table
     from credit_assign.jobs import measure as measure_job
-    from credit_assign.measure import measurement_names, table
+    from credit_assign.measure import measurement_names
 
     metrics = train(tiny_run("dfa", epochs=2), digits, tmp_path / "m.json", tmp_path / "m.pt")
     result = measure_job(tmp_path / "m.pt", digits, 64, tmp_path / "measure.json",
@@ -325,7 +326,7 @@ def test_measurement_variants_reproduce_the_reported_numbers_and_differ_as_defin
     assert v["eps_cos_b100"]["batch_sizes_used"] == [100]
     assert v["eps_cos_b16"]["h_L_norm"] is None and v["flat"]["set"] == "stratified"
     assert len(v["eps_den_b16"]["cosine"]) == 3  # l0, l1, l2
-    frame = table([result])
+    frame = measurement_table([result])
     assert list(frame.measurement) == measurement_names([100, 16])
     assert {"cosine_l0", "cosine_l2"} <= set(frame.columns)
     assert not torch.isnan(torch.tensor(frame.deep_cosine.to_numpy(float))).any()

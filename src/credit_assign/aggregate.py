@@ -121,3 +121,36 @@ def write_probe_tables(paths, outputs: dict[str, str]) -> dict:
     for name, frame in frames.items():
         table_io.write(frame, outputs[name], f"probe_{name}", paths)
     return frames
+
+
+# ---- the measurement variants (credit_assign.measure's results) ----------------------
+MEASUREMENT_COLUMNS = ["dataset", "method", "lam", "seed", "measurement", "set", "set_n",
+                 "set_seed", "set_classes", "cosine_kind", "batch_size", "h_L_norm",
+                 "h_L_norm_statistic", "deep_cosine", "n"]
+
+
+def measurement_table(results: list[dict]) -> pd.DataFrame:
+    """One row per (run, measurement), with the per-layer cosines as cosine_l0 … cosine_lL:
+    the tidy table the reproduction and the gap map compare against (``dataset`` names
+    the recipe: cifar10@<variant> for a variant's models)."""
+    rows, depth = [], 0
+    for r in results:
+        for name, m in r["variants"].items():
+            s = r["sets"][m["set"]]
+            row = {**r["run"], "measurement": name, "set": m["set"], "set_n": s["n"],
+                   "set_seed": s["seed"], "set_classes": s["classes"],
+                   "cosine_kind": m["cosine_kind"], "batch_size": m["batch_size"],
+                   "h_L_norm": m["h_L_norm"], "h_L_norm_statistic": m["h_L_norm_statistic"],
+                   "deep_cosine": m["deep_cosine"], "n": m["n"]}
+            for layer, c in enumerate(m["cosine"]):
+                row[f"cosine_l{layer}"] = c
+            depth = max(depth, len(m["cosine"]))
+            rows.append(row)
+    return pd.DataFrame(rows, columns=MEASUREMENT_COLUMNS + [f"cosine_l{i}" for i in range(depth)])
+
+
+def write_measurement_table(result_paths, out) -> None:
+    """Rule aggregate_measurements: every measure result → summary/measurements.csv."""
+    result_paths = list(result_paths)
+    frame = measurement_table([read_result(p, "measure") for p in result_paths])
+    table_io.write(frame, out, "measurements", result_paths, float_format="%.6g")

@@ -60,7 +60,6 @@ from typing import Any
 import torch
 
 from credit_assign import data as datasets
-from credit_assign import tables as table_io
 from credit_assign.diagnostics import (
     deep_cosine,
     eps_clamp_cosine,
@@ -69,7 +68,6 @@ from credit_assign.diagnostics import (
     per_sample_cosine,
     true_hidden_grads,
 )
-from credit_assign.results import read_result
 
 COSINES = {"exact": per_sample_cosine, "eps_cos": eps_clamp_cosine,
            "eps_den": eps_denominator_cosine, "flat": flattened_cosine}
@@ -177,36 +175,3 @@ def measurements(model, rule, data: dict, n_samples: int, seed: int, batch: int,
     order = measurement_names(batch_sizes)
     return ({name: d for name, (_, d) in sets.items()},
             {name: out[name] for name in order})
-
-
-TABLE_COLUMNS = ["dataset", "method", "lam", "seed", "measurement", "set", "set_n",
-                 "set_seed", "set_classes", "cosine_kind", "batch_size", "h_L_norm",
-                 "h_L_norm_statistic", "deep_cosine", "n"]
-
-
-def table(results: list[dict]):
-    """One row per (run, measurement), with the per-layer cosines as cosine_l0 … cosine_lL:
-    the tidy table the reproduction and the gap map compare against (``dataset`` names
-    the recipe: cifar10@<variant> for a variant's models)."""
-    import pandas as pd
-
-    rows, depth = [], 0
-    for r in results:
-        for name, m in r["variants"].items():
-            s = r["sets"][m["set"]]
-            row = {**r["run"], "measurement": name, "set": m["set"], "set_n": s["n"],
-                   "set_seed": s["seed"], "set_classes": s["classes"],
-                   "cosine_kind": m["cosine_kind"], "batch_size": m["batch_size"],
-                   "h_L_norm": m["h_L_norm"], "h_L_norm_statistic": m["h_L_norm_statistic"],
-                   "deep_cosine": m["deep_cosine"], "n": m["n"]}
-            for layer, c in enumerate(m["cosine"]):
-                row[f"cosine_l{layer}"] = c
-            depth = max(depth, len(m["cosine"]))
-            rows.append(row)
-    return pd.DataFrame(rows, columns=TABLE_COLUMNS + [f"cosine_l{i}" for i in range(depth)])
-
-
-def write_table(result_paths, out) -> None:
-    result_paths = list(result_paths)
-    frame = table([read_result(p, "measure") for p in result_paths])
-    table_io.write(frame, out, "measurements", result_paths, float_format="%.6g")

@@ -1,0 +1,103 @@
+"""Each rule's conda environment (envs/*.yaml) provides every third-party package that
+its script imports when it runs, directly or through the library (the import closure,
+module-level imports followed through credit_assign's own modules and the packages'
+__init__ files). Needs no conda: `--software-deployment-method conda` would otherwise be
+the first to find a figures job that imports torch."""
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+# import name -> conda-forge package name, where they differ
+CONDA_NAMES = {"torch": "pytorch", "PIL": "pillow", "yaml": "pyyaml", "sklearn": "scikit-learn",
+               "matplotlib": "matplotlib-base", "seaborn": "seaborn-base",
+               "pandera": "pandera-base"}
+
+
+def rule_environments() -> dict[str, tuple[Path, Path]]:
+    """rule name -> (its script, its conda env file), from workflow/rules/*.smk."""
+    out = {}
+    for smk in sorted((ROOT / "workflow/rules").glob("*.smk")):
+        text = smk.read_text()
+        for block in re.split(r"^(?=rule \w+:)", text, flags=re.M)[1:]:
+            name = re.match(r"rule (\w+):", block).group(1)
+            script = re.search(r'^    script:\s*\n\s*"([^"]+)"', block, re.M)
+            conda = re.search(r'^    conda:\s*\n\s*"([^"]+)"', block, re.M)
+            if script and conda:
+                out[name] = ((smk.parent / script.group(1)).resolve(),
+                             (smk.parent / conda.group(1)).resolve())
+    return out
+
+
+def _module_file(name: str) -> Path | None:
+    base = SRC.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _top_level_imports(tree: ast.Module) -> list[tuple[str, list[str]]]:
+    """(module, names) of every import that runs when the module runs: not those inside
+    a function or class body (they run only when called)."""
+    found, stack = [], list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Import):
+            found += [(a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.module, [a.name for a in node.names]))
+        else:
+            stack += [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
+    return found
+
+
+def third_party_closure(script: Path) -> set[str]:
+    seen, todo, third = set(), [script], set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for module, names in _top_level_imports(ast.parse(path.read_text())):
+            top = module.split(".")[0]
+            if top != "credit_assign":
+                if top not in sys.stdlib_module_names and top != "__future__":
+                    third.add(top)
+                continue
+            parts = module.split(".")
+            # importing a submodule runs every package __init__ above it
+            todo += [f for i in range(1, len(parts) + 1)
+                     if (f := _module_file(".".join(parts[:i])))]
+            todo += [f for n in names if (f := _module_file(f"{module}.{n}"))]
+    return third
+
+
+def env_packages(env: Path) -> set[str]:
+    deps = yaml.safe_load(env.read_text())["dependencies"]
+    return {re.split(r"[<>=!~ ]", d)[0] for d in deps if isinstance(d, str)}
+
+
+@pytest.mark.parametrize("rule", sorted(rule_environments()))
+def test_each_rules_environment_provides_what_its_code_imports(rule):
+    script, env = rule_environments()[rule]
+    needed = {CONDA_NAMES.get(m, m) for m in third_party_closure(script)}
+    missing = needed - env_packages(env)
+    assert not missing, (f"rule {rule} ({script.name}) imports {sorted(missing)}, which "
+                         f"{env.name} does not provide")
+
+
+def test_the_closure_sees_through_the_library():
+    """It can fail: the training script reaches torch only through credit_assign."""
+    script, _ = rule_environments()["train"]
+    assert "torch" not in {m for m, _ in _top_level_imports(ast.parse(script.read_text()))}
+    assert "torch" in third_party_closure(script)
+    assert len(rule_environments()) >= 15
