@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from credit_assign import tables as table_io
 from credit_assign.figures import style
 from credit_assign.reproduction import gap_grid
 
@@ -258,8 +259,10 @@ def make(gaps: pd.DataFrame, outputs) -> None:
     style.save(plot(gaps), outputs)
 
 
-def make_measured(gaps: pd.DataFrame, outputs) -> None:
-    """fig_variants_measured to ``outputs``."""
+def make_measured(gaps_csv, outputs) -> None:
+    """fig_variants_measured to ``outputs`` from variants_gap.csv (read through its
+    contract)."""
+    gaps = table_io.read(gaps_csv, "variants_gap")
     if not has_measured(gaps):
         raise ValueError("the gap table holds no measured number: did measurements run "
                          "(config measurements.run)?")
