@@ -496,6 +496,14 @@ def gap_grid(gaps: pd.DataFrame, column: str = "gap") -> pd.DataFrame:
     return wide.reindex(index=pd.MultiIndex.from_tuples(order), columns=recipes)
 
 
+def has_measured(gaps: pd.DataFrame | None) -> bool:
+    """Whether the gap table holds a number some measurement remeasured (what
+    fig_variants_measured draws and the paper's \\ifhasmeasured switches on)."""
+    if gaps is None or gaps.empty or not {"measurement", "remeasured"} <= set(gaps):
+        return False
+    return bool(((gaps.measurement != "reported") & gaps.remeasured.map(_flag)).any())
+
+
 DEFAULT_STUDY = {"seeds": None, "exclude_unverified": True,
                  "ranking": {"primary": "within_count", "tiebreak": "clipped_gap_sum",
                              "clip": 5.0}}

@@ -26,7 +26,7 @@ import seaborn as sns
 
 from credit_assign import tables as table_io
 from credit_assign.figures import style
-from credit_assign.reproduction import gap_grid
+from credit_assign.reproduction import gap_grid, has_measured
 
 # The page each figure is printed on, as ms.tex includes it (A4, 25 mm margins: \textwidth
 # 6.30 in, \textheight 9.72 in), leaving room for the caption:
@@ -43,15 +43,6 @@ def _reported(gaps: pd.DataFrame) -> pd.DataFrame:
     if "measurement" not in gaps:
         return gaps
     return gaps[gaps.measurement == "reported"]
-
-
-def has_measured(gaps: pd.DataFrame | None) -> bool:
-    """Whether the gap table holds a number some measurement remeasured (what
-    fig_variants_measured draws and ms.tex's \\ifhasmeasured switches on)."""
-    if gaps is None or gaps.empty or not {"measurement", "remeasured"} <= set(gaps):
-        return False
-    remeasured = gaps.remeasured.astype(str).str.strip().str.lower() == "true"
-    return bool(((gaps.measurement != "reported") & remeasured).any())
 
 
 def _wide(gaps: pd.DataFrame, column: str) -> pd.DataFrame:
