@@ -233,11 +233,26 @@ def plot_measured(gaps: pd.DataFrame):
     return fig
 
 
-def printed_font_sizes(fig, printed_width_in: float = PAGE_IN[0]) -> list[float]:
-    """Every text's size in points as printed at ``printed_width_in`` (the width the
-    paper prints the figure at: \textheight on the rotated page, \textwidth on the
-    portrait one): what the readability check reads."""
-    scale = printed_width_in / fig.get_figwidth()
+def saved_size_in(fig) -> tuple[float, float]:
+    """The figure's size as style.save writes it (bbox_inches="tight", matplotlib's
+    0.1 in pad), in inches: what \\includegraphics scales onto the page."""
+    fig.canvas.draw()  # the constrained layout, as saving runs it
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer())
+    return bbox.width + 0.2, bbox.height + 0.2
+
+
+def printed_scale(fig, page=PAGE_IN) -> float:
+    """How much the paper scales the saved figure to fit ``page`` (width, height in
+    inches; ms.tex: width and height given, keepaspectratio)."""
+    width, height = saved_size_in(fig)
+    return min(page[0] / width, page[1] / height)
+
+
+def printed_font_sizes(fig, page=PAGE_IN) -> list[float]:
+    """Every text's size in points as printed on ``page`` (PAGE_IN: fig_variants on the
+    rotated page; MEASURED_PAGE_IN: fig_variants_measured): what the readability check
+    reads."""
+    scale = printed_scale(fig, page)
     texts = [t for t in fig.findobj(lambda a: hasattr(a, "get_fontsize")
                                     and hasattr(a, "get_text")) if t.get_text().strip()]
     return [t.get_fontsize() * scale for t in texts]
