@@ -67,8 +67,8 @@ def test_numbers_follow_the_tables_and_flags_follow_the_config():
     assert macros["deepcosFrozen"] == "n/a"
     assert "lies above the fresh-$B$ null" in macros["rescueverdict"]
     assert macros["orderingverdict"] == "holds in our runs"
-    assert flags == {"hasreference": False, "hasvariants": False, "hasfa": False,
-                     "hasep": False, "hasprobes": False}
+    assert flags == {"hasreference": False, "hasvariants": False, "hasmeasured": False,
+                     "hasfa": False, "hasep": False, "hasprobes": False}
     tex = paper.numbers_tex(macros, flags, "test")
     assert "\\newcommand{\\accBpZero}{$0.590 \\pm 0.014$ ($n{=}2$)}" in tex
     assert "\\hasfafalse" in tex

@@ -1,6 +1,9 @@
 """The paper-vs-ours comparison and the variant gap map, on small hand-made tables."""
 
 import math
+import os
+import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -390,23 +393,164 @@ def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_nul
     assert "not reproduced" in text and text.count("above the null by more than two") == 2
 
 
-def test_the_gap_map_is_readable_on_its_rotated_page():
+# ---- the gap map's figures, at the study's size: the paper's 26 numbers, the default
+# and 9 variants, 7 measurement variants (config/paper_reference.yaml, config/variants.yaml)
+ROOT = Path(__file__).resolve().parents[1]
+STUDY_RECIPES = ["default", "const_lr", "dfa_lr3e3", "const_lr3e3", "dfa_no_wd", "dfa_no_aug",
+                 "dfa_shallow", "no_decay_norms", "fa_unit_b", "fa_jacobian"]
+STUDY_MEASUREMENTS = ["stratified", "mixed_n", "one_batch", "eps_cos_b2048", "eps_cos_b128",
+                      "eps_den_b2048", "eps_den_b128", "flat"]
+STUDY_RUNS = [("bp", 0.0), ("bp", 1e-2), ("dfa", 0.0), ("dfa", 1e-4), ("dfa", 1e-2),
+              ("frozen", 0.0), ("fa", 0.0)]
+
+
+def study_tables(rng, methods, seeds=(42, 123, 456)):
+    """Summary tables (runs, layers, nulls, measurements) of one recipe's runs of
+    ``methods``, random values in the ranges the study sees."""
+    runs, layers, nulls, measured = [], [], [], []
+    for method, lam in STUDY_RUNS:
+        if method not in methods:
+            continue
+        for seed in seeds:
+            run = {"method": method, "lam": lam, "seed": seed}
+            runs.append({**run, "test_acc": rng.uniform(0.25, 0.6),
+                         "h_L_norm_median": 10 ** rng.uniform(3, 9),
+                         "deep_cosine": rng.uniform(-0.1, 0.4), "final_epoch": 30})
+            layers += [{**run, "epoch": 30, "layer": layer, "cosine": rng.uniform(-0.1, 0.5)}
+                       for layer in range(5)]
+            if method == "dfa":
+                nulls += [{**run, "feedback": f, "deep_cosine": rng.normal(0, 0.05)}
+                          for f in ("trained", "fresh", "fresh")]
+            if method in ("dfa", "fa"):  # what measure jobs measure
+                measured += [{"dataset": "cifar10", **run, "measurement": m,
+                              "h_L_norm": (math.nan if m.startswith(("eps_", "flat"))
+                                           else 10 ** rng.uniform(3, 9)),
+                              "deep_cosine": rng.uniform(-0.1, 0.4),
+                              **{f"cosine_l{layer}": rng.uniform(-0.1, 0.5)
+                                 for layer in range(5)}}
+                             for m in STUDY_MEASUREMENTS]
+    return (pd.DataFrame(runs), pd.DataFrame(layers),
+            pd.DataFrame(nulls, columns=["method", "lam", "seed", "feedback", "deep_cosine"]),
+            pd.DataFrame(measured))
+
+
+def study_gaps(measurements: bool = True, seed: int = 0) -> pd.DataFrame:
+    """A gap table as rule variants_gap_map makes it (compare, measured_comparisons,
+    gap_table) for the paper's reference under ten recipes: the default runs every
+    method, the fa_ variants FA only, the others DFA and frozen (the rest inherited)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    reference = reproduction.load_reference(ROOT / "config" / "paper_reference.yaml")
+    frames, measured = {}, {}
+    for name in STUDY_RECIPES:
+        methods = ({"bp", "dfa", "frozen", "fa"} if name == "default"
+                   else {"fa"} if name.startswith("fa_") else {"dfa", "frozen"})
+        runs, layers, nulls, m = study_tables(rng, methods)
+        frames[name] = reproduction.compare(reference, runs, layers, nulls)
+        measured.update(reproduction.measured_comparisons(reference, m, name))
+    kinds = {n: "open" if i % 2 else "departs" for i, n in enumerate(STUDY_RECIPES)}
+    return reproduction.gap_table({**frames, **(measured if measurements else {})}, kinds)
+
+
+@pytest.fixture(scope="module")
+def gap_figures():
     import matplotlib
 
     matplotlib.use("Agg")
     from credit_assign.figures import variants as fig_variants
 
-    # the reported row set of the paper's reference (26 numbers) under 10 recipes
-    cells = {name: [0.5 * (i % 7) - 1.5 for i in range(26)]
-             for name in ["default", *[f"variant_{k}" for k in range(9)]]}
-    gaps = hand_gaps(cells, {n: "stated" if n == "default" else "open" for n in cells})
-    gaps = gaps.assign(run=[f"dfa, λ={i}" for i in range(26)] * 10,
-                       base_recipe=gaps.recipe, measurement="reported", remeasured=True)
-    fig = fig_variants.plot(gaps)
-    sizes = fig_variants.printed_font_sizes(fig)
+    gaps = study_gaps()
+    return fig_variants, gaps, {"fig_variants": fig_variants.plot(gaps),
+                                "fig_variants_measured": fig_variants.plot_measured(gaps)}
+
+
+def test_the_study_gap_table_has_the_papers_numbers_and_every_measurement():
+    gaps = study_gaps()
+    grid = reproduction.gap_grid(gaps)
+    sets = grid.index.get_level_values(0).value_counts()
+    assert list(grid.columns) == STUDY_RECIPES and sets["reported"] == 26
+    assert set(sets.index) == {"reported", *STUDY_MEASUREMENTS[1:]}
+    assert sets["mixed_n"] == 18 and sets["eps_cos_b128"] == 14  # ‖h_L‖ rows: 4 runs
+    assert reproduction.has_measured(gaps) and not reproduction.has_measured(study_gaps(False))
+    assert len(grid) > 100  # one figure of every row would not fit a page
+
+
+@pytest.mark.parametrize("name", ["fig_variants", "fig_variants_measured"])
+def test_each_gap_map_figure_fits_its_page_at_a_readable_size(gap_figures, name):
+    fig_variants, _, figs = gap_figures
+    fig = figs[name]
+    page = fig_variants.PAGE_IN if name == "fig_variants" else fig_variants.MEASURED_PAGE_IN
+    sizes = fig_variants.printed_font_sizes(fig, page)
     assert sizes and min(sizes) >= fig_variants.MIN_PT
-    assert fig.get_figwidth() == pytest.approx(fig_variants.PAGE_IN[0])
-    assert fig.get_figheight() <= fig_variants.PAGE_IN[1] + 1e-9  # one page, scale 1
+    # drawn at the size it is printed (a figure taller than its page would be shrunk)
+    width, height = fig_variants.saved_size_in(fig)
+    assert fig.get_figwidth() == pytest.approx(page[0])
+    assert fig.get_figheight() <= page[1] + 1e-9
+    assert fig_variants.printed_scale(fig, page) >= 0.95
+    assert width * fig_variants.printed_scale(fig, page) <= page[0] + 1e-6
+    assert height * fig_variants.printed_scale(fig, page) <= page[1] + 1e-6
+    # every cell row is at least a line of its text tall
+    scale = fig_variants.printed_scale(fig, page)
+    for ax in fig.axes:
+        labels = [t for t in ax.get_yticklabels() if t.get_text()]
+        if ax.collections and labels:
+            rows = len(ax.get_yticks())
+            row_pt = ax.get_window_extent().height / fig.dpi * 72 / rows * scale
+            assert row_pt >= 1.1 * labels[0].get_fontsize() * scale
+
+
+def test_the_reported_map_leaves_the_measurements_to_their_own_figure(gap_figures):
+    fig_variants, gaps, figs = gap_figures
+    ax = figs["fig_variants"].axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == 26 and not any(label.startswith("[") for label in labels)
+    panels = [ax.get_title(loc="left") for ax in figs["fig_variants_measured"].axes
+              if ax.get_title(loc="left")]
+    assert panels == [f"[{m}]" for m in STUDY_MEASUREMENTS[1:]]
+    with pytest.raises(ValueError, match="no measurement"):
+        fig_variants.plot_measured(study_gaps(measurements=False))
+
+
+HAVE_TEX = all(shutil.which(t) for t in ("latexmk", "pdflatex", "pdftoppm", "pdftotext"))
+
+
+@pytest.mark.skipif(not HAVE_TEX and not os.environ.get("CREDIT_ASSIGN_REQUIRE_TEX"),
+                    reason="no latexmk/pdflatex/pdftoppm/pdftotext (CI installs them)")
+def test_the_gap_map_figures_print_one_page_each_in_the_papers_floats(gap_figures, tmp_path):
+    """The two figure PDFs in ms.tex's own preamble and float environments: each is one
+    page, no float is too large, the text is real text, and the pages render
+    (tmp_path/page-*.png: what a reader sees)."""
+    import re
+    import subprocess
+
+    from credit_assign import paper
+    from credit_assign.figures import style
+
+    _, _, figs = gap_figures
+    (tmp_path / "figures").mkdir()
+    for name, fig in figs.items():
+        style.save(fig, [tmp_path / "figures" / f"{name}.pdf"])
+    tex = (ROOT / "paper" / "ms.tex").read_text()
+    preamble = tex[:tex.index("\\begin{document}")].replace("\\input{numbers.tex}", "")
+    floats = [re.search(r"\\begin\{(sidewaysfigure|figure)\}(?:(?!\\end\{\1\}).)*?"
+                        + re.escape(f"figures/{name}.pdf") + r".*?\\end\{\1\}", tex, re.S)
+              for name in figs]
+    assert all(floats)
+    assert [f.group(1) for f in floats] == ["sidewaysfigure", "figure"]
+    body = "\n\\clearpage\n".join(f.group(0) for f in floats)
+    (tmp_path / "doc.tex").write_text(preamble + "\\begin{document}\n" + body
+                                      + "\n\\end{document}\n")
+    paper.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
+    log = (tmp_path / "build" / "doc.log").read_text()
+    assert "Float too large" not in log and "Overfull" not in log
+    subprocess.run(["pdftoppm", "-r", "110", "-png", str(tmp_path / "doc.pdf"),
+                    str(tmp_path / "page")], check=True)
+    pages = sorted(tmp_path.glob("page-*.png"))
+    assert len(pages) == 2  # one page each
+    text = subprocess.run(["pdftotext", str(tmp_path / "doc.pdf"), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    assert "no_decay_norms" in text and "[eps_cos_b128]" in text
 
 
 def test_the_notes_show_each_recipes_norm_per_seed_from_the_configs_seeds():

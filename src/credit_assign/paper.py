@@ -495,6 +495,7 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
     macros["orderingverdict"] = ordering_verdict(runs, penalty)
     flags = {"hasreference": reproduction is not None and not reproduction.empty,
              "hasvariants": gaps is not None and not gaps.empty,
+             "hasmeasured": rep_io.has_measured(gaps),
              "hasfa": bool(len(select_runs(runs, "fa", 0.0))),
              "hasep": ep_by_seed is not None and not ep_by_seed.empty,
              "hasprobes": bool(cfg["probes"]["epochs"])}

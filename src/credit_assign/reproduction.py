@@ -496,6 +496,14 @@ def gap_grid(gaps: pd.DataFrame, column: str = "gap") -> pd.DataFrame:
     return wide.reindex(index=pd.MultiIndex.from_tuples(order), columns=recipes)
 
 
+def has_measured(gaps: pd.DataFrame | None) -> bool:
+    """Whether the gap table holds a number some measurement remeasured (what
+    fig_variants_measured draws and the paper's \\ifhasmeasured switches on)."""
+    if gaps is None or gaps.empty or not {"measurement", "remeasured"} <= set(gaps):
+        return False
+    return bool(((gaps.measurement != "reported") & gaps.remeasured.map(_flag)).any())
+
+
 DEFAULT_STUDY = {"seeds": None, "exclude_unverified": True,
                  "ranking": {"primary": "within_count", "tiebreak": "clipped_gap_sum",
                              "clip": 5.0}}
@@ -730,8 +738,10 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
         "a measured column's from its recipe (or, for a method the recipe did not rerun, "
         "from `default/M`), so every column is judged on the whole table. In the gap map "
         "below, the columns are the recipes and each measurement is a labelled row set of "
-        "the numbers it remeasures (· : not measured for that recipe). Figure: "
-        "`paper/figures/fig_variants.png`.\n\n"
+        "the numbers it remeasures (· : not measured for that recipe). Figures: "
+        "`paper/figures/fig_variants.png` (the recipes' own numbers) and, where "
+        "measurements ran, `paper/figures/fig_variants_measured.png` (one panel per "
+        "measurement).\n\n"
         "Every recipe ran on the same seeds, and the ranking rule was fixed in "
         "config/variants.yaml (`study`) before the runs: recipes are ranked "
         f"{rule_text(study)}. Variants are ranked in two groups: `open` ones fill a detail "

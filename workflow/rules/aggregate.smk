@@ -95,7 +95,8 @@ rule aggregate_measurements:
 rule variants_gap_map:
     """Every paper number under the default recipe and each variant, and each recipe's
     models under each measurement variant, in tolerance units; the default's
-    reproduction.md with the study after it.
+    reproduction.md with the study after it; fig_variants (the recipes' own numbers:
+    the measurements are rule variants_measured_map's figure).
     """
     input:
         reference=config["reproduction"]["reference"] or [],
@@ -131,6 +132,32 @@ rule variants_gap_map:
         expect=gap_map_expect(),
     script:
         "../../scripts/variants_gap_map.py"
+
+
+rule variants_measured_map:
+    """The gap map's measurement row sets on a page of their own: one panel per
+    measurement variant (the numbers it remeasures under every recipe).
+    """
+    input:
+        gaps=f"results/{config['dataset']}/summary/variants_gap.csv",
+    output:
+        pdf="paper/figures/fig_variants_measured.pdf",
+        png=report(
+            "paper/figures/fig_variants_measured.png",
+            caption="../report/fig_variants_measured.rst",
+            category="Figures",
+        ),
+        svg="paper/figures/fig_variants_measured.svg",
+    log:
+        "logs/figures/fig_variants_measured.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../../scripts/variants_measured_map.py"
 
 
 rule variants:

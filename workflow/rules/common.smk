@@ -187,7 +187,15 @@ def variant_targets():
             )
         ]
         + figure("fig_variants")
+        + measured_figure()
     )
+
+
+def measured_figure():
+    """fig_variants_measured (rule variants_measured_map), where measurements run."""
+    if not (config["variants"] and config["measurements"]["run"]):
+        return []
+    return figure("fig_variants_measured")
 
 
 def train_metrics(wildcards=None, methods=METHODS):
@@ -660,6 +668,7 @@ def paper_figures():
     names = ["fig4_penalty_rescue", "fig_primer_phases", "fig_primer_check"]
     names += ["fig_ep_stack_cosines"] if config["ep_stack"]["corpora"] else []
     names += ["fig_variants"] if config["variants"] else []
+    names += ["fig_variants_measured"] if measured_figure() else []
     names += ["fig_alignment_probes"] if config["probes"]["epochs"] else []
     return [f"paper/figures/{name}.pdf" for name in names]
 
