@@ -12,8 +12,9 @@ with job(snakemake):
     i, o = snakemake.input, snakemake.output
     names = ["default", *snakemake.params.about]
     # measurement_tables(): the default's measurements.csv, then each variant's, in order
-    gaps = write_gap_map(dict(zip(names, i.tables, strict=True)), o.csv, reference_path=i.reference,
-                         measurements=dict(zip(names, i.measurements, strict=True)) or None,
+    measured = dict(zip(names, i.measurements, strict=True)) if i.measurements else None
+    gaps = write_gap_map(dict(zip(names, i.tables, strict=True)), o.csv,
+                         reference_path=i.reference, measurements=measured,
                          default_md=i.default_md, out_md=o.md, about=snakemake.params.about,
                          expect=snakemake.params.expect, study=snakemake.params.study)
     variants.make(gaps, [o.pdf, o.png, o.svg])
