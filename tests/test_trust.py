@@ -52,14 +52,25 @@ def write_config(repo: Path, source: Path, **changes) -> str:
     return "config/tiny_cifar.yaml"
 
 
-@pytest.fixture
-def cifar_run(tmp_path):
-    """A finished tiny CIFAR-10 workflow, its image folder and its config."""
-    repo = fresh_copy(tmp_path / "repo")
-    first = image_folder(tmp_path / "images_a", per_class=6, seed=0)
-    cfg = write_config(repo, first)
+@pytest.fixture(scope="module")
+def cifar_finished(tmp_path_factory) -> Path:
+    """A finished tiny CIFAR-10 workflow (repo/) beside its image folder (images_a/),
+    which its config names by a relative path: a copy of the pair is the same run."""
+    case = tmp_path_factory.mktemp("cifar")
+    repo = fresh_copy(case / "repo")
+    image_folder(case / "images_a", per_class=6, seed=0)
+    cfg = write_config(repo, Path("../images_a"))
     snakemake(repo, "--configfile", cfg)
-    return repo, tmp_path
+    return case
+
+
+@pytest.fixture
+def cifar_run(cifar_finished, tmp_path):
+    """A copy of the finished tiny CIFAR-10 workflow for one test (mtimes and Snakemake's
+    metadata kept: nothing is out of date): (repo, the folder holding repo and images)."""
+    case = tmp_path / "case"
+    shutil.copytree(cifar_finished, case, symlinks=True)
+    return case / "repo", case
 
 
 def n_train(repo: Path) -> set[int]:
