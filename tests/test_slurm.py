@@ -119,7 +119,7 @@ def test_failing_slurm_job_fails_the_run_with_its_log(cluster, tmp_path):
     broken = {**TINY, "dataset": "cifar10",
               "data": {"cifar10": {"source": str(empty.parent)}}}
     work = workdir(tmp_path / "w", broken)
-    out = run(work, "data/cifar10.pt", *SLURM_OVERRIDES, "--configfile", "config/tiny.yaml",
+    out = run(work, "data/cifar10.json", *SLURM_OVERRIDES, "--configfile", "config/tiny.yaml",
               limit=300)
     text = out.stdout + out.stderr
     assert out.returncode not in (0, 124, 137), text  # failed, and did not hang
