@@ -12,8 +12,9 @@ Each error names the file, the line, the key and the value as written.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -49,6 +50,20 @@ def _check(node, key: str) -> None:
                 f"{_where(node)}: {key} = {node.value} is not a plain decimal integer (YAML "
                 f"reads it as {yaml.safe_load(node.value)!r}); a seed is ≥ 0, written as "
                 f"digits without a leading zero, e.g. 42")
+
+
+def seed_values(cfg: Any, key: str = "") -> Iterator[tuple[str, Any]]:
+    """(key, value) of every seed in a loaded config: the values of keys named seed, and
+    the items of lists named seeds (SEED_KEYS, as the spelling check reads the files)."""
+    if isinstance(cfg, dict):
+        for k, v in cfg.items():
+            path = f"{key}.{k}" if key else str(k)
+            if k == "seed":
+                yield path, v
+            elif k == "seeds" and isinstance(v, list):
+                yield from ((f"{path}[{i}]", s) for i, s in enumerate(v))
+            else:
+                yield from seed_values(v, path)
 
 
 def check_yaml(text: str, name: str = "<config>") -> None:

@@ -19,6 +19,7 @@ import json
 import logging
 import pickle
 import tarfile
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -142,16 +143,15 @@ def _folder_files(source: Path) -> list[Path]:
     root = source.resolve()
     files = []
     for folder, dirs, names in os.walk(source):  # does not descend into linked folders
-        for name in sorted(dirs) + sorted(names):
-            path = Path(folder) / name
-            if path.is_symlink() and not path.resolve().is_relative_to(root):
+        for path in (Path(folder) / name for name in sorted(dirs) + sorted(names)):
+            if not path.is_symlink():
+                if path.is_file():
+                    files.append(path)
+            elif not (target := path.resolve()).is_relative_to(root):
                 raise DataFormatError(
-                    f"{source}: {path.relative_to(source)} is a symbolic link to "
-                    f"{path.resolve()}, outside the data folder; copy the file into the "
-                    f"folder or remove the link")
-        dirs.sort()
-        files += [Path(folder) / n for n in names
-                  if not (Path(folder) / n).is_symlink() and (Path(folder) / n).is_file()]
+                    f"{source}: {path.relative_to(source)} is a symbolic link to {target}, "
+                    f"outside the data folder; copy the file into the folder or remove the "
+                    f"link")
     return sorted(files)
 
 
@@ -373,6 +373,31 @@ def _read_cache(path: Path) -> dict[str, Any]:
     return data
 
 
+def read_current(cache: Path, read: Callable[[Path], Any], digest: Callable[[Any], Any],
+                 want: Any, rebuild: Callable[[], None]) -> Any:
+    """What a job reads from a cache whose manifest records ``want`` (a digest of the
+    data): ``read(cache)`` when ``digest`` of it is ``want``; else ``rebuild()`` writes
+    the cache again — one job at a time, a job that waited reads what the other wrote —
+    and what it wrote is returned, for the caller to check against ``want``."""
+    def current():
+        if cache.exists():
+            obj = read(cache)
+            if digest(obj) == want:
+                return obj
+        return None
+
+    if (obj := current()) is not None:
+        return obj
+    with cache_lock(cache):
+        if (obj := current()) is not None:  # another job rebuilt it meanwhile
+            return obj
+        logging.getLogger(__name__).warning(
+            "%s is %s; rebuilding it from the source its manifest %s names", cache,
+            "made from other data" if cache.exists() else "missing", manifest_path(cache))
+        rebuild()
+    return read(cache)
+
+
 def load(path: str | Path) -> dict[str, Any]:
     """The decoded data a job reads: the cache file written by rule prepare_data.
 
@@ -385,26 +410,17 @@ def load(path: str | Path) -> dict[str, Any]:
     if not manifest.exists():  # a cache used on its own (tests, notebooks)
         return _read_cache(path)
     want = json.loads(manifest.read_text())
-    if path.exists():
-        data = _read_cache(path)
-        if data["info"].get("digest") == want.get("digest"):
-            return data
-    with cache_lock(path):
-        if path.exists():  # another job may have rebuilt it meanwhile
-            data = _read_cache(path)
-            if data["info"].get("digest") == want.get("digest"):
-                return data
-        logging.getLogger(__name__).warning(
-            "%s is %s; rebuilding it from the source its manifest %s names", path,
-            "made from other data" if path.exists() else "missing", manifest)
-        info = prepare(want["name"], want.get("rebuild_from") or None, path.parent, path)
-    if info["digest"] != want.get("digest"):
+    data = read_current(
+        path, _read_cache, lambda d: d["info"].get("digest"), want.get("digest"),
+        lambda: prepare(want["name"], want.get("rebuild_from") or None, path.parent, path))
+    info = data["info"]
+    if info.get("digest") != want.get("digest"):
         raise DataFormatError(
             f"{path} was rebuilt from {info['source']}, but its data (sha256 {info['digest']})"
             f" differ from what {manifest} records (sha256 {want.get('digest')}): the source "
             f"changed since the manifest was written. Delete {manifest} and rerun: every job "
             f"that reads the data reruns")
-    return _read_cache(path)
+    return data
 
 
 # ----------------------------------------------------------------------------- batches

@@ -6,6 +6,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+from credit_assign.configfiles import seed_values  # noqa: E402 (pure Python, no torch)
 from credit_assign.recipe import method_training  # noqa: E402 (pure Python, no torch)
 
 try:  # the learning rules: one module each in src/credit_assign/rules/
@@ -268,21 +269,24 @@ def dataset_expect(wildcards):
     return table_expect(wildcards.dataset)
 
 
+def variant_expect():
+    """variant → the runs its runs.csv (and measurements.csv) must hold."""
+    return {
+        v: table_expect(ds)["runs"]
+        for v, ds in zip(config["variants"], variant_datasets(), strict=True)
+    }
+
+
 def notes_expect():
     """The notes read the default's tables and every variant's runs.csv."""
-    return table_expect() | {
-        "variants": {
-            v: table_expect(ds)["runs"]
-            for v, ds in zip(config["variants"], variant_datasets())
-        }
-    }
+    return table_expect() | {"variants": variant_expect()}
 
 
 def gap_map_expect():
     """recipe → the runs its measurements.csv must hold (the gap map reads them)."""
     if not config["measurements"]["run"]:
         return {}
-    return {"default": table_expect()["runs"]} | notes_expect()["variants"]
+    return {"default": table_expect()["runs"]} | variant_expect()
 
 
 def method_styles():
@@ -595,19 +599,6 @@ def check_methods(cfg, where=""):
             raise WorkflowError(f"{where}{err}") from None
         cfg["rule"][method] = options.to_config()
         cfg["sweep"].setdefault(method, [])
-
-
-def seed_values(cfg, key=""):
-    """(key, value) of every seed in a config: keys named seed, and items of seeds lists."""
-    if isinstance(cfg, dict):
-        for k, v in cfg.items():
-            path = f"{key}.{k}" if key else str(k)
-            if k == "seed":
-                yield path, v
-            elif k == "seeds" and isinstance(v, list):
-                yield from ((f"{path}[{i}]", s) for i, s in enumerate(v))
-            else:
-                yield from seed_values(v, path)
 
 
 def check_config_values():

@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from credit_assign.data import DataMissingError, cache_lock
+from credit_assign.data import DataMissingError, cache_lock, manifest_path, read_current
 from credit_assign.runtime import atomic_torch_save, atomic_write_text, dumps, load_checkpoint
-
-log = logging.getLogger(__name__)
 
 CORPORA = ("tinyshakespeare", "pydoc")
 TINY_SHAKESPEARE_URL = (
@@ -95,7 +92,7 @@ def prepare_manifest(name: str, source: str, data_dir: Path, cache: Path) -> dic
         encoded = prepare_corpus(name, source, data_dir, cache)
         manifest = {k: encoded[k] for k in ("name", "sha256", "n_chars", "vocab")}
         manifest["rebuild_from"] = {"source": source, "data_dir": str(data_dir)}
-        atomic_write_text(Path(cache).with_suffix(".json"), dumps(manifest))
+        atomic_write_text(manifest_path(cache), dumps(manifest))
     return encoded
 
 
@@ -123,31 +120,22 @@ class CharCorpus:
         (one job at a time) from the source its manifest names, and must encode the same
         text (sha256) the manifest records."""
         path = Path(path)
-        manifest = path.with_suffix(".json")
+        manifest = manifest_path(path)
         if not manifest.exists():  # a cache used on its own (tests, benchmarks)
             return cls(load_checkpoint(path, "corpus cache"))
         want = json.loads(manifest.read_text())
-
-        def current() -> bool:
-            return path.exists() and \
-                load_checkpoint(path, "corpus cache").get("sha256") == want["sha256"]
-
-        if not current():
-            with cache_lock(path):
-                if not current():
-                    rebuild = want.get("rebuild_from") or {}
-                    log.warning("%s is %s; rebuilding it as its manifest %s says", path,
-                                "of another text" if path.exists() else "missing", manifest)
-                    encoded = prepare_corpus(want["name"], rebuild.get("source", "download"),
-                                             Path(rebuild.get("data_dir", path.parent)), path)
-                    if encoded["sha256"] != want["sha256"]:
-                        raise DataMissingError(
-                            f"{path} was rebuilt, but its text (sha256 {encoded['sha256']}) "
-                            f"differs from what {manifest} records ({want['sha256']}); delete "
-                            f"{manifest} and rerun")
-        if not path.exists():
-            raise DataMissingError(f"{path} is missing; run the prepare_corpus rule")
-        return cls(load_checkpoint(path, "corpus cache"))
+        rebuild = want.get("rebuild_from") or {}
+        encoded = read_current(
+            path, lambda p: load_checkpoint(p, "corpus cache"), lambda e: e.get("sha256"),
+            want["sha256"],
+            lambda: prepare_corpus(want["name"], rebuild.get("source", "download"),
+                                   Path(rebuild.get("data_dir", path.parent)), path))
+        if encoded.get("sha256") != want["sha256"]:
+            raise DataMissingError(
+                f"{path} was rebuilt, but its text (sha256 {encoded.get('sha256')}) differs "
+                f"from what {manifest} records ({want['sha256']}); delete {manifest} and "
+                f"rerun")
+        return cls(encoded)
 
     def get_batch(self, split: str, batch: int, context: int, generator: torch.Generator):
         """``batch`` random windows of ``context`` characters and their next characters."""
