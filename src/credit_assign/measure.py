@@ -89,24 +89,20 @@ def signals_and_grads(rule, model, x, y, batch: int):
     """The rule's teaching signals and the true gradients g_l = ∂CE/∂h_l (CE the mean over
     each batch) on consecutive batches of ``batch`` images, concatenated per layer (None
     where the rule gives a layer no signal); h_L; and the batch sizes used."""
-    signals, grads, h_last, sizes = None, None, [], []
+    per_batch_signals, per_batch_grads, h_last, sizes = [], [], [], []
     for start in range(0, len(y), batch):
         xb, yb = x[start:start + batch], y[start:start + batch]
         g, cache, _ = true_hidden_grads(model, xb, yb)
         with torch.enable_grad():
             a = rule.teaching_signals(model, cache, yb)
-        a = [s.detach() if s is not None else None for s in a]
-        if signals is None:
-            signals, grads = [[s] for s in a], [[t] for t in g]
-        else:
-            for acc, s in zip(signals, a, strict=True):
-                acc.append(s)
-            for acc, t in zip(grads, g, strict=True):
-                acc.append(t)
+        per_batch_signals.append([s.detach() if s is not None else None for s in a])
+        per_batch_grads.append(g)
         h_last.append(cache.h[-1].detach())
         sizes.append(len(yb))
-    signals = [None if parts[0] is None else torch.cat(parts) for parts in signals]
-    grads = [torch.cat(parts) for parts in grads]
+    # per layer: its batches in order (zip(*…) turns batches × layers into layers × batches)
+    signals = [None if parts[0] is None else torch.cat(parts)
+               for parts in zip(*per_batch_signals, strict=True)]
+    grads = [torch.cat(parts) for parts in zip(*per_batch_grads, strict=True)]
     return signals, grads, torch.cat(h_last), sorted(set(sizes))
 
 
