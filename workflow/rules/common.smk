@@ -517,10 +517,11 @@ def data_source(wildcards):
 
 
 def source_stamp(wildcards):
-    """What a local data source looks like on disk now (a file: size and mtime; a folder:
-    a digest of every file's relative path, size and mtime): a param of prepare_data, so
-    that a source changed in place, not only one renamed in the config, reruns it and
-    everything that reads the data. '' for a download or data shipped with a package."""
+    """What a local data source holds: a digest of its bytes (credit_assign.sources), a
+    param of prepare_data, so that a source whose bytes change (in place, or replaced at
+    the same path) reruns it and everything that reads the data, while a copy, a touch or
+    a re-extraction (same bytes, new mtimes) reruns nothing. '' for a download or data
+    shipped with a package."""
     source = data_source(wildcards)
     if source in ("", "download"):
         return ""
@@ -529,21 +530,9 @@ def source_stamp(wildcards):
 
 @functools.lru_cache
 def _stamp(path):
-    import hashlib
-    import os
+    from credit_assign.sources import source_digest
 
-    if not os.path.isdir(path):
-        st = os.stat(path)
-        return f"{st.st_size}:{st.st_mtime_ns}"
-    digest, count = hashlib.sha256(), 0
-    for root, dirs, files in os.walk(path):
-        dirs.sort()
-        for name in sorted(files):
-            st = os.stat(os.path.join(root, name))
-            rel = os.path.relpath(os.path.join(root, name), path)
-            digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-            count += 1
-    return f"{count} files:{digest.hexdigest()[:16]}"
+    return source_digest(path, cache="data/.source-digests.json")
 
 
 def check_data_sources():
