@@ -256,7 +256,7 @@ def main() -> None:
     if args.worker:
         kind, spec_path, out_path = args.worker
         spec = json.loads(Path(spec_path).read_text())
-        from credit_assign.runtime import set_threads
+        from credit_assign.infra.hardware import set_threads
 
         set_threads(spec["threads"])
         out = worker_ours(spec) if kind == "ours" else worker_seed(spec)
@@ -265,7 +265,7 @@ def main() -> None:
 
     settings = SMALL_SETTINGS if args.small else SEED_SETTINGS
     settings = {**settings, "pretrain": {**settings["pretrain"], "precision": args.precision}}
-    from credit_assign.runtime import provenance
+    from credit_assign.infra.provenance import provenance
 
     # our compile cache, emptied for the cold run and kept for the warm one
     cache = tempfile.mkdtemp(prefix="bench_inductor_")

@@ -76,9 +76,9 @@ def step_times(threads: int, steps: int, methods=("bp", "dfa", "fa", "frozen"),
     through ``torch.compile`` (fused LayerNorm/GELU work, forward and backward)."""
     import torch
 
-    from credit_assign.model import ResidualMLP
-    from credit_assign.rules import make_rule
-    from credit_assign.runtime import adamw
+    from credit_assign.science.model import ResidualMLP
+    from credit_assign.science.rules import make_rule
+    from credit_assign.science.training import adamw
 
     torch.set_num_threads(threads)
     x = torch.randn(BATCH, IN)
@@ -176,11 +176,11 @@ def epoch_parts(threads: int) -> dict:
     """Diagnostics and data loading (with crop + flip) against a training epoch."""
     import torch
 
-    from credit_assign import data as datasets
-    from credit_assign.diagnostics import evaluate
-    from credit_assign.model import ResidualMLP
-    from credit_assign.rules import make_rule
-    from credit_assign.train import Batches
+    from credit_assign.infra import data as datasets
+    from credit_assign.science.diagnostics import evaluate
+    from credit_assign.science.model import ResidualMLP
+    from credit_assign.science.rules import make_rule
+    from credit_assign.science.training import Batches
 
     torch.set_num_threads(threads)
     info = {"scale": 255.0, "mean": list(datasets.CIFAR10_MEAN), "std": list(datasets.CIFAR10_STD)}

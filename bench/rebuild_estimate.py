@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from credit_assign.results import read_result  # noqa: E402
+from credit_assign.infra.results import read_result  # noqa: E402
 
 
 def jobs(results: Path, ep_results: Path, dataset: str = "cifar10") -> list[dict]:

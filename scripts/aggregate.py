@@ -2,10 +2,10 @@
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.runtime import job  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with job(snakemake):
-    from credit_assign.aggregate import write_tables
+with snakemake_job(snakemake):
+    from credit_assign.reporting.aggregate import write_tables
 
     i = snakemake.input
     write_tables(i.train, i.nulls, dict(snakemake.output.items()), timing_paths=i.timings)

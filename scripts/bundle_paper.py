@@ -2,10 +2,10 @@
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.runtime import job  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with job(snakemake):
-    from credit_assign.paper import bundle
+with snakemake_job(snakemake):
+    from credit_assign.reporting.paper import bundle
 
     i = snakemake.input
     bundle(i.tex, i.numbers, i.figures, snakemake.output[0])

@@ -3,10 +3,10 @@ each estimate flagged settled or not under config ep_stack.settle."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.runtime import job  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with job(snakemake):
-    from credit_assign.ep_stack.summary import write_summary
+with snakemake_job(snakemake):
+    from credit_assign.reporting.ep_stack_summary import write_summary
 
     write_summary(snakemake.input.results, snakemake.input.timings, snakemake.output,
                   snakemake.params.settle)

@@ -2,10 +2,10 @@
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.runtime import job  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with job(snakemake):
-    from credit_assign.figures import penalty_rescue
+with snakemake_job(snakemake):
+    from credit_assign.reporting.figures import penalty_rescue
 
     penalty_rescue.make(snakemake.input.runs, snakemake.input.epochs, snakemake.input.nulls,
                         snakemake.output, penalty_lambda=snakemake.params.penalty_lambda,

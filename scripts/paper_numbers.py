@@ -2,10 +2,10 @@
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.runtime import job  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with job(snakemake):
-    from credit_assign.paper import write_numbers
+with snakemake_job(snakemake):
+    from credit_assign.reporting.paper import write_numbers
 
     i = snakemake.input
     write_numbers(snakemake.params.config, i.info, i.runs, i.nulls, snakemake.output[0],

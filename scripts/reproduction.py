@@ -4,10 +4,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.runtime import job  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with job(snakemake):
-    from credit_assign.reproduction import context, write
+with snakemake_job(snakemake):
+    from credit_assign.reporting.reproduction import context, write
 
     i, o = snakemake.input, snakemake.output
     info = json.loads(Path(i.info).read_text())

@@ -4,10 +4,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.runtime import job  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with job(snakemake):
-    from credit_assign.notes import write_notes
+with snakemake_job(snakemake):
+    from credit_assign.reporting.reproduction_notes import write_notes
 
     i = snakemake.input
     default = {"runs": i.runs, "epochs": i.epochs, "layers": i.layers, "nulls": i.nulls}

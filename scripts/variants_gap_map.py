@@ -3,11 +3,11 @@ reproduction_variants.md and fig_variants."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.runtime import job  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with job(snakemake):
-    from credit_assign.figures import variants
-    from credit_assign.reproduction import write_gap_map
+with snakemake_job(snakemake):
+    from credit_assign.reporting.figures import variants
+    from credit_assign.reporting.reproduction import write_gap_map
 
     i, o = snakemake.input, snakemake.output
     names = ["default", *snakemake.params.about]

@@ -3,9 +3,9 @@
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.runtime import job  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with job(snakemake):
-    from credit_assign.figures import variants
+with snakemake_job(snakemake):
+    from credit_assign.reporting.figures import variants
 
     variants.make_measured(snakemake.input.gaps, snakemake.output)

@@ -14,7 +14,7 @@ torch.set_num_threads(1)
 
 @pytest.fixture
 def small_model():
-    from credit_assign.model import ResidualMLP
+    from credit_assign.science.model import ResidualMLP
 
     torch.manual_seed(0)
     return ResidualMLP(in_features=12, width=8, depth=3, n_classes=4).double()

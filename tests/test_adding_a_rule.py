@@ -12,10 +12,10 @@ import pytest
 import yaml
 from test_workflow import fresh_copy, job_counts, snakemake
 
-from credit_assign.results import read_result
-from credit_assign.rules import RULES, catalog, make_rule, options_of, options_table
-from credit_assign.rules.base import LearningRule, register
-from credit_assign.rules.options import Options, option
+from credit_assign.infra.results import read_result
+from credit_assign.science.rules import RULES, catalog, make_rule, options_of, options_table
+from credit_assign.science.rules.base import LearningRule, register
+from credit_assign.science.rules.options import Options, option
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,7 +42,7 @@ def declared_rules() -> list[str]:
     import ast
 
     names = []
-    for path in sorted((ROOT / "src/credit_assign/rules").glob("*.py")):
+    for path in sorted((ROOT / "src/credit_assign/science/rules").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef) and any(
                     getattr(d, "id", None) == "register" for d in node.decorator_list):
@@ -75,7 +75,8 @@ def test_config_yaml_states_every_rule_default():
 
 def test_config_readme_lists_every_rule_option_as_the_code_declares_it():
     readme = (ROOT / "config/README.md").read_text()
-    assert options_table() in readme, "rerun `python -m credit_assign.rules` into config/README.md"
+    assert options_table() in readme, (
+        "rerun `python -m credit_assign.science.rules` into config/README.md")
 
 
 def test_options_are_checked_and_named():
@@ -133,7 +134,7 @@ def with_toy(tmp_path_factory) -> Path:
     work = fresh_copy(tmp_path_factory.mktemp("toy"))
     (work / "config/base.yaml").write_text(yaml.safe_dump(BASE))
     snakemake(work, *TABLES, FIGURE, "--configfile", "config/base.yaml")
-    shutil.copy(ROOT / "tests/toy_rule.py", work / "src/credit_assign/rules/shared.py")
+    shutil.copy(ROOT / "tests/toy_rule.py", work / "src/credit_assign/science/rules/shared.py")
     toy = {"sweep": {"shared": [0]}, "rule": {"shared": {"scale": 0.5}},
            "probes": {"network": {"method": "shared", "lam": 0}}}
     (work / "config/toy.yaml").write_text(yaml.safe_dump(toy))

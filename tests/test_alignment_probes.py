@@ -3,11 +3,11 @@
 import pytest
 import torch
 
-from credit_assign.alignment_probes import loss_decrease_ratio, random_direction_rule
-from credit_assign.diagnostics import per_sample_cosine, true_hidden_grads
-from credit_assign.model import ResidualMLP
-from credit_assign.perturbation import node_perturbation_signals, per_sample_loss
-from credit_assign.rules import make_rule
+from credit_assign.science.alignment_probes import loss_decrease_ratio, random_direction_rule
+from credit_assign.science.diagnostics import per_sample_cosine, true_hidden_grads
+from credit_assign.science.model import ResidualMLP
+from credit_assign.science.perturbation import node_perturbation_signals, per_sample_loss
+from credit_assign.science.rules import make_rule
 
 
 @pytest.fixture
@@ -78,9 +78,9 @@ def test_node_perturbation_is_as_good_on_a_huge_state_as_on_a_small_one():
     same network scaled to norm ~10 (an absolute σ = 1e-3 gives rounding noise there)."""
     import torch
 
-    from credit_assign.diagnostics import per_sample_cosine, true_hidden_grads
-    from credit_assign.model import ResidualMLP
-    from credit_assign.perturbation import hidden_states, node_perturbation_signals
+    from credit_assign.science.diagnostics import per_sample_cosine, true_hidden_grads
+    from credit_assign.science.model import ResidualMLP
+    from credit_assign.science.perturbation import hidden_states, node_perturbation_signals
 
     g = torch.Generator().manual_seed(0)
     x, y = torch.randn(32, 12, generator=g), torch.randint(0, 3, (32,), generator=g)

@@ -8,7 +8,7 @@ import pytest
 import torch
 from PIL import Image
 
-from credit_assign import data
+from credit_assign.infra import data
 
 
 def test_digits_cache_is_deterministic_and_stratified(tmp_path):

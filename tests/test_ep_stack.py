@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from credit_assign.ep_stack import dynamics as eps
-from credit_assign.ep_stack import summary as ep_summary
 from credit_assign.ep_stack.corpus import CharCorpus, DataMissingError, encode, read_corpus
+from credit_assign.reporting import ep_stack_summary as ep_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 V, K, C, H, T, B = 11, 2, 16, 2, 8, 4
@@ -205,7 +205,7 @@ def probe(corpus_file, out_dir, resume=None):
 
 
 def test_probe_job_writes_a_valid_deterministic_result(corpus_file, tmp_path):
-    from credit_assign.results import read_result
+    from credit_assign.infra.results import read_result
 
     first = probe(corpus_file, tmp_path / "a")
     again = probe(corpus_file, tmp_path / "b")
@@ -254,7 +254,7 @@ def test_configured_precision_reaches_pretraining_and_the_record(corpus_file, tm
     and the result's provenance and timings name the precision."""
     from credit_assign import jobs
     from credit_assign.ep_stack import probe as ep_probe
-    from credit_assign.results import read_result
+    from credit_assign.infra.results import read_result
 
     seen = {"pretrain": set(), "probe": set(), "other": set()}
     phase = ["other"]
@@ -339,7 +339,7 @@ PROBE = {"nudged_steps_max": 100, "check_every": 10}  # bound 1e-4 at max_drift 
 
 
 def test_settle_thresholds_come_from_the_probe_settings():
-    from credit_assign.ep_stack import settle
+    from credit_assign.reporting import ep_stack_settle as settle
 
     assert settle.thresholds(PROBE) == {"max_residual": pytest.approx(1e-4), "t_best_after": 20}
     own = settle.thresholds(PROBE, {"max_drift": 0.1, "t_best_after": 50})
@@ -354,7 +354,7 @@ def test_settle_thresholds_come_from_the_probe_settings():
     (1e-3, 20, False, "residual, t_best"),
 ])
 def test_settle_flags_an_estimate(residual, t_best, settled, why):
-    from credit_assign.ep_stack import settle
+    from credit_assign.reporting import ep_stack_settle as settle
 
     f = settle.flags(residual, t_best, settle.thresholds(PROBE))
     assert f["settled"] is settled and settle.reasons(f) == why
@@ -433,7 +433,7 @@ def test_figure_draws_unsettled_seeds_hollow():
     import matplotlib
 
     matplotlib.use("Agg")
-    from credit_assign.figures import ep_stack_cosines
+    from credit_assign.reporting.figures import ep_stack_cosines
 
     _, cos, pre, _, _ = fake_summary()
     inc = pd.DataFrame({"corpus": "pydoc", "precision": "float32", "seed": 0, "batch": 0,
@@ -453,7 +453,7 @@ def verdict_rows(cosines, settled):
 
 
 def test_verdict_all_settled_and_high_claims_the_bottom_block():
-    from credit_assign.paper import ep_verdict
+    from credit_assign.reporting.paper import ep_verdict
 
     text = ep_verdict(verdict_rows([0.97, 0.95, 0.96], [True] * 3))
     assert text.startswith("reaches the bottom block in the 3 settled seeds")
@@ -461,7 +461,7 @@ def test_verdict_all_settled_and_high_claims_the_bottom_block():
 
 
 def test_verdict_low_only_in_unsettled_seeds_blames_the_free_phase_not_depth():
-    from credit_assign.paper import ep_verdict
+    from credit_assign.reporting.paper import ep_verdict
 
     text = ep_verdict(verdict_rows([0.97, 0.16, 0.96], [True, False, True]))
     assert text.startswith("reaches the bottom block in the 2 settled seeds")
@@ -470,7 +470,7 @@ def test_verdict_low_only_in_unsettled_seeds_blames_the_free_phase_not_depth():
 
 
 def test_verdict_low_in_a_settled_seed_is_partial():
-    from credit_assign.paper import ep_verdict
+    from credit_assign.reporting.paper import ep_verdict
 
     text = ep_verdict(verdict_rows([0.97, 0.5, 0.2], [True, True, False]))
     assert text.startswith("reaches the bottom block only partly")
@@ -479,7 +479,7 @@ def test_verdict_low_in_a_settled_seed_is_partial():
 
 
 def test_ep_numbers_label_their_statistics():
-    from credit_assign.paper import ep_numbers
+    from credit_assign.reporting.paper import ep_numbers
 
     _, _, _, _, seeds = fake_summary()
     n = ep_numbers(seeds, "float32")

@@ -24,7 +24,7 @@ bit-identical; with the project's ε = 1e-8 they differ by about ε/√v̂ per s
 import pytest
 import torch
 
-from credit_assign import train
+from credit_assign.science import training as train
 
 B, C, D, STEPS = 16, 16, 12, 40  # powers of two: the rescalings are exact in float32
 LAM = 1e-2

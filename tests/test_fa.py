@@ -4,10 +4,10 @@ feedback matrices equal the forward weights; the feedback scales draw what they 
 import pytest
 import torch
 
-from credit_assign.diagnostics import alignment, fresh_b_null, true_hidden_grads
-from credit_assign.model import ResidualMLP
-from credit_assign.rules import feedback_generator, make_rule, options_of
-from credit_assign.rules.fa import FAOptions
+from credit_assign.science.diagnostics import alignment, fresh_b_null, true_hidden_grads
+from credit_assign.science.model import ResidualMLP
+from credit_assign.science.rules import feedback_generator, make_rule, options_of
+from credit_assign.science.rules.fa import FAOptions
 
 JACOBIAN = {"backward": "jacobian", "feedback_scale": "unit"}
 

@@ -1,4 +1,5 @@
-"""The measurement variants' cosines and sets (credit_assign.measure), on small tensors."""
+"""The measurement variants' cosines and sets (credit_assign.science.measurement), on small
+tensors."""
 
 import math
 
@@ -6,8 +7,8 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from credit_assign.data import diagnostic_indices, mixed_indices
-from credit_assign.diagnostics import (
+from credit_assign.infra.data import diagnostic_indices, mixed_indices
+from credit_assign.science.diagnostics import (
     eps_clamp_cosine,
     eps_denominator_cosine,
     flattened_cosine,
@@ -94,9 +95,9 @@ def test_the_mixed_draw_refuses_one_class_and_takes_all_of_a_small_set():
 def test_measure_on_a_small_model_scales_the_epsilon_cosines_with_the_batch():
     """A DFA model whose signals and gradients are tiny: the exact cosine does not move
     with the batch size, the clamped one does (its gradient is 1/batch per image)."""
-    from credit_assign import measure
-    from credit_assign.model import ResidualMLP
-    from credit_assign.rules import feedback_generator, make_rule
+    from credit_assign.science import measurement as measure
+    from credit_assign.science.model import ResidualMLP
+    from credit_assign.science.rules import feedback_generator, make_rule
 
     torch.manual_seed(0)
     model = ResidualMLP(in_features=12, width=8, depth=3, n_classes=4)

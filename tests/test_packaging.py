@@ -34,13 +34,13 @@ def test_the_built_wheel_validates_results_with_its_own_schemas_and_finds_its_ru
                     "--target", str(site), str(wheel)], check=True, capture_output=True)
     script = """
 import json, sys
-import credit_assign, credit_assign.results as r
+import credit_assign, credit_assign.infra.results as r
 print(json.dumps({"file": credit_assign.__file__, "kinds": sorted(r.schema("result")["$defs"])}))
 try:
     r.validate_result({"kind": "train"}, "train", source="x.json")
 except r.ResultError as err:
     print("refused:", err)
-import credit_assign.rules as rules  # the registry finds its modules in the wheel too
+import credit_assign.science.rules as rules  # the registry finds its modules in the wheel too
 print(json.dumps({"rules": list(rules.RULES), "file": rules.__file__}))
 """
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
@@ -52,7 +52,7 @@ print(json.dumps({"rules": list(rules.RULES), "file": rules.__file__}))
     assert "train" in info["kinds"]
     assert refusal.startswith("refused: x.json: not a valid train result")
     registry = json.loads(registry)
-    from credit_assign.rules import RULES
+    from credit_assign.science.rules import RULES
 
     assert registry["rules"] == list(RULES)  # the same rules as the checkout's registry
     assert registry["file"].startswith(str(site))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from credit_assign import paper
+from credit_assign.reporting import paper
 
 ROOT = Path(__file__).resolve().parents[1]
 

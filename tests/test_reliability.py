@@ -14,18 +14,18 @@ import yaml
 from test_results_and_training import tiny_run
 from test_workflow import TINY, fresh_copy, snakemake
 
-from credit_assign import data
-from credit_assign.aggregate import tables
+from credit_assign.infra import data
+from credit_assign.infra.results import ResultError, read_result
 from credit_assign.jobs import train
-from credit_assign.results import ResultError, read_result
-from credit_assign.rules import RULES
+from credit_assign.reporting.aggregate import tables
+from credit_assign.science.rules import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
 
 TRAIN_SCRIPT = """
 import sys
 sys.path.insert(0, {src!r})
-from credit_assign.runtime import set_threads
+from credit_assign.infra.hardware import set_threads
 set_threads(1)
 import json
 from credit_assign.jobs import train
@@ -91,7 +91,7 @@ def test_divergence_is_recorded_not_a_crash(tmp_path, digits, policy):
     assert len(result["history"]["epoch"]) == (1 if policy == "stop" else 4)
 
     # the figure shows it rather than crash
-    from credit_assign.figures import penalty_rescue
+    from credit_assign.reporting.figures import penalty_rescue
 
     train(tiny_run("bp", lam=0.0, epochs=2), digits, tmp_path / "bp" / "metrics.json",
           tmp_path / "bp" / "model.pt", timings_out=tmp_path / "bp" / "timings.json")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from credit_assign import reproduction
+from credit_assign.reporting import reproduction
 
 REFERENCE = {
     "dataset": "cifar10",
@@ -186,7 +186,7 @@ def test_the_gap_map_reads_every_recipes_measurements(tmp_path):
     import yaml
 
     ref.write_text(yaml.safe_dump(REFERENCE_LAYERS, allow_unicode=True))
-    from credit_assign import tables as table_io
+    from credit_assign.reporting import tables as table_io
 
     paths = {}
     for name, kw in (("default", {}), ("v", {"methods": ("dfa",)})):
@@ -377,7 +377,7 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
 
 
 def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_null():
-    from credit_assign import notes
+    from credit_assign.reporting import reproduction_notes as notes
 
     gaps = hand_gaps(DISAGREE, KINDS)
     by_sum = notes._ranking_section(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
@@ -458,7 +458,7 @@ def gap_figures():
     import matplotlib
 
     matplotlib.use("Agg")
-    from credit_assign.figures import variants as fig_variants
+    from credit_assign.reporting.figures import variants as fig_variants
 
     gaps = study_gaps()
     return fig_variants, gaps, {"fig_variants": fig_variants.plot(gaps),
@@ -524,8 +524,8 @@ def test_the_gap_map_figures_print_one_page_each_in_the_papers_floats(gap_figure
     import re
     import subprocess
 
-    from credit_assign import paper
-    from credit_assign.figures import style
+    from credit_assign.reporting import paper
+    from credit_assign.reporting.figures import style
 
     _, _, figs = gap_figures
     (tmp_path / "figures").mkdir()
@@ -556,7 +556,7 @@ def test_the_gap_map_figures_print_one_page_each_in_the_papers_floats(gap_figure
 def test_the_notes_show_each_recipes_norm_per_seed_from_the_configs_seeds():
     """No seed is typed in the notes: the recipes' DFA λ = 0 runs are shown for every
     seed the tables hold, so a bimodal outcome is visible (one seed 10×, one not)."""
-    from credit_assign import notes
+    from credit_assign.reporting import reproduction_notes as notes
 
     def runs(values):
         return pd.DataFrame([{"method": "dfa", "lam": 0.0, "seed": s, "h_L_norm_median": h,

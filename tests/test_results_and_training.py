@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from credit_assign import data
+from credit_assign.infra import data
+from credit_assign.infra.files import sanitize
+from credit_assign.infra.results import ResultError, read_result, validate_result
 from credit_assign.jobs import train
-from credit_assign.results import ResultError, read_result, validate_result
-from credit_assign.runtime import sanitize
 
 
 def tiny_run(method="dfa", lam=0.01, epochs=3, **training):
@@ -58,7 +58,7 @@ def test_interrupted_training_resumes_to_the_same_result(tmp_path, digits, monke
     run = tiny_run("dfa", epochs=4)
     train(run, digits, tmp_path / "ref.json", tmp_path / "ref.pt", threads=1)
 
-    import credit_assign.train as train_module
+    import credit_assign.science.training as train_module
 
     calls = {"n": 0}
     real_evaluate = train_module.evaluate
@@ -84,7 +84,7 @@ def test_interrupted_training_resumes_to_the_same_result(tmp_path, digits, monke
 
 def _killed_in_epoch(n, run, digits, out, monkeypatch):
     """Train ``run`` until evaluate() is called the n-th time, then die: (resume path)."""
-    import credit_assign.train as train_module
+    import credit_assign.science.training as train_module
 
     calls = {"n": 0}
     real_evaluate = train_module.evaluate
@@ -159,8 +159,8 @@ def test_unusable_resume_state_is_moved_aside_and_the_job_completes(
 
 
 def test_corrupt_model_checkpoint_is_named_with_what_to_do(tmp_path, digits):
+    from credit_assign.infra.files import CorruptFileError
     from credit_assign.jobs import fresh_b_null as fresh_b_null_job
-    from credit_assign.runtime import CorruptFileError
 
     train(tiny_run(epochs=1), digits, tmp_path / "m.json", tmp_path / "m.pt")
     (tmp_path / "m.pt").write_bytes((tmp_path / "m.pt").read_bytes()[:500])
@@ -174,26 +174,27 @@ def test_full_disk_names_the_file_and_keeps_the_last_good_one(tmp_path, monkeypa
     import errno
     import os
 
-    from credit_assign import runtime
+    from credit_assign.infra import checkpoints, files
 
     target = tmp_path / "state.pt"
-    runtime.atomic_torch_save({"ok": 1}, target)
+    checkpoints.atomic_torch_save({"ok": 1}, target)
     good = target.read_bytes()
 
     def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", full)
-    with pytest.raises(runtime.WriteError, match=r"cannot write .*state\.pt: the disk is full"):
-        runtime.atomic_torch_save({"ok": 2}, target)
-    with pytest.raises(runtime.WriteError, match=r"cannot write .*m\.json: the disk is full"):
-        runtime.atomic_write_text(tmp_path / "m.json", "{}")
+    with pytest.raises(files.WriteError,
+                       match=r"cannot write .*state\.pt: the disk is full"):
+        checkpoints.atomic_torch_save({"ok": 2}, target)
+    with pytest.raises(files.WriteError, match=r"cannot write .*m\.json: the disk is full"):
+        files.atomic_write_text(tmp_path / "m.json", "{}")
     assert target.read_bytes() == good
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.pt"]  # no temp files left
 
 
 def test_results_of_other_library_code_are_listed(tmp_path, digits, capsys):
-    from credit_assign import stale
+    from credit_assign.reporting import stale
 
     train(tiny_run(epochs=1), digits, tmp_path / "a" / "m.json", tmp_path / "a" / "m.pt")
     train(tiny_run(epochs=1, lr=2e-3), digits, tmp_path / "b" / "m.json",
@@ -247,14 +248,14 @@ def test_fresh_b_null_differs_from_trained_feedback(tmp_path, digits):
 def test_a_failure_that_repeats_on_retry_says_retrying_cannot_help(tmp_path):
     from types import SimpleNamespace
 
-    from credit_assign.runtime import job
+    from credit_assign.infra.snakejob import snakemake_job
 
     log = tmp_path / "logs" / "train.log"
 
     def attempt(n, error):
         smk = SimpleNamespace(log=[str(log)], threads=1, attempt=n)
         with pytest.raises(type(error)):
-            with job(smk):
+            with snakemake_job(smk):
                 raise error
 
     attempt(1, ValueError("bad data in x.png"))
@@ -262,7 +263,7 @@ def test_a_failure_that_repeats_on_retry_says_retrying_cannot_help(tmp_path):
     text = log.read_text()
     assert "attempt 1" in text and "---- attempt 2 of this job ----" in text  # both kept
     assert "failed exactly as the one before" in text
-    with job(SimpleNamespace(log=[str(log)], threads=1, attempt=3)):
+    with snakemake_job(SimpleNamespace(log=[str(log)], threads=1, attempt=3)):
         pass
     assert not (tmp_path / "logs" / "train.log.failures").exists()
 
@@ -270,7 +271,7 @@ def test_a_failure_that_repeats_on_retry_says_retrying_cannot_help(tmp_path):
 def test_evaluation_jobs_fall_back_to_the_cpu_where_training_may_not(monkeypatch, caplog):
     import torch
 
-    from credit_assign.runtime import resolve_device
+    from credit_assign.infra.hardware import resolve_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert resolve_device("cuda", cpu_fallback=True).type == "cpu"
@@ -282,7 +283,7 @@ def test_evaluation_jobs_fall_back_to_the_cpu_where_training_may_not(monkeypatch
 def test_temp_files_of_a_killed_write_are_removed_when_the_job_reruns(tmp_path):
     from types import SimpleNamespace
 
-    from credit_assign.runtime import job
+    from credit_assign.infra.snakejob import snakemake_job
 
     out = tmp_path / "r" / "metrics.json"
     out.parent.mkdir()
@@ -292,7 +293,7 @@ def test_temp_files_of_a_killed_write_are_removed_when_the_job_reruns(tmp_path):
         p.write_text("partial")
     smk = SimpleNamespace(log=[], threads=1, attempt=1, output=[str(out)],
                           params=SimpleNamespace(resume=str(out.parent / "resume.pt")))
-    with job(smk):
+    with snakemake_job(smk):
         pass
     assert not any(p.exists() for p in left) and other.exists()
 
@@ -301,9 +302,9 @@ def test_measurement_variants_reproduce_the_reported_numbers_and_differ_as_defin
         tmp_path, digits):
     import torch
 
-    from credit_assign.aggregate import measurement_table
     from credit_assign.jobs import measure as measure_job
-    from credit_assign.measure import measurement_names
+    from credit_assign.reporting.aggregate import measurement_table
+    from credit_assign.science.measurement import measurement_names
 
     metrics = train(tiny_run("dfa", epochs=2), digits, tmp_path / "m.json", tmp_path / "m.pt")
     result = measure_job(tmp_path / "m.pt", digits, 64, tmp_path / "measure.json",

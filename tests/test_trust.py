@@ -158,7 +158,7 @@ def test_a_deleted_cache_reruns_nothing_and_is_rebuilt_by_the_next_reader(cifar_
 def test_a_cache_rebuilt_from_a_changed_source_is_refused(tmp_path):
     """The manifest records the data's digest: a cache rebuilt (after it was deleted)
     from a source whose bytes changed since is an error naming the manifest."""
-    from credit_assign import data
+    from credit_assign.infra import data
 
     folder = image_folder(tmp_path / "images", per_class=2, seed=0)
     cache = tmp_path / "data" / "cifar10.pt"
@@ -175,7 +175,7 @@ def test_jobs_that_find_the_cache_missing_rebuild_it_once(tmp_path, monkeypatch)
     for it (a lock beside the cache) and read it."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from credit_assign import data
+    from credit_assign.infra import data
 
     cache = tmp_path / "digits.pt"
     data.prepare_manifest("digits", None, tmp_path, cache)
@@ -212,7 +212,7 @@ EXPECT = [["bp", 0.0, 1], ["bp", 0.0, 2], ["dfa", 0.0, 1], ["dfa", 0.0, 2]]
 
 @pytest.fixture
 def runs_table(tmp_path):
-    from credit_assign import tables
+    from credit_assign.reporting import tables
 
     result = tmp_path / "metrics.json"
     result.write_text("{}")
@@ -222,7 +222,7 @@ def runs_table(tmp_path):
 
 
 def test_a_table_as_written_reads_back(runs_table):
-    from credit_assign import tables
+    from credit_assign.reporting import tables
 
     frame = tables.read(runs_table, "runs", EXPECT)
     assert len(frame) == 4 and set(frame.method) == {"bp", "dfa"}
@@ -237,7 +237,7 @@ def test_a_table_as_written_reads_back(runs_table):
 def test_a_damaged_or_edited_table_is_a_named_error(runs_table, damage, named):
     """BP's rows removed, the file cut inside its header, zero bytes, its record gone:
     each a TableError that names the file and says to delete it and rerun."""
-    from credit_assign import tables
+    from credit_assign.reporting import tables
 
     text = runs_table.read_text()
     if damage == "drop_bp":
@@ -259,7 +259,7 @@ def test_a_table_that_does_not_cover_the_sweep_is_refused(tmp_path):
     """Even with a consistent record (written so by an older config, say), a table that
     lacks a run the config asks for, or has one it does not, is refused (a run twice is
     refused by the runs contract's uniqueness: test_a_table_that_breaks_its_contract)."""
-    from credit_assign import tables
+    from credit_assign.reporting import tables
 
     path = tmp_path / "runs.csv"
     tables.write(_runs_frame(), path, "runs")
@@ -270,7 +270,7 @@ def test_a_table_that_does_not_cover_the_sweep_is_refused(tmp_path):
 
 
 def test_a_table_that_breaks_its_contract_is_refused(tmp_path):
-    from credit_assign import tables
+    from credit_assign.reporting import tables
 
     frame = _runs_frame()
     frame["seed"] = ["1", "2", "x", "4"]
@@ -284,7 +284,7 @@ def test_a_table_that_breaks_its_contract_is_refused(tmp_path):
 def test_stale_lists_tables_whose_results_changed(tmp_path, monkeypatch, capsys):
     """Written from the workflow's folder with relative input paths (as jobs write), the
     record holds from any folder; a changed input is listed."""
-    from credit_assign import stale, tables
+    from credit_assign.reporting import stale, tables
 
     work = tmp_path / "work"
     (work / "results/x/summary").mkdir(parents=True)
@@ -310,7 +310,7 @@ NASTY = ["x^^5cinput^^7b^^2fetc^^2fhostname^^7d", "a{b", string.punctuation,
 
 
 def test_tex_escape_leaves_no_markup():
-    from credit_assign.paper import tex_escape
+    from credit_assign.reporting.paper import tex_escape
 
     for name in NASTY:
         escaped = tex_escape(name)
@@ -324,7 +324,7 @@ def _paper_numbers(source: str) -> str:
     """numbers.tex for a config whose data source is named ``source``."""
     import pandas as pd
 
-    from credit_assign import paper
+    from credit_assign.reporting import paper
 
     runs = pd.DataFrame([("bp", 0, 1, 0.58, 140.0, 1.0), ("dfa", 0, 1, 0.30, 5e5, 0.01),
                          ("dfa", 0.01, 1, 0.36, 4e4, 0.15), ("frozen", 0, 1, 0.35, 150.0, None)],
@@ -370,7 +370,7 @@ def test_a_hostile_source_name_prints_as_written_and_reads_nothing_outside(tmp_p
     import matplotlib.pyplot as plt
     from test_workflow import pdf_text
 
-    from credit_assign import paper
+    from credit_assign.reporting import paper
 
     work = tmp_path / "paper"
     (work / "figures").mkdir(parents=True)
@@ -395,7 +395,7 @@ def test_a_hostile_source_name_prints_as_written_and_reads_nothing_outside(tmp_p
 def test_tex_reads_no_file_by_an_absolute_path_whatever_numbers_tex_says(tmp_path):
     """The second wall behind the escaping: a raw \\input of a system file in numbers.tex
     stops the build instead of reading it (openin_any=p)."""
-    from credit_assign import paper
+    from credit_assign.reporting import paper
 
     (tmp_path / "numbers.tex").write_text("\\newcommand{\\leak}{\\input{/etc/hostname}}\n")
     (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\input{numbers.tex}\n"
@@ -410,7 +410,7 @@ def test_tex_reads_no_file_by_an_absolute_path_whatever_numbers_tex_says(tmp_pat
 
 @needs_tex
 def test_a_tex_error_names_the_file_and_line(tmp_path):
-    from credit_assign import paper
+    from credit_assign.reporting import paper
 
     (tmp_path / "numbers.tex").write_text("\\newcommand{\\good}{1}\n\\undefinedmacro\n")
     (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\input{numbers.tex}\n"
@@ -424,7 +424,7 @@ def test_a_tex_error_names_the_file_and_line(tmp_path):
 @pytest.mark.parametrize("written, read_as", [("042", "34"), ("0x2a", "42"), ("4_2", "42"),
                                               ("42.0", "42.0"), ("true", "True")])
 def test_a_seed_not_written_as_plain_digits_is_named(written, read_as):
-    from credit_assign.configfiles import ConfigFileError, check_yaml
+    from credit_assign.pipeline.configfiles import ConfigFileError, check_yaml
 
     with pytest.raises(ConfigFileError) as err:
         check_yaml(f"sweep:\n  seeds: [1, {written}]\n", "my.yaml")
@@ -433,14 +433,14 @@ def test_a_seed_not_written_as_plain_digits_is_named(written, read_as):
 
 
 def test_plain_seeds_and_other_numbers_pass():
-    from credit_assign.configfiles import check_yaml
+    from credit_assign.pipeline.configfiles import check_yaml
 
     check_yaml("sweep:\n  seeds: [0, 42, 123]\n  dfa: [0, 1.0e-4]\ndiagnostics: {seed: 7}\n"
                "ep_stack:\n  seeds:\n    - 1\n  lr: 0x10\n")
 
 
 def test_the_paper_configs_spell_their_seeds_plainly():
-    from credit_assign.configfiles import check_files
+    from credit_assign.pipeline.configfiles import check_files
 
     check_files(sorted((ROOT / "config").glob("*.yaml")))
 
@@ -462,7 +462,7 @@ def test_a_method_left_out_of_the_sweep_is_a_drawn_notice_in_fig4():
     in the panels that would draw it, instead of drawing them empty."""
     import pandas as pd
 
-    from credit_assign.figures import penalty_rescue
+    from credit_assign.reporting.figures import penalty_rescue
 
     runs = _runs_frame((("bp", 0.0, 1),))
     epochs = runs[["dataset", "method", "lam", "seed"]].assign(
@@ -493,7 +493,7 @@ def test_every_sweep_empty_is_refused_and_the_tables_stay(cifar_run):
 # ---- data folders stay inside (round three, case 4) ------------------------------------
 @pytest.mark.parametrize("link_to", ["file", "folder"])
 def test_a_symlink_out_of_the_data_folder_is_refused_by_name(tmp_path, link_to):
-    from credit_assign import data
+    from credit_assign.infra import data
 
     folder = image_folder(tmp_path / "images", per_class=2, seed=0)
     outside = image_folder(tmp_path / "elsewhere", per_class=1, seed=1)
@@ -510,7 +510,7 @@ def test_a_symlink_out_of_the_data_folder_is_refused_by_name(tmp_path, link_to):
 def test_a_symlink_inside_the_data_folder_is_read_once_where_its_target_is(tmp_path):
     """Links inside the folder add nothing: a linked file is not read twice, and a folder
     linked under another class name does not relabel (or hide) the real one."""
-    from credit_assign import data
+    from credit_assign.infra import data
 
     folder = image_folder(tmp_path / "images", per_class=2, seed=0)
     (folder / "train" / "cat" / "copy.png").symlink_to(folder / "train" / "cat" / "0.png")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from credit_assign.results import read_result
+from credit_assign.infra.results import read_result
 
 pytestmark = pytest.mark.slow  # every test here runs Snakemake on a tiny config
 
@@ -412,7 +412,7 @@ def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tm
     new value. arxiv.tar.gz compiles on its own."""
     import pandas as pd
 
-    from credit_assign import tables
+    from credit_assign.reporting import tables
 
     work = tmp_path / "w"
     shutil.copytree(tiny_run, work, symlinks=True)  # keeps mtimes: nothing else is stale

@@ -6,14 +6,14 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-from credit_assign.configfiles import seed_values  # noqa: E402 (pure Python, no torch)
-from credit_assign.recipe import method_training  # noqa: E402 (pure Python, no torch)
+from credit_assign.pipeline.configfiles import seed_values  # noqa: E402 (pure Python, no torch)
+from credit_assign.pipeline.recipe import method_training  # noqa: E402 (pure Python, no torch)
 
-try:  # the learning rules: one module each in src/credit_assign/rules/
-    from credit_assign.rules import catalog, options_of  # noqa: E402
+try:  # the learning rules: one module each in src/credit_assign/science/rules/
+    from credit_assign.science.rules import catalog, options_of  # noqa: E402
 except ImportError as err:
     raise WorkflowError(
-        f"the workflow reads the learning rules (src/credit_assign/rules/) when it "
+        f"the workflow reads the learning rules (src/credit_assign/science/rules/) when it "
         f"parses the config, and that needs the project's packages ({err}): run "
         f"snakemake from the environment `make setup` (or `pip install -e .`) made"
     ) from None
@@ -121,8 +121,8 @@ def check_study():
 
 def study_compute():
     """The study's core-minutes as a sentence, from the config and the per-epoch times
-    recorded in docs/rebuild_estimate.json (credit_assign.compute)."""
-    from credit_assign.compute import statement
+    recorded in docs/rebuild_estimate.json (credit_assign.pipeline.compute)."""
+    from credit_assign.pipeline.compute import statement
 
     return statement(config, Path(workflow.basedir) / "docs" / "rebuild_estimate.json")
 
@@ -160,7 +160,7 @@ def dataset_manifest(wildcards):
     """What a job that reads the decoded data depends on: the data's manifest (its info
     and digest), which rule prepare_data rewrites when the source changes, so that every
     job reading the data reruns in the same run. Not the cache: a deleted cache is
-    rebuilt by the first job that reads it (credit_assign.data.load), so it reruns
+    rebuilt by the first job that reads it (credit_assign.infra.data.load), so it reruns
     nothing. (A variant reads its base dataset's.)"""
     return DATA_MANIFEST.format(dataset=base_dataset(wildcards.dataset))
 
@@ -256,7 +256,7 @@ def measurement_tables():
 def table_expect(dataset=None):
     """The runs each summary table of a dataset (default: the config's; `cifar10@<v>`:
     a variant's) must hold, as [method, λ, seed]: what a figure, the paper and the notes
-    check a table against before they read it (credit_assign.tables)."""
+    check a table against before they read it (credit_assign.reporting.tables)."""
     dataset = dataset or config["dataset"]
 
     def rows(methods):
@@ -517,7 +517,7 @@ def data_source(wildcards):
 
 
 def source_stamp(wildcards):
-    """What a local data source holds: a digest of its bytes (credit_assign.sources), a
+    """What a local data source holds: a digest of its bytes (credit_assign.infra.sources), a
     param of prepare_data, so that a source whose bytes change (in place, or replaced at
     the same path) reruns it and everything that reads the data, while a copy, a touch or
     a re-extraction (same bytes, new mtimes) reruns nothing. '' for a download or data
@@ -530,7 +530,7 @@ def source_stamp(wildcards):
 
 @functools.lru_cache
 def _stamp(path):
-    from credit_assign.sources import source_digest
+    from credit_assign.infra.sources import source_digest
 
     return source_digest(path, cache="data/.source-digests.json")
 
@@ -551,8 +551,8 @@ def check_methods(cfg, where=""):
     block (rule.<method>) is valid: filled in with the rule's defaults, so that a run
     records all the options it ran with. Registered rules absent from the sweep are not
     run (sweep.<method> = []). The schema cannot say this: the methods are whatever
-    modules src/credit_assign/rules/ holds."""
-    known = f"registered rules: {list(METHODS)} (one module each in src/credit_assign/rules/)"
+    modules src/credit_assign/science/rules/ holds."""
+    known = f"registered rules: {list(METHODS)} (one module each in src/credit_assign/science/rules/)"
     named = {
         "sweep": [m for m in cfg["sweep"] if m != "seeds"],
         "rule": list(cfg["rule"]),
@@ -700,7 +700,7 @@ def paper_sources(wildcards=None):
 def paper_build_inputs(wildcards):
     """paper_sources, after checking for a TeX engine: without one, asking for the PDF
     fails at once (before any job runs) with what to install."""
-    from credit_assign.paper import missing_tex
+    from credit_assign.reporting.paper import missing_tex
 
     if problem := missing_tex():
         raise WorkflowError(f"paper/ms.pdf: {problem}")

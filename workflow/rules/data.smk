@@ -3,7 +3,7 @@ rule prepare_data:
     output:
         # the manifest (the data's info and digest) is what jobs depend on; the cache
         # beside it (DATA_CACHE) is not an output, so that a deleted cache reruns no job:
-        # the first job that reads it rebuilds it (credit_assign.data.load)
+        # the first job that reads it rebuilds it (credit_assign.infra.data.load)
         manifest=DATA_MANIFEST,
     log:
         "logs/prepare_data/{dataset}.log",

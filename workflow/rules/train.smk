@@ -74,7 +74,7 @@ rule alignment_probe:
 
 rule measure:
     """||h_L|| and the cosines of a trained model (the default's or a variant's: any
-    {dataset}), measured the ways a paper might have (credit_assign.measure)."""
+    {dataset}), measured the ways a paper might have (credit_assign.science.measurement)."""
     input:
         model=f"{RUN_DIR}/model.pt",
         data=dataset_manifest,

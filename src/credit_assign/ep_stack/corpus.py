@@ -20,8 +20,9 @@ from typing import Any
 
 import torch
 
-from credit_assign.data import DataMissingError, cache_lock, manifest_path, read_current
-from credit_assign.runtime import atomic_torch_save, atomic_write_text, dumps, load_checkpoint
+from credit_assign.infra.checkpoints import atomic_torch_save, load_checkpoint
+from credit_assign.infra.data import DataMissingError, cache_lock, manifest_path, read_current
+from credit_assign.infra.files import atomic_write_text, dumps
 
 CORPORA = ("tinyshakespeare", "pydoc")
 TINY_SHAKESPEARE_URL = (

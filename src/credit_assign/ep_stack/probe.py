@@ -21,10 +21,8 @@ from tqdm import tqdm
 
 from credit_assign.ep_stack import dynamics as eps
 from credit_assign.ep_stack.corpus import CharCorpus
-from credit_assign.runtime import (
-    ResumeState,
-    library_digest,
-)
+from credit_assign.infra.provenance import library_digest
+from credit_assign.infra.resume import ResumeState
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,2 @@
+"""Infrastructure: data, result files, provenance, honest file IO, resume, threads and
+device, the Snakemake job context."""

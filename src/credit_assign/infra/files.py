@@ -1,0 +1,79 @@
+"""Honest file writes and reads: atomic, shareable, no NaN in JSON, no pickled code."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def sanitize(obj: Any, path: str = "", flags: list | None = None) -> tuple[Any, list]:
+    """Replace non-finite floats by ``None`` and list where each one was.
+
+    JSON has no NaN/Inf; a diverged run is data, not a crash, so each
+    non-finite value becomes ``null`` and a flag ``{"path", "value"}``.
+    """
+    flags = [] if flags is None else flags
+    if isinstance(obj, float):
+        if math.isfinite(obj):
+            return obj, flags
+        flags.append({"path": path or "$", "value": repr(obj)})
+        return None, flags
+    if isinstance(obj, dict):
+        clean = {k: sanitize(v, f"{path}.{k}" if path else k, flags)[0] for k, v in obj.items()}
+        return clean, flags
+    if isinstance(obj, (list, tuple)):
+        return [sanitize(v, f"{path}[{i}]", flags)[0] for i, v in enumerate(obj)], flags
+    return obj, flags
+
+
+def dumps(obj: Any) -> str:
+    """Deterministic JSON text (sorted keys, fixed float repr, no NaN)."""
+    return json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n"
+
+
+def _umask_mode() -> int:
+    """0o666 less the process umask: what open() would give a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write via a temporary file in the same folder, then rename: readers never
+    see a half-written file, and a killed job leaves no file that looks complete."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, _umask_mode())  # mkstemp makes 0600; results are meant to be shared
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as err:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise WriteError(_write_advice(path, err)) from err
+        raise
+
+
+class WriteError(OSError):
+    """A result or checkpoint could not be written; the message names the file."""
+
+
+class CorruptFileError(RuntimeError):
+    """A file the pipeline wrote cannot be read back; the message names it."""
+
+
+def _write_advice(path: Path, err: BaseException) -> str:
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    full = "No space left" in str(err) or "enforce fail" in str(err) or getattr(
+        err, "errno", None) == 28
+    why = "the disk is full" if full else text
+    return (f"cannot write {path}: {why}. The previous version of the file (if any) is "
+            f"intact; free space or fix the folder's permissions and rerun snakemake.")

@@ -1,0 +1,71 @@
+"""What a result was made with: the code version, the host; a data source's name and
+checksum (torch-free; the job layer adds packages and device, credit_assign.jobs.provenance)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def code_version(root: Path | None = None) -> dict[str, Any]:
+    """Git commit of the code (and whether the tree had local changes), when known."""
+    root = root or Path(__file__).resolve().parents[3]
+    out: dict[str, Any] = {"package": _package_version(), "git_commit": None, "git_dirty": None,
+                           "library_sha256": library_digest()}
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout
+        out["git_commit"] = commit
+        out["git_dirty"] = bool(status.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return out
+
+
+def _package_version() -> str:
+    from credit_assign import __version__
+
+    return __version__
+
+
+def run_record() -> dict[str, Any]:
+    """Where and when a job ran: differs between identical runs, so it is kept out
+    of the deterministic result files (training writes it to timings.json)."""
+    import time
+
+    return {"host": socket.gethostname(), "argv": sys.argv, "pid": os.getpid(),
+            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
+def library_digest() -> str:
+    """sha256 over the library's own source files (names and bytes): the code version of
+    a result, whether or not the code is in a git checkout or committed."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parents[1]  # the credit_assign package
+    for f in sorted(root.rglob("*.py")):
+        digest.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def describe_source(path: str | Path) -> str:
+    """A data source as results and docs record it: the file name and its sha256 (a
+    folder: its name), never the path of the machine that read it."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        return f"{path.name}/ (image folder)"
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return f"{path.name} (sha256 {digest.hexdigest()})"

@@ -1,0 +1,1 @@
+"""The workflow's logic, importable without torch."""

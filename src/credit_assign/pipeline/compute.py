@@ -1,0 +1,120 @@
+"""The recipe-variant study's compute, estimated from its config (torch-free).
+
+Every training run of the study — the default recipe's and each variant's — costs its
+epochs × the measured seconds per epoch of its method; the per-epoch times are read
+from the jobs a full rebuild recorded (``docs/rebuild_estimate.json``: each train job's
+wall seconds and epochs, one thread per job), never typed. The fresh-B null, the
+measure jobs and the tables are left out (small next to training, see
+docs/rebuild_estimate.md).
+
+    PYTHONPATH=src python -m credit_assign.pipeline.compute config/config.yaml config/variants.yaml
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+import yaml
+
+ESTIMATE = Path(__file__).resolve().parents[3] / "docs" / "rebuild_estimate.json"
+
+
+def per_epoch_seconds(estimate: dict) -> dict[str, float]:
+    """Median seconds per epoch of each method's recorded train jobs."""
+    by_method: dict[str, list[float]] = {}
+    for job in estimate.get("jobs", []):
+        if job.get("rule") == "train" and job.get("epochs"):
+            method = job["job"].split("/")[0]
+            by_method.setdefault(method, []).append(job["seconds"] / job["epochs"])
+    return {m: statistics.median(v) for m, v in by_method.items()}
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) \
+            else copy.deepcopy(v)
+    return out
+
+
+def study_runs(config: dict) -> list[dict]:
+    """Every training run the study asks for: recipe, method, λ, seed, epochs."""
+    def runs(cfg, recipe, methods):
+        tr, sweep = cfg["training"], cfg["sweep"]
+        seeds = (cfg.get("study") or {}).get("seeds") or sweep["seeds"]
+        out = []
+        for m in methods:
+            epochs = tr.get("per_method", {}).get(m, {}).get("epochs", tr["epochs"])
+            out += [{"recipe": recipe, "method": m, "lam": lam, "seed": s, "epochs": epochs}
+                    for lam in sweep.get(m, []) for s in seeds]
+        return out
+
+    methods = [m for m in config["sweep"] if m != "seeds"]
+    rows = runs(config, "default", methods)
+    for name, spec in (config.get("variants") or {}).items():
+        merged = _merge(config, spec.get("overrides", {}))
+        rows += runs(merged, name, [m for m in methods if m in spec["methods"]])
+    return rows
+
+
+def core_minutes(config: dict, per_epoch: dict[str, float]) -> dict:
+    """{recipe: core-minutes}, the total, the runs and epochs counted, and the methods
+    with no recorded per-epoch time (left out of the total, named)."""
+    by_recipe: dict[str, float] = {}
+    missing, n_runs, n_epochs = set(), 0, 0
+    for r in study_runs(config):
+        sec = per_epoch.get(r["method"])
+        if sec is None:
+            missing.add(r["method"])
+            continue
+        by_recipe[r["recipe"]] = by_recipe.get(r["recipe"], 0.0) + r["epochs"] * sec / 60
+        n_runs, n_epochs = n_runs + 1, n_epochs + r["epochs"]
+    return {"by_recipe": by_recipe, "total": sum(by_recipe.values()), "runs": n_runs,
+            "epochs": n_epochs, "missing": sorted(missing)}
+
+
+def statement(config: dict, estimate_path: str | Path = ESTIMATE) -> str:
+    """The compute statement as a sentence (what the notes print)."""
+    path = Path(estimate_path)
+    if not path.exists():
+        return (f"The study's compute is not estimated here: {path.name} (the recorded "
+                "per-epoch times) is missing.")
+    est = core_minutes(config, per_epoch_seconds(json.loads(path.read_text())))
+    variants = est["total"] - est["by_recipe"].get("default", 0.0)
+    text = (f"Estimated from the config and the per-epoch times recorded in `{path.name}` "
+            f"(one thread per job): {est['runs']} training runs, {est['epochs']} epochs, "
+            f"{est['total']:.0f} core-minutes of training ({est['total'] / 60:.1f} "
+            f"core-hours), of which the variants {variants:.0f}; fresh-B nulls and "
+            "measure jobs not counted.")
+    if est["missing"]:
+        text += f" No recorded time for {', '.join(est['missing'])}: left out."
+    return text
+
+
+def load_configs(paths) -> dict:
+    config: dict = {}
+    for p in paths:
+        config = _merge(config, yaml.safe_load(Path(p).read_text()) or {})
+    return config
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        print(__doc__.strip().splitlines()[-1].strip())
+        return 2
+    config = load_configs(argv)
+    est = core_minutes(config, per_epoch_seconds(json.loads(ESTIMATE.read_text())))
+    for recipe, minutes in est["by_recipe"].items():
+        print(f"{recipe:>20}  {minutes:8.1f} core-min")
+    print(statement(config))
+    return 0 if not math.isnan(est["total"]) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,83 @@
+"""Alignment probes: every rule's teaching signal against the true gradient."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from credit_assign.reporting import tables as table_io
+from credit_assign.reporting.figures import style
+
+# what the probes measure beside the learning rules (credit_assign.science.alignment_probes)
+PROBE_NAMES = {"np_sequential": "NP sequential", "np_simultaneous": "NP simultaneous",
+               "random": "random direction"}
+
+
+def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
+         methods: dict | None = None):
+    """``methods``: each rule's label and colour (name → {label, color}), as the
+    workflow passes them from the rules registry."""
+    import matplotlib.pyplot as plt
+
+    style.apply()
+    methods = methods or {}
+    names = {**{m: style.method_label(methods, m) for m in methods}, **PROBE_NAMES}
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5), layout="constrained")
+    nets = alignment[(alignment.method == method) & np.isclose(alignment.lam, lam)].copy()
+    nets["rule"] = nets.rule.map(lambda r: names.get(r, r))
+    order = [names[r] for r in names if names[r] in set(nets.rule)]
+    order += sorted(set(nets.rule) - set(order))
+    palette = dict(zip(order, style.PALETTE, strict=False))  # the palette is the longer list
+    title = f"{style.method_label(methods, method)}-trained nets, {style.lam_label(lam)}"
+
+    ax = axes[0]
+    last = nets[nets.epoch == nets.epoch.max()]
+    if last.empty:
+        ax.text(0.5, 0.5, "no probes for these networks", ha="center", transform=ax.transAxes)
+    else:
+        sns.lineplot(data=last, x="layer", y="cosine", hue="rule", hue_order=order,
+                     palette=palette, marker="o", errorbar="sd", ax=ax)
+        ax.set_xticks(sorted(last.layer.unique()))
+        ax.legend(frameon=False, fontsize=6)
+    ax.set_title(f"A  per layer, epoch {int(nets.epoch.max()) if len(nets) else '—'}",
+                 loc="left")
+    ax.set_xlabel("hidden state $h_l$ (0 = embedding)")
+    ax.set_ylabel(style.LABELS["cosine"])
+    ax.axhline(0, color="0.5", lw=0.6, ls="--")
+
+    ax = axes[1]
+    deep = nets[nets.layer >= 1].groupby(["seed", "epoch", "rule"], as_index=False).cosine.mean()
+    if len(deep):
+        sns.lineplot(data=deep, x="epoch", y="cosine", hue="rule", hue_order=order,
+                     palette=palette, marker="o", errorbar="sd", ax=ax, legend=False)
+    ax.set_title("B  deep cosine across training", loc="left")
+    ax.set_xlabel(style.LABELS["epoch"])
+    ax.set_ylabel(style.LABELS["deep_cosine"])
+    ax.axhline(0, color="0.5", lw=0.6, ls="--")
+
+    ax = axes[2]
+    r = ratios[(ratios.method == method) & np.isclose(ratios.lam, lam)].copy()
+    r["rule"] = r.rule.map(lambda x: names.get(x, x))
+    r_order = [names[k] for k in names if names[k] in set(r.rule)]
+    r_order += sorted(set(r.rule) - set(r_order))
+    if len(r):
+        sns.barplot(data=r, x="rule", y="ratio", order=r_order, errorbar="sd", ax=ax,
+                    color=style.PALETTE[0], edgecolor="black", linewidth=0.5)
+    ax.set_title("C  single-step loss decrease", loc="left")
+    ax.set_xlabel("")
+    ax.set_ylabel(r"$\Delta L_\mathrm{rule} / \Delta L_\mathrm{SGD}$ (symlog)")
+    ax.tick_params(axis="x", rotation=30, labelsize=7)
+    # unbounded below (a rule with large raw updates overshoots): symmetric-log axis
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.axhline(1, color="0.5", lw=0.6, ls=":")
+    ax.axhline(0, color="0.5", lw=0.6, ls="--")
+    fig.suptitle(f"Alignment probes — {title}", fontsize=9, x=0.01, ha="left")
+    return fig
+
+
+def make(alignment_csv, ratios_csv, outputs, method: str = "dfa", lam: float = 0.0,
+         methods: dict | None = None, expect: list | None = None) -> None:
+    alignment = table_io.read(alignment_csv, "probe_alignment", expect)
+    ratios = table_io.read(ratios_csv, "probe_ratios", expect)
+    style.save(plot(alignment, ratios, method, lam, methods), outputs)

@@ -1,0 +1,84 @@
+"""One look for every figure: seaborn theme, colour-blind-safe palette, fixed names.
+
+A learning rule's label and colour are not here: each rule declares them
+(src/credit_assign/science/rules/), and the figure rules pass them in (``methods``: name →
+{label, color}), so figures never import the science.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+PALETTE = sns.color_palette("colorblind")
+NULL_COLOR = "0.6"
+# The same quantity carries the same label on every axis.
+LABELS = {
+    "epoch": "epoch",
+    "test_acc": "test accuracy",
+    "train_loss": "train loss",
+    "h_L_norm_median": r"median $\|h_L\|_2$",
+    "deep_cosine": r"deep cosine to $\partial \mathrm{CE}/\partial h_l$",
+    "cosine": r"cosine to $\partial \mathrm{CE}/\partial h_l$",
+}
+
+
+def method_label(methods: dict, method: str) -> str:
+    """A method's label from the rules' styles (its name where none is given)."""
+    return methods.get(method, {}).get("label", method)
+
+
+def method_color(methods: dict, method: str, default="0.5"):
+    return methods.get(method, {}).get("color", default)
+
+
+def apply() -> None:
+    sns.set_theme(context="paper", style="ticks", palette=PALETTE, font="DejaVu Sans",
+                  rc={"svg.fonttype": "none", "pdf.fonttype": 42, "axes.titleweight": "bold",
+                      "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 7,
+                      "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True,
+                      "grid.linestyle": ":", "grid.linewidth": 0.5})
+
+
+def lam_label(lam: float) -> str:
+    """λ as it reads on a figure: λ=0, λ=10⁻⁴, λ=0.003."""
+    if lam == 0:
+        return r"$\lambda=0$"
+    exp = f"{lam:.0e}"
+    mant, e = exp.split("e")
+    if mant == "1":
+        return rf"$\lambda=10^{{{int(e)}}}$"
+    return rf"$\lambda={lam:g}$"
+
+
+def lam_colors(lams) -> dict[float, tuple]:
+    """A sequential ramp: darker = weaker penalty (λ=0 darkest)."""
+    lams = sorted(lams)
+    ramp = sns.color_palette("rocket", n_colors=max(len(lams), 1) + 1)
+    return {lam: ramp[i] for i, lam in enumerate(lams)}
+
+
+def save(fig, outputs) -> None:
+    """Write the figure to every output path (format from the suffix; PNG at 300 dpi)."""
+    # a fixed salt for the ids matplotlib puts in SVG (clip paths, glyphs): without it
+    # they are random and a rebuilt SVG differs from the last in every id
+    with plt.rc_context({"svg.hashsalt": "credit-assign"}):
+        for out in outputs:
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(out, bbox_inches="tight", dpi=300, metadata=_metadata(out))
+    plt.close(fig)
+
+
+def _metadata(path) -> dict:
+    # Fixed metadata: the same data give the same file (no creation dates in SVG/PDF).
+    suffix = Path(path).suffix
+    if suffix == ".svg":
+        return {"Date": None}
+    if suffix == ".pdf":
+        return {"CreationDate": None}
+    return {}

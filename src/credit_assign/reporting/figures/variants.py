@@ -1,0 +1,275 @@
+"""The gap map, in two figures; every cell is the difference from the paper in units of
+its tolerance (|gap| ≤ 1: within tolerance) and comes from a reproduction.csv or
+measurements.csv the pipeline wrote.
+
+* ``fig_variants`` (``plot``): every paper number (rows) under every recipe (columns), as
+  each recipe's runs report it. Grey: not run under that recipe; grey text in
+  parentheses: inherited (the default's number, for a method the variant leaves alone).
+* ``fig_variants_measured`` (``plot_measured``): the recipes' saved models measured the
+  other ways (credit_assign.science.measurement, no retraining) as small multiples, one panel per
+  measurement M: rows are the numbers any measurement remeasures (‖h_L‖, the deep and
+  per-layer cosines, in the paper's order, shared by every panel), columns the recipes.
+  A blank grey cell is a number M does not measure; grey text, a number measured on the
+  default's models (the recipe did not rerun that method).
+
+Both are drawn at the size the paper prints them (scale ≈ 1), so a font size here is its
+printed size: ``fig_variants`` on a rotated page (ms.tex: sidewaysfigure),
+``fig_variants_measured`` on a portrait one (a full-page figure)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from credit_assign.reporting import tables as table_io
+from credit_assign.reporting.figures import style
+from credit_assign.reporting.reproduction import gap_grid, has_measured
+
+# The page each figure is printed on, as ms.tex includes it (A4, 25 mm margins: \textwidth
+# 6.30 in, \textheight 9.72 in), leaving room for the caption:
+PAGE_IN = (9.4, 5.6)  # fig_variants, rotated: \textheight × 0.9 \textwidth
+MEASURED_PAGE_IN = (6.3, 8.6)  # fig_variants_measured, portrait: \textwidth × ≈0.9 \textheight
+MIN_PT = 6.0  # text below this is unreadable in print
+MAX_PT = 7.0
+CLIP = 5.0
+CBAR_LABEL = f"(ours − paper) / tolerance\n(clipped at ±{CLIP:g})"
+
+
+def _reported(gaps: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the recipes' own numbers (no measurement columns)."""
+    if "measurement" not in gaps:
+        return gaps
+    return gaps[gaps.measurement == "reported"]
+
+
+def _wide(gaps: pd.DataFrame, column: str) -> pd.DataFrame:
+    """The reported row set, rows labelled "run: metric"."""
+    grid = gap_grid(_reported(gaps), column)
+    grid.index = [f"{r}: {m}" for _, r, m in grid.index]
+    return grid
+
+
+def font_pt(n_rows: int, n_cols: int) -> float:
+    """fig_variants' cell and label font size: 7 pt where the rows leave room, else what
+    fits a row (never below MIN_PT: more rows than that makes the figure taller than a
+    page)."""
+    row_pt = PAGE_IN[1] * 72 * 0.8 / max(n_rows, 1)
+    col_pt = (PAGE_IN[0] - 2.6) * 72 / max(n_cols, 1) / 5  # about five glyphs per cell
+    return max(MIN_PT, min(MAX_PT, 0.8 * row_pt, col_pt))
+
+
+def _cell(v: float, inherited: bool = False, brackets: bool = True) -> str:
+    if pd.isna(v):
+        return ""
+    text = f"{v:+.1f}" if abs(v) < 9.95 else f"{v:+.0f}"
+    return f"({text})" if inherited and brackets else text
+
+
+def _heatmap(ax, values: pd.DataFrame, inherited: pd.DataFrame, pt: float,
+             brackets: bool = True, cbar: bool = True):
+    """One gap grid on ``ax``: measured cells coloured and annotated, inherited ones
+    annotated in grey on grey, missing ones grey."""
+    annot = pd.DataFrame([[_cell(v, i, brackets) for v, i in zip(vs, inh, strict=True)]
+                          for vs, inh in zip(values.values, inherited.values, strict=True)],
+                         index=values.index, columns=values.columns)
+    mask = values.isna() | inherited
+    kw = {"cbar_kws": {"label": CBAR_LABEL, "shrink": 0.6}} if cbar else {}
+    sns.heatmap(values.clip(-CLIP, CLIP), ax=ax, cmap="RdBu_r", center=0, vmin=-CLIP,
+                vmax=CLIP, annot=annot, fmt="", annot_kws={"fontsize": pt},
+                linewidths=0.4, linecolor="white", mask=mask, cbar=cbar, **kw)
+    ax.grid(False)
+    for (i, j) in zip(*np.nonzero(inherited.values & values.notna().values), strict=True):
+        ax.text(j + 0.5, i + 0.5, annot.iat[i, j], ha="center", va="center",
+                fontsize=pt, color="0.35")
+    ax.set_facecolor("0.9")
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    return ax
+
+
+def plot(gaps: pd.DataFrame):
+    """fig_variants. ``gaps``: the tidy gap table (credit_assign.reporting.reproduction.gap_table);
+    only its recipes' own numbers are drawn (the measurements: ``plot_measured``)."""
+    import matplotlib.pyplot as plt
+
+    style.apply()
+    values = _wide(gaps, "gap").astype(float)
+    inherited = _wide(gaps, "inherited").eq(True)  # NaN (no such column): not inherited
+    pt = font_pt(len(values), len(values.columns))
+    # a page when the rows fit one, taller (scaled down in print) only when they do not
+    height = max(PAGE_IN[1], len(values) * pt * 1.25 / 72 / 0.8)
+    fig, ax = plt.subplots(figsize=(PAGE_IN[0], height), layout="constrained")
+    _heatmap(ax, values, inherited, pt)
+    ax.collections[0].colorbar.ax.yaxis.label.set_fontsize(pt)
+    ax.collections[0].colorbar.ax.tick_params(labelsize=pt)
+    within = (values.abs() <= 1).sum()
+    counted = values.notna().sum()
+    ax.set_xticks(np.arange(len(values.columns)) + 0.5,
+                  [f"{c}\n{within[c]}/{counted[c]} within" for c in values.columns],
+                  rotation=30, ha="right", fontsize=pt)
+    ax.tick_params(axis="y", labelsize=pt)
+    ax.set_title("Which recipe moves which paper number\n|gap| ≤ 1: within tolerance; "
+                 "(grey): inherited", loc="left", fontsize=max(pt, MAX_PT))
+    return fig
+
+
+# ---- fig_variants_measured: one panel per measurement ---------------------------------
+def measured_panels(gaps: pd.DataFrame, column: str = "gap") -> dict[str, pd.DataFrame]:
+    """measurement → its grid: rows "run: metric", the numbers it remeasures in the
+    paper's order; columns the recipes (NaN: not measured there)."""
+    grid = gap_grid(gaps, column)
+    out = {}
+    for name in dict.fromkeys(grid.index.get_level_values(0)):
+        if name != "reported":
+            panel = grid.loc[name]
+            panel.index = [f"{r}: {m}" for r, m in panel.index]
+            out[name] = panel
+    return out
+
+
+def _row_sets(panels: dict[str, pd.DataFrame], k: int, order: list[str]) -> list[list[str]]:
+    """The rows each line of ``k`` panels shares: every number any of them remeasures,
+    in the paper's order (a panel's blank cell: a number it does not measure)."""
+    names = list(panels)
+    return [sorted({r for n in names[i:i + k] for r in panels[n].index}, key=order.index)
+            for i in range(0, len(names), k)]
+
+
+# The page's room for one line of panels, in font sizes (em) and points: a cell row is
+# 1.25 em; a panel title 1.6 em; the recipes' names above the first line (rotated)
+# 0.6 em a character; the colour bar and key (where no panel slot is left for them) 6 em;
+# constrained layout's padding PAD_PT. A row label takes 0.55 em a character, a cell
+# 2.7 em ("+1.5" and a margin), the space between panels GAP_PT.
+PAD_PT, GAP_PT = 24.0, 8.0
+
+
+def measured_layout(rows_per_line: list[int], n_panels: int, n_cols: int, label_chars: int,
+                    name_chars: int, page=MEASURED_PAGE_IN) -> tuple[float, float]:
+    """(font size, figure height) for lines of panels with ``rows_per_line`` rows each
+    and ``n_cols`` recipe columns on the portrait page: the largest font (≤ MAX_PT)
+    at which every row and every cell's text fit; the page's height unless even
+    MIN_PT does not fit (then taller, and scaled down in print)."""
+    k = math.ceil(n_panels / len(rows_per_line))
+    spare = len(rows_per_line) * k > n_panels  # a free slot takes the colour bar
+    ems = (1.25 * sum(rows_per_line) + 1.6 * len(rows_per_line) + 0.6 * name_chars
+           + (0 if spare else 6))
+    row_pt = (page[1] * 72 - PAD_PT) / ems
+    cell_pt = (page[0] * 72 - GAP_PT * k) / (0.55 * label_chars + 2.7 * k * n_cols)
+    pt = min(MAX_PT, row_pt, cell_pt)
+    if pt >= MIN_PT:
+        return pt, page[1]
+    return MIN_PT, (PAD_PT + ems * MIN_PT) / 72
+
+
+def _choose_columns(panels, order) -> tuple[int, float, float, list[list[str]]]:
+    """The number of panels side by side with the largest font (fewest on a tie)."""
+    first = next(iter(panels.values()))
+    label_chars = max(len(r) for p in panels.values() for r in p.index)
+    name_chars = max(len(str(c)) for c in first.columns)
+    best = None
+    for k in range(1, len(panels) + 1):
+        rows = _row_sets(panels, k, order)
+        pt, height = measured_layout([len(r) for r in rows], len(panels), first.shape[1],
+                                     label_chars, name_chars)
+        if best is None or (pt, -height) > (best[1] + 1e-9, -best[2] + 1e-9):
+            best = (k, pt, height, rows)
+    return best
+
+
+KEY = ("|gap| ≤ 1: within tolerance\n"
+       "grey text: the default's models measured alike\n(the recipe did not rerun "
+       "that method)\nblank: not measured this way")
+
+
+def plot_measured(gaps: pd.DataFrame):
+    """fig_variants_measured: one panel per measurement (the numbers it remeasures under
+    every recipe), small multiples side by side sharing their rows, every column one
+    recipe."""
+    import matplotlib.pyplot as plt
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    style.apply()
+    values = {m: p.astype(float) for m, p in measured_panels(gaps, "gap").items()}
+    if not values:
+        raise ValueError("no measurement remeasured a number: nothing to map")
+    inherited = {m: p.eq(True) for m, p in measured_panels(gaps, "inherited").items()}
+    order = [f"{r}: {m}" for r, m in dict.fromkeys(zip(gaps.run, gaps.metric, strict=True))]
+    k, pt, height, rows = _choose_columns(values, order)
+    fig, axes = plt.subplots(len(rows), k, figsize=(MEASURED_PAGE_IN[0], height),
+                             layout="constrained", squeeze=False,
+                             gridspec_kw={"height_ratios": [len(r) + 1.3 for r in rows]})
+    recipes = list(next(iter(values.values())).columns)
+    for i, name in enumerate(values):
+        ax, line = axes.flat[i], rows[i // k]
+        _heatmap(ax, values[name].reindex(line), inherited[name].reindex(line).eq(True),
+                 pt, brackets=False, cbar=False)
+        ax.set_title(f"[{name}]", loc="left", fontsize=pt, pad=2)
+        ax.set_xticks(np.arange(len(recipes)) + 0.5, recipes, rotation=90)
+        ax.set_yticks(np.arange(len(line)) + 0.5, line)
+        ax.tick_params(axis="both", labelsize=pt, length=0, pad=1)
+        ax.tick_params(axis="x", top=False, labeltop=i < k, bottom=False, labelbottom=False)
+        ax.tick_params(axis="y", labelleft=i % k == 0)
+        ax.title.set_position((0, 1))
+    spare = list(axes.flat[len(values):])
+    for ax in spare:
+        ax.set_axis_off()
+    bar = ScalarMappable(Normalize(-CLIP, CLIP), "RdBu_r")
+    title = "The recipes' models measured another way (no retraining)"
+    if spare:
+        cax = spare[0].inset_axes([0.08, 0.78, 0.84, 0.07])
+        cbar = fig.colorbar(bar, cax=cax, orientation="horizontal")
+        spare[0].text(0.08, 0.45, KEY, transform=spare[0].transAxes, fontsize=pt,
+                      va="top", ha="left")
+    else:
+        cbar = fig.colorbar(bar, ax=axes, location="bottom", shrink=0.5, aspect=40)
+        title += "\n" + KEY.replace("\n(", " (").replace("\n", "; ")
+    cbar.set_label(CBAR_LABEL, fontsize=pt)
+    cbar.ax.tick_params(labelsize=pt)
+    fig.suptitle(title, x=0.01, ha="left", fontsize=max(pt, MAX_PT), fontweight="bold")
+    return fig
+
+
+def saved_size_in(fig) -> tuple[float, float]:
+    """The figure's size as style.save writes it (bbox_inches="tight", matplotlib's
+    0.1 in pad), in inches: what \\includegraphics scales onto the page."""
+    fig.canvas.draw()  # the constrained layout, as saving runs it
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer())
+    return bbox.width + 0.2, bbox.height + 0.2
+
+
+def printed_scale(fig, page=PAGE_IN) -> float:
+    """How much the paper scales the saved figure to fit ``page`` (width, height in
+    inches; ms.tex: width and height given, keepaspectratio)."""
+    width, height = saved_size_in(fig)
+    return min(page[0] / width, page[1] / height)
+
+
+def printed_font_sizes(fig, page=PAGE_IN) -> list[float]:
+    """Every text's size in points as printed on ``page`` (PAGE_IN: fig_variants on the
+    rotated page; MEASURED_PAGE_IN: fig_variants_measured): what the readability check
+    reads."""
+    scale = printed_scale(fig, page)
+    texts = [t for t in fig.findobj(lambda a: hasattr(a, "get_fontsize")
+                                    and hasattr(a, "get_text")) if t.get_text().strip()]
+    return [t.get_fontsize() * scale for t in texts]
+
+
+def make(gaps: pd.DataFrame, outputs) -> None:
+    """fig_variants to ``outputs`` (its PDF, PNG and SVG)."""
+    if gaps.empty:
+        raise ValueError("no paper numbers to map: is reproduction.reference set?")
+    style.save(plot(gaps), outputs)
+
+
+def make_measured(gaps_csv, outputs) -> None:
+    """fig_variants_measured to ``outputs`` from variants_gap.csv (read through its
+    contract)."""
+    gaps = table_io.read(gaps_csv, "variants_gap")
+    if not has_measured(gaps):
+        raise ValueError("the gap table holds no measured number: did measurements run "
+                         "(config measurements.run)?")
+    style.save(plot_measured(gaps), outputs)

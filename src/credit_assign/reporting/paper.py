@@ -1,0 +1,649 @@
+"""The manuscript's numbers: summary tables → ``paper/numbers.tex``, and the build.
+
+``paper/ms.tex`` types no result. Every number it states is a macro defined here
+from a table the pipeline wrote (runs, nulls, the reproduction table, the gap map,
+the EP stack probe's per-seed table, the primer check); every sentence whose claim
+depends on the numbers (``\\rescueverdict`` …) is chosen here by the numbers. A
+number a config did not produce (FA in the quick config, say) is spelled "not run",
+and the section that needs it is switched off by a flag (``\\ifhasfa`` …).
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from credit_assign.infra.files import atomic_write_text
+from credit_assign.reporting import reproduction as rep_io
+from credit_assign.reporting import tables as table_io
+from credit_assign.reporting.aggregate import select_runs
+
+NOT_RUN = "not run"
+DATASET_NAMES = {"cifar10": "CIFAR-10", "digits": "the $8 \\times 8$ digits of scikit-learn"}
+METRIC_NAMES = {"test_acc": "test acc.", "h_L_norm_median": "$\\|h_L\\|$",
+                "deep_cosine": "deep cos", "cosine": "cos", "trained_b_deep_cosine":
+                "deep cos, trained $B$", "fresh_b_deep_cosine_mean": "deep cos, fresh $B$"}
+TEX_ENGINES = ("latexmk", "pdflatex")
+TEX_HELP = ("the paper needs latexmk and pdflatex. Install them: Debian/Ubuntu "
+            "`apt-get install texlive-latex-base texlive-latex-recommended "
+            "texlive-fonts-recommended latexmk`; Fedora `dnf install texlive-scheme-medium "
+            "latexmk`; macOS `brew install --cask mactex-no-gui`; conda "
+            "`conda install -c conda-forge texlive-core latexmk`. Nothing else in the "
+            "pipeline needs TeX.")
+
+
+# ---- formatting ----------------------------------------------------------------------
+# How each character of a string from a config, a path or a result is set in TeX, so that
+# it prints as written (checked with pdftotext) and TeX reads it as text, never as markup:
+# no brace, backslash or ^ survives (^^5c is TeX's notation for a backslash), no
+# ligature forms (-- ,, !` ''), and the characters OT1 text fonts lack come from the
+# typewriter font by code. Anything outside printable ASCII and the few symbols our own
+# labels use becomes "?".
+_TT_CHARS = set('\\{}^~_"<>|')
+_SYMBOLS = {"λ": "$\\lambda$", "‖": "$\\|$", "±": "$\\pm$", "Σ": "$\\Sigma$", "—": "---",
+            "–": "--", "…": "\\dots{}", "≤": "$\\le$", "≥": "$\\ge$", "−": "$-$",
+            "×": "$\\times$"}
+
+
+def _tex_char(c: str) -> str:
+    if c.isascii() and (c.isalnum() or c == " "):
+        return c
+    if c in _TT_CHARS:
+        return f"{{\\ttfamily\\char{ord(c)}}}"
+    if c == "'":
+        return "\\textquotesingle{}"
+    if c == "`":
+        return "\\textasciigrave{}"
+    if c in "$&#%":
+        return "\\" + c
+    if c.isascii() and c.isprintable():
+        return c + "{}"  # punctuation: the empty group stops a ligature with the next one
+    if c in _SYMBOLS:
+        return _SYMBOLS[c]
+    return " " if c.isspace() else "?"
+
+
+def tex_escape(text: str) -> str:
+    """Any string as TeX that prints it as written and cannot run as TeX (see above)."""
+    return "".join(_tex_char(c) for c in str(text))
+
+
+def sci(x: float, digits: int = 2) -> str:
+    """A number in math mode: 0.123, or 1.23 \\times 10^{5} when large or tiny."""
+    if x is None or not math.isfinite(x):
+        return "—" if x is None or math.isnan(x) else ("$\\infty$" if x > 0 else "$-\\infty$")
+    if x != 0 and (abs(x) >= 1e3 or abs(x) < 1e-3):
+        mant, exp = f"{x:.{digits}e}".split("e")
+        return f"${mant} \\times 10^{{{int(exp)}}}$"
+    return f"${x:.3f}$"
+
+
+def tiny(x: float) -> str:
+    """A quantity that may be zero to float64 rounding: below 1e-15 it says so."""
+    return "$< 10^{-15}$" if abs(x) < 1e-15 else sci(x)
+
+
+def value_tex(metric: str, x: float) -> str:
+    """One number of the paper's table: a norm in scientific form, a cosine signed, an
+    accuracy to three decimals."""
+    if metric == "h_L_norm_median":
+        return sci(x)
+    return f"${x:+.3f}$" if "cosine" in metric else f"${x:.3f}$"
+
+
+def lam_tex(lam: float) -> str:
+    """λ as TeX: 0, 10^{-4}, 3 \\times 10^{-3}."""
+    if lam == 0:
+        return "$0$"
+    mant, exp = f"{lam:.0e}".split("e")
+    return f"$10^{{{int(exp)}}}$" if mant == "1" else f"${mant} \\times 10^{{{int(exp)}}}$"
+
+
+def norm_tex(x: float) -> str:
+    """A norm to three significant figures: 143, 4.06 \\times 10^{3}."""
+    if x is None or not math.isfinite(x):
+        return sci(x)
+    return f"${x:.3g}$" if 1 <= abs(x) < 1e3 else sci(x)
+
+
+def spread(values, kind: str = "plain", over: str = "") -> str:
+    """mean ± std over seeds (ddof = 1) and n, in TeX: "not run" when there are no
+    values, "n/a" when the runs exist but the number is not defined for them. ``over``
+    names what n counts where that is not plain seeds ("settled seeds")."""
+    values = list(values)
+    v = np.asarray([x for x in values if x is not None and not pd.isna(x)], dtype=float)
+    if len(v) == 0:
+        return "n/a" if values else NOT_RUN
+    mean = float(v.mean())
+    std = float(v.std(ddof=1)) if len(v) > 1 else None
+    if kind == "norm":
+        text = norm_tex(mean)
+        if std is not None:
+            text += " (s.d. " + norm_tex(std) + ")"
+    else:
+        fmt = "{:+.3f}" if kind == "cosine" else "{:.3f}"
+        text = "$" + fmt.format(mean) + (f" \\pm {std:.3f}" if std is not None else "") + "$"
+    return f"{text} ($n{{=}}{len(v)}$" + (f" {over}" if over else "") + ")"
+
+
+# ---- the numbers -------------------------------------------------------------------
+def run_numbers(runs: pd.DataFrame, penalty: float) -> dict[str, str]:
+    """Accuracy, ‖h_L‖ and deep cosine at the final epoch, per role: {Bp,Dfa}{Zero,Pen},
+    Frozen, Fa — the cells the prose names (mean ± std over seeds)."""
+    out = {}
+    roles = {"BpZero": ("bp", 0.0), "BpPen": ("bp", penalty), "DfaZero": ("dfa", 0.0),
+             "DfaPen": ("dfa", penalty), "Frozen": ("frozen", 0.0), "Fa": ("fa", 0.0)}
+    for role, (method, lam) in roles.items():
+        sel = select_runs(runs, method, lam)
+        out["acc" + role] = spread(sel.test_acc)
+        out["hL" + role] = spread(sel.h_L_norm_median, "norm")
+        out["deepcos" + role] = spread(sel.deep_cosine, "cosine")
+    # the smallest nonzero DFA λ below the penalty (1e-4 in the paper), if swept
+    small = sorted({float(x) for x in runs[runs.method == "dfa"].lam if 0 < float(x) < penalty})
+    sel = select_runs(runs, "dfa", small[0]) if small else runs.iloc[0:0]
+    out["lamSmall"] = lam_tex(small[0]) if small else NOT_RUN
+    out["hLDfaSmall"] = spread(sel.h_L_norm_median, "norm")
+    out["deepcosDfaSmall"] = spread(sel.deep_cosine, "cosine")
+    out["accDfaSmall"] = spread(sel.test_acc)
+    return out
+
+
+def null_test(nulls: pd.DataFrame, lam: float) -> tuple[pd.Series, pd.Series, bool | None]:
+    """DFA's deep cosine at λ with its trained-with B and with fresh draws, and whether
+    the trained-with value lies above the null by more than two of the null's standard
+    deviations (None: not measured) — the one test of "above the null", at every λ."""
+    sel = select_runs(nulls, "dfa", lam)
+    trained = sel[sel.feedback == "trained"].deep_cosine
+    fresh = sel[sel.feedback == "fresh"].deep_cosine
+    if not (len(trained) and len(fresh)):
+        return trained, fresh, None
+    return trained, fresh, bool(trained.mean() > fresh.mean() + 2 * fresh.std(ddof=1))
+
+
+def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
+    """Deep cosine with the trained-with B vs fresh draws, DFA at the penalty λ and at
+    λ = 0, each tested the same way (null_test)."""
+    trained, fresh, above = null_test(nulls, penalty)
+    sel = select_runs(nulls, "dfa", penalty)
+    out = {"nullTrained": spread(trained, "cosine"),
+           "nullFresh": spread(fresh, "cosine"),
+           "nullDraws": str(int(sel[sel.feedback == "fresh"].groupby("seed").size().max()))
+           if len(fresh) else NOT_RUN}
+    out["rescueverdict"] = (
+        "lies above the fresh-$B$ null by more than two of the null's standard deviations: "
+        "the blocks' teaching signals align with the true gradient because of the $B$ they "
+        "were trained with" if above else
+        "does not rise above the fresh-$B$ null by two of its standard deviations: these "
+        "runs show no alignment beyond chance" if above is not None else "was not measured")
+    trained0, fresh0, above0 = null_test(nulls, 0.0)
+    out["nullTrainedZero"] = spread(trained0, "cosine")
+    out["nullFreshZero"] = spread(fresh0, "cosine")
+    out["zeronullverdict"] = (
+        "lies above its own fresh-$B$ null by more than two of the null's standard "
+        "deviations, so in our runs the unpenalised blocks' signals do carry some "
+        "information about the true gradient: the paper's claim that they carry none is "
+        "not reproduced (its own number for this cell is a placeholder, not a measurement)"
+        if above0 else
+        "does not rise above its own fresh-$B$ null by two of the null's standard "
+        "deviations: in our runs, as the paper says, the unpenalised blocks' signals carry "
+        "no information about the true gradient beyond chance" if above0 is not None else
+        "was not measured, so the paper's claim that the unpenalised blocks carry no "
+        "information is not tested here")
+    return out
+
+
+def ordering_verdict(runs: pd.DataFrame, penalty: float) -> str:
+    """Whether the paper's ordering bp > dfa(penalty) > frozen > dfa(0) holds in test acc."""
+    cells = [("bp", 0.0), ("dfa", penalty), ("frozen", 0.0), ("dfa", 0.0)]
+    means = [select_runs(runs, m, lam).test_acc.mean() for m, lam in cells]
+    if any(pd.isna(m) for m in means):
+        return "cannot be checked here (a run of the ordering is missing)"
+    holds = all(a > b for a, b in itertools.pairwise(means))
+    return "holds in our runs" if holds else "does not hold in our runs"
+
+
+def reproduction_numbers(rep: pd.DataFrame | None, labels: dict | None = None
+                         ) -> dict[str, str]:
+    """The paper-vs-ours table and its counts; ``labels``: each rule's label (the
+    registry's, as the workflow passes them: name → label)."""
+    labels = labels or {}
+    if rep is None or rep.empty:
+        return {"nCompared": "0", "nWithin": "0", "nComparedVerified": "0",
+                "nWithinVerified": "0", "nUnverified": "0", "reproductiontable": "",
+                "paperHLDfaZero": NOT_RUN, "paperAccDfaZero": NOT_RUN, "paperAccFa": NOT_RUN}
+    compared = rep[rep.gap.notna()]
+    verified = compared[compared.verified.astype(bool)]
+    rows = []
+    for r in rep.itertuples():
+        name = tex_escape(labels.get(r.method, r.method))
+        run = f"{name}, $\\lambda$ = {lam_tex(float(r.lam))}"
+        metric = METRIC_NAMES.get(r.metric, tex_escape(r.metric))
+        if isinstance(r.layer, (int, float)) and not pd.isna(r.layer):
+            metric += f" $l_{int(r.layer)}$"
+        if not pd.isna(r.paper):
+            paper = value_tex(r.metric, r.paper)
+        else:
+            lo, hi = json.loads(r.paper_range) if isinstance(r.paper_range, str) else (None, None)
+            paper = f"$[{lo:+.2f}, {hi:+.2f}]$" if lo is not None else "—"
+        ours = NOT_RUN if pd.isna(r.ours_mean) else value_tex(r.metric, r.ours_mean)
+        gap = "—" if pd.isna(r.gap) else f"${r.gap:+.1f}$"
+        mark = "" if pd.isna(r.gap) else ("\\checkmark" if bool(r.within_tolerance) else "")
+        if not bool(r.verified):
+            mark += "$^\\ast$"
+        rows.append(f"{run} & {metric} & {paper} & {ours} & {gap} & {mark} \\\\")
+    def paper_of(method, lam, metric):
+        row = select_runs(rep, method, lam)
+        row = row[row.metric == metric]
+        if row.empty or pd.isna(row.iloc[0].paper):
+            return NOT_RUN
+        v = float(row.iloc[0].paper)
+        return norm_tex(v) if metric == "h_L_norm_median" else f"${v:.3f}$"
+
+    return {"paperHLDfaZero": paper_of("dfa", 0.0, "h_L_norm_median"),
+            "paperAccDfaZero": paper_of("dfa", 0.0, "test_acc"),
+            "paperAccFa": paper_of("fa", 0.0, "test_acc"),
+            "nCompared": str(len(compared)),
+            "nWithin": str(int(compared.within_tolerance.astype(bool).sum())),
+            "nComparedVerified": str(len(verified)),
+            "nWithinVerified": str(int(verified.within_tolerance.astype(bool).sum())),
+            "nUnverified": str(len(compared) - len(verified)),
+            "reproductiontable": "\n".join(rows)}
+
+
+VARIANT_KEYS = ("nVariants", "nOpen", "nDeparts", "bestVariant", "bestVariantWithin",
+                "bestVariantWithinAll", "bestVariantWithinVerified", "bestDeparts",
+                "bestDepartsWithin", "defaultWithin", "defaultWithinAll",
+                "defaultWithinVerified", "nGapNumbers", "nGapNumbersVerified",
+                "rankingrule", "hLDfaZeroDefault", "hLDfaZeroBest", "gapHLDfaZeroDefault",
+                "gapHLDfaZeroBest", "largestRecipe", "hLDfaZeroLargest",
+                "gapHLDfaZeroLargest", "hLDfaZeroOneBatch", "gapHLDfaZeroOneBatch",
+                "curseverdict")
+
+
+def curse_verdict(table: pd.DataFrame) -> str:
+    """The hold-one-seed-out estimate of the winner's curse as a sentence
+    (reproduction.holdout's table)."""
+    if table.empty:
+        return ("cannot be estimated here: the tables hold no per-seed gaps (one seed, "
+                "or tables from before they were recorded)")
+    drop = float((table.within_selected - table.within_held_out).mean())
+    typical = float(table.mean_drop_of_kind.mean())
+    return (f"was estimated by holding one seed out (for each of the ${len(table)}$ seeds, "
+            "the open recipes ranked on the others and the winner counted on the held-out "
+            f"seed alone): the winner's count fell by ${drop:.2f}$ on average, a typical "
+            f"open recipe's by ${typical:.2f}$, so the selection inflates the winner's "
+            f"count by about ${drop - typical:.2f}$ numbers")
+
+
+def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dict[str, str]:
+    """The gap map's ranking, by the study's pre-registered rule (config ``study``,
+    reproduction.ranking, the one ordering): the best ``open`` variant is the headline,
+    the best ``departs`` variant is named apart; counts with and without unverified
+    numbers; the winner's curse (reproduction.holdout)."""
+    if gaps is None or gaps.empty:
+        return dict.fromkeys(VARIANT_KEYS, NOT_RUN) | {"nVariants": "0", "nGapNumbers": "0"}
+    rank = rep_io.ranking(gaps, study)
+    by = rank.set_index("recipe")
+    best = rep_io.best(rank, "open") or "default"
+    departs = rep_io.best(rank, "departs")
+    counted = gaps[gaps.gap.notna()]
+    n_numbers = counted[counted.recipe == "default"].shape[0]
+    headline = counted[(counted.run == "dfa, λ=0") & counted.metric.str.contains("h_L")]
+
+    def norm_of(recipe):
+        row = headline[headline.recipe == recipe]
+        if row.empty:
+            return NOT_RUN, NOT_RUN
+        r = row.iloc[0]
+        return norm_tex(float(r.ours_mean)) + f" ($n{{=}}{int(r.ours_n)}$)", f"${r.gap:+.1f}$"
+
+    def count(recipe, which=""):
+        if recipe not in by.index:
+            return NOT_RUN
+        return f"${int(by.loc[recipe, 'within' + which])}$ of " \
+               f"${int(by.loc[recipe, 'compared' + which])}$"
+
+    (hl_default, gap_default), (hl_best, gap_best) = norm_of("default"), norm_of(best)
+    own = headline[~headline.inherited.astype(bool)]
+    largest = own.loc[own.ours_mean.idxmax()].recipe if len(own) else None
+    (hl_largest, gap_largest), (hl_batch, gap_batch) = (
+        norm_of(largest) if largest else (NOT_RUN, NOT_RUN), norm_of("default/one_batch"))
+    kinds = rank.kind.value_counts()
+    return {"nVariants": str(int(kinds.get("open", 0) + kinds.get("departs", 0))),
+            "nOpen": str(int(kinds.get("open", 0))),
+            "nDeparts": str(int(kinds.get("departs", 0))),
+            "bestVariant": tex_escape(best), "bestVariantWithin": count(best),
+            "bestVariantWithinAll": count(best, "_all"),
+            "bestVariantWithinVerified": count(best, "_verified"),
+            "bestDeparts": tex_escape(departs) if departs else NOT_RUN,
+            "bestDepartsWithin": count(departs) if departs else NOT_RUN,
+            "defaultWithin": count("default"), "defaultWithinAll": count("default", "_all"),
+            "defaultWithinVerified": count("default", "_verified"),
+            "nGapNumbers": str(n_numbers),
+            "nGapNumbersVerified": str(int(counted[(counted.recipe == "default")
+                                                   & counted.verified.astype(bool)].shape[0])),
+            "rankingrule": tex_escape(rep_io.rule_text(study)),
+            "hLDfaZeroDefault": hl_default, "hLDfaZeroBest": hl_best,
+            "gapHLDfaZeroDefault": gap_default, "gapHLDfaZeroBest": gap_best,
+            "largestRecipe": tex_escape(largest) if largest else NOT_RUN,
+            "hLDfaZeroLargest": hl_largest, "gapHLDfaZeroLargest": gap_largest,
+            "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch,
+            "curseverdict": curse_verdict(rep_io.holdout(gaps, study))}
+
+
+def _seed_list(seeds) -> str:
+    """'seed 1', 'seeds 1 and 2', 'seeds 0, 1 and 2'."""
+    seeds = [str(int(x)) for x in sorted(seeds)]
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    return f"seeds {', '.join(seeds[:-1])} and {seeds[-1]}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+EP_HIGH = 0.9  # block 0's cosine above this: the tension reached the bottom block
+
+
+def ep_verdict(block0: pd.DataFrame) -> str:
+    """What block 0's cosine says about depth, one row per seed (``cosine``, ``settled``,
+    ``seed``) at one free-phase length. Only settled seeds speak to depth: a seed whose
+    free phase did not settle failed before depth could matter, and is named as such."""
+    settled = block0.settled.astype(bool)
+    ok, bad = block0[settled], block0[~settled]
+    low_ok, low_bad = ok[ok.cosine <= EP_HIGH], bad[bad.cosine <= EP_HIGH]
+    if ok.empty:
+        return ("cannot be judged: the free phase settled for none of the "
+                f"{_plural(len(bad), 'seed')}, so these runs say nothing about depth")
+    if low_ok.empty:
+        text = (f"reaches the bottom block in the {_plural(len(ok), 'settled seed')}: "
+                f"block~0's cosine to BPTT stays above {EP_HIGH} in each")
+        if bad.empty:
+            return text + ", and every seed settled"
+        if len(low_bad):
+            return text + (f"; it is lower in {_seed_list(low_bad.seed)}, whose free phase "
+                           "did not settle: a free phase that did not reach its fixed point, "
+                           "not a limit of depth")
+        return text + (f"; {_plural(len(bad), 'seed')} whose free phase did not settle "
+                       "are not counted")
+    rest = (f" ({_plural(len(bad), 'unsettled seed')} not counted)" if len(bad) else "")
+    if (ok.cosine <= 0).all():
+        return ("does not reach the bottom block: block~0's cosine to BPTT is at most zero "
+                f"in every settled seed{rest}")
+    return ("reaches the bottom block only partly: block~0's cosine to BPTT falls below "
+            f"{EP_HIGH} in {len(low_ok)} of the {_plural(len(ok), 'settled seed')} "
+            f"({_seed_list(low_ok.seed)}){rest}")
+
+
+def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
+    """EP's cosine to BPTT per parameter group at the shortest and longest free phase:
+    mean ± std over the *settled* seeds (each seed the mean over its probe batches; the
+    macro says "settled seeds" beside n), the count of unsettled seeds at each, the
+    settling criterion, and each seed's free-phase residual (the largest over its
+    batches). The verdict is taken at the longest free phase."""
+    keys = ("epBlockZeroShort", "epBlockZeroLong", "epAllShort", "epAllLong",
+            "epEmbShort", "epEmbLong", "epFreeShort", "epFreeLong", "epResidualLong",
+            "epUnsettledShort", "epUnsettledLong", "epSettleResidual", "epSettleTBest")
+    if by_seed is None or by_seed.empty:
+        return dict.fromkeys(keys, NOT_RUN) | {"epverdict": "was not run"}
+    if "settled" not in by_seed:
+        raise ValueError("the EP by-seed table has no 'settled' column: rerun the rule "
+                         "ep_stack_summary (config ep_stack.settle)")
+    d = by_seed[by_seed.precision == precision].assign(
+        settled=lambda t: t.settled.astype(bool))
+    steps = sorted(d.free_steps.unique())
+    short, long_ = steps[0], steps[-1]
+
+    def cos(group, t):
+        rows = d[(d.group == group) & (d.free_steps == t)]
+        if len(rows) and not rows.settled.any():
+            return f"not defined (no seed of ${len(rows)}$ settled)"
+        return spread(rows[rows.settled].cosine, "cosine", over="settled seeds")
+
+    def unsettled(t):
+        rows = d[(d.group == "all") & (d.free_steps == t)]
+        return f"${int((~rows.settled).sum())}$ of ${len(rows)}$"
+
+    block0 = d[(d.group == "block0") & (d.free_steps == long_)]
+    res = d[(d.group == "all") & (d.free_steps == long_)].sort_values("seed")
+    residuals = ", ".join(
+        f"{sci(float(r.residual_max))} (seed {int(r.seed)}"
+        + ("" if r.settled else ", unsettled") + ")" for r in res.itertuples())
+    out = {"epBlockZeroShort": cos("block0", short), "epBlockZeroLong": cos("block0", long_),
+           "epAllShort": cos("all", short), "epAllLong": cos("all", long_),
+           "epEmbShort": cos("embeddings", short), "epEmbLong": cos("embeddings", long_),
+           "epFreeShort": f"${int(short)}$", "epFreeLong": f"${int(long_)}$",
+           "epResidualLong": ("each seed's largest over its probe batches: " + residuals)
+           if len(res) else NOT_RUN,
+           "epUnsettledShort": unsettled(short), "epUnsettledLong": unsettled(long_),
+           "epSettleResidual": sci(float(d.max_residual.iloc[0])),
+           "epSettleTBest": f"${int(d.t_best_after.iloc[0])}$"}
+    out["epverdict"] = ep_verdict(block0)
+    return out
+
+
+def primer_numbers(check: dict | None) -> dict[str, str]:
+    """The primer's EP → BP check on the residual layered energy."""
+    keys = ("primerBetaMin", "primerMisalignOneSided", "primerMisalignSymmetric",
+            "primerSlopeOneSided", "primerSlopeSymmetric", "primerFreeEnergy")
+    if check is None:
+        return dict.fromkeys(keys, NOT_RUN)
+    m = check["models"]["residual"]
+    g = m["groups"]["all"]
+    return {"primerBetaMin": sci(m["beta"][0]),
+            "primerMisalignOneSided": sci(1 - g["one_sided"]["cosine"][0]),
+            "primerMisalignSymmetric": tiny(1 - g["symmetric"]["cosine"][0]),
+            "primerSlopeOneSided": f"${m['slopes']['all']['one_sided']:.2f}$",
+            "primerSlopeSymmetric": f"${m['slopes']['all']['symmetric']:.2f}$",
+            "primerFreeEnergy": tiny(m["free_energy"])}
+
+
+def _short_source(source: str) -> str:
+    """``name (sha256 <64 hex>)`` → ``name (sha256 <first 16>…)``: fits a line."""
+    return re.sub(r"(sha256 [0-9a-f]{16})[0-9a-f]{48}", r"\1…", source)
+
+
+def setup_numbers(cfg: dict, info: dict) -> dict[str, str]:
+    tr, m, sweep = cfg["training"], cfg["model"], cfg["sweep"]
+    fa_epochs = tr.get("per_method", {}).get("fa", {}).get("epochs", tr["epochs"])
+    ep = cfg["ep_stack"]
+    return {
+        "datasetname": DATASET_NAMES.get(cfg["dataset"], tex_escape(cfg["dataset"])),
+        "datasource": tex_escape(_short_source(info.get("source", cfg["dataset"]))),
+        "ntrain": f"${info['n_train']}$", "ntest": f"${info['n_test']}$",
+        "width": f"${m['width']}$", "depth": f"${m['depth']}$",
+        "epochs": f"${tr['epochs']}$", "faepochs": f"${fa_epochs}$",
+        "batchsize": f"${tr['batch_size']}$", "lr": f"${tr['lr']:g}$",
+        "weightdecay": f"${tr['weight_decay']:g}$",
+        "augmentation": tex_escape(tr.get("augmentation", "none").replace("_", " + ")),
+        "nseeds": f"${len(sweep['seeds'])}$",
+        "seeds": ", ".join(f"${s}$" for s in sweep["seeds"]),
+        "penaltylam": lam_tex(cfg["figures"]["penalty_lambda"]),
+        "diagn": f"${cfg['diagnostics']['n_samples']}$",
+        "epcorpus": tex_escape(", ".join(ep["corpora"])) or NOT_RUN,
+        "epnseeds": f"${len(ep['seeds'])}$",
+        "epblocks": f"${ep['model']['blocks']}$", "epwidth": f"${ep['model']['width']}$",
+        "eppretrainsteps": f"${ep['pretrain']['steps']}$",
+        "eprelaxsteps": f"${ep['pretrain']['relax_steps']}$",
+    }
+
+
+def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
+            reproduction: pd.DataFrame | None = None, gaps: pd.DataFrame | None = None,
+            ep_by_seed: pd.DataFrame | None = None, primer: dict | None = None,
+            ) -> tuple[dict[str, str], dict[str, bool]]:
+    """(macros, flags) for numbers.tex."""
+    penalty = float(cfg["figures"]["penalty_lambda"])
+    macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty),
+              **null_numbers(nulls, penalty),
+              **reproduction_numbers(reproduction, cfg.get("labels")),
+              **variant_numbers(gaps, cfg.get("study")),
+              **ep_numbers(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
+              **primer_numbers(primer)}
+    macros["orderingverdict"] = ordering_verdict(runs, penalty)
+    flags = {"hasreference": reproduction is not None and not reproduction.empty,
+             "hasvariants": gaps is not None and not gaps.empty,
+             "hasmeasured": rep_io.has_measured(gaps),
+             "hasfa": bool(len(select_runs(runs, "fa", 0.0))),
+             "hasep": ep_by_seed is not None and not ep_by_seed.empty,
+             "hasprobes": bool(cfg["probes"]["epochs"])}
+    return macros, flags
+
+
+def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> str:
+    lines = [f"% Generated by the pipeline (rule paper_numbers) from {source}.",
+             "% Do not edit: rerun `snakemake paper/ms.pdf`."]
+    for flag, value in flags.items():
+        lines += [f"\\newif\\if{flag}", f"\\{flag}{'true' if value else 'false'}"]
+    for name, value in macros.items():
+        if not re.fullmatch(r"[A-Za-z]+", name):
+            raise ValueError(f"not a TeX command name: {name!r}")
+        lines.append(f"\\newcommand{{\\{name}}}{{{value}}}")
+    return "\n".join(lines) + "\n"
+
+
+def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, out, reproduction_csv=None,
+                  gaps_csv=None, ep_by_seed_csv=None, primer_json=None,
+                  expect: dict | None = None) -> dict[str, str]:
+    """numbers.tex from the tables, each checked first (``expect``: the runs the config
+    asks for, ``runs`` and the DFA ``nulls``)."""
+    expect = expect or {}
+    info = json.loads(Path(info_path).read_text())
+    primer = json.loads(Path(primer_json).read_text()) if primer_json else None
+    macros, flags = numbers(cfg, info, table_io.read(runs_csv, "runs", expect.get("runs")),
+                            table_io.read(nulls_csv, "nulls", expect.get("nulls")),
+                            table_io.read_optional(reproduction_csv, "reproduction"),
+                            table_io.read_optional(gaps_csv, "variants_gap"),
+                            table_io.read_optional(ep_by_seed_csv, "ep_by_seed"), primer)
+    source = f"results/{cfg['dataset']}/summary and the EP and primer results"
+    atomic_write_text(out, numbers_tex(macros, flags, source))
+    return macros
+
+
+# ---- the build -----------------------------------------------------------------------
+def missing_tex() -> str | None:
+    """What is missing to build the paper, with what to install; None if nothing is."""
+    missing = [t for t in TEX_ENGINES if shutil.which(t) is None]
+    return f"{' and '.join(missing)} not found: {TEX_HELP}" if missing else None
+
+
+def check_tex() -> None:
+    """Fail at once, naming what to install, when no TeX engine is on PATH."""
+    if problem := missing_tex():
+        raise RuntimeError(problem)
+
+
+# pdflatex as the paper runs it: no shell escape at all (not even the restricted list),
+# file:line: errors, and a record of every file read (build/<name>.fls)
+PDFLATEX = "pdflatex %O -no-shell-escape -file-line-error -recorder %S"
+
+
+def build_pdf(tex: str | Path, out_pdf: str | Path) -> Path:
+    """latexmk + pdflatex in the tex file's folder (auxiliary files and latexmk's own
+    output in ``build/``), with a fixed SOURCE_DATE_EPOCH so that the same sources give
+    the same PDF bytes. TeX runs without shell escape and may open for reading only files
+    below the build folder and its own installation (kpathsea's openin_any=p: no
+    absolute or parent paths), whatever numbers.tex says. A failure names the file and
+    line TeX stopped at. Returns the path of latexmk's output."""
+    check_tex()
+    tex = Path(tex).resolve()
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1",
+           "openin_any": "p", "openout_any": "p", "shell_escape": "f"}
+    cmd = ["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error",
+           f"-pdflatex={PDFLATEX}", "-outdir=build", tex.name]
+    proc = subprocess.run(cmd, cwd=tex.parent, env=env, capture_output=True, text=True)
+    (tex.parent / "build").mkdir(exist_ok=True)
+    log = tex.parent / "build" / (tex.stem + ".latexmk.log")
+    log.write_text(proc.stdout + proc.stderr)
+    built = tex.parent / "build" / (tex.stem + ".pdf")
+    if proc.returncode != 0 or not built.exists():
+        raise RuntimeError(f"latexmk failed on {tex.name} (exit {proc.returncode}): "
+                           f"{tex_error(proc.stdout + proc.stderr, tex.parent)}")
+    tmp = Path(out_pdf).with_suffix(".pdf.tmp")
+    shutil.copyfile(built, tmp)
+    os.replace(tmp, out_pdf)
+    return log
+
+
+def tex_error(output: str, folder: Path) -> str:
+    """Where TeX stopped and why, from its file:line:error lines (or the log's ``!``
+    line), with the source line; else the output's last lines."""
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\S+\.tex):(\d+): (.*)$", line)
+        if m:
+            name, number, message = m.group(1), int(m.group(2)), m.group(3)
+            cause = next((c[1:].strip() for c in reversed(lines[max(0, i - 12):i])
+                          if c.startswith("!")), "")
+            if cause and message.strip(". ") in ("Emergency stop", ""):
+                message = f"{cause} ({message.strip()})"
+            source = folder / name
+            text = ""
+            if source.is_file():
+                src_lines = source.read_text(errors="replace").splitlines()
+                if 0 < number <= len(src_lines):
+                    text = f"\n  {Path(name).name}, line {number}: {src_lines[number - 1][:200]}"
+            return f"{Path(name).name} line {number}: {message}{text}"
+    tail = "\n".join(lines[-25:])
+    return f"(TeX named no file and line)\n{tail}"
+
+
+def figure_names(tex_text: str) -> list[str]:
+    """The figure files ``\\includegraphics`` names in a manuscript."""
+    return sorted(set(re.findall(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]+)\}", tex_text)))
+
+
+def bundle(tex: str | Path, numbers_file: str | Path, figures: list[str | Path],
+           out: str | Path) -> None:
+    """arxiv.tar.gz: the manuscript, numbers.tex and the figure PDFs, laid out so that
+    ``latexmk -pdf ms.tex`` compiles in the unpacked folder (same mtime on every member,
+    so the same inputs give the same archive)."""
+    def add(tar, path, arcname):
+        info = tar.gettarinfo(str(path), arcname)
+        info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+        with open(path, "rb") as f:
+            tar.addfile(info, f)
+
+    tmp = Path(str(out) + ".tmp")
+    with open(tmp, "wb") as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
+                tarfile.open(fileobj=gz, mode="w") as tar:
+            add(tar, tex, Path(tex).name)
+            add(tar, numbers_file, Path(numbers_file).name)
+            for fig in sorted(map(Path, figures)):
+                add(tar, fig, f"figures/{fig.name}")
+    os.replace(tmp, out)
+
+
+# ---- the typed-number check --------------------------------------------------------
+_RESULT_LIKE = re.compile(
+    r"(?<![\w.])[-+−]?\d+\.\d+"              # a decimal: 0.36, 4.0
+    r"|\d+(?:\.\d+)?\s*\\%"                  # a percentage: 36\%
+    r"|\d+(?:\.\d+)?\s*(?:\\times|×)\s*10"   # scientific notation: 4 \times 10^8
+    r"|10\^\{?[-−]?\d"                       # a power of ten: 10^{-2}
+    r"|\d+(?:\.\d+)?e[-+]?\d+"               # 4e8, 1.0e-4
+)
+
+
+def typed_numbers(tex_text: str) -> list[str]:
+    """Result-like numbers typed into a manuscript's prose (outside macros): what the
+    manuscript must take from numbers.tex instead. Comments, optional arguments
+    (``[width=…]``, ``[margin=25mm]``) and the arguments of file, label and citation
+    commands are not prose and are skipped."""
+    text = re.sub(r"(?<!\\)%.*", "", tex_text)  # comments
+    text = re.sub(r"\[[^\]]*\]", "", text)  # optional arguments
+    text = re.sub(r"\\(?:includegraphics|input|label|ref|cite|bibitem|usepackage|"
+                  r"documentclass|graphicspath|begin|end)\s*\{[^}]*\}", "", text)
+    return [m.group() for m in _RESULT_LIKE.finditer(text)]

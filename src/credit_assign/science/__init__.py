@@ -1,0 +1,2 @@
+"""The science: the model, the learning rules, the diagnostics, training and measurement
+(torch)."""
