@@ -57,7 +57,7 @@ publish:
 	cp paper/ms.pdf docs/paper.pdf
 
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=15
 
 # the tests that start no Snakemake workflow, build or cluster (pytest -m "not slow")
 test-fast: setup

@@ -4,7 +4,7 @@ feedback matrices equal the forward weights; the feedback scales draw what they 
 import pytest
 import torch
 
-from credit_assign.science.diagnostics import alignment, fresh_b_null, true_hidden_grads
+from credit_assign.science.diagnostics import alignment, fresh_b_null_cosines, true_hidden_grads
 from credit_assign.science.model import ResidualMLP
 from credit_assign.science.rules import feedback_generator, make_rule, options_of
 from credit_assign.science.rules.fa import FAOptions
@@ -175,7 +175,7 @@ def test_fresh_b_null_runs_on_an_fa_model(batch, options):
     x, y = batch
     model = rough_model()
     rule = make_rule("fa", model, 0.0, options, feedback_generator(42))
-    null = fresh_b_null(rule, model, x, y, draws=3, seed=42, method="fa")
+    null = fresh_b_null_cosines(rule, model, x, y, draws=3, seed=42, method="fa")
     assert null["trained"]["deep_cosine"] == alignment(rule, model, x, y)["deep_cosine"]
     assert len(set(null["fresh"]["deep_cosine"])) == 3
     assert null["trained"]["deep_cosine"] not in null["fresh"]["deep_cosine"]

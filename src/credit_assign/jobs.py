@@ -28,10 +28,9 @@ from credit_assign.infra.results import validate_result, write_result
 from credit_assign.infra.resume import ResumeState
 from credit_assign.science.alignment_probes import report as probe_report
 from credit_assign.science.build import build, load_trained, load_weights
-from credit_assign.science.diagnostics import COSINE_EPS
-from credit_assign.science.diagnostics import fresh_b_null as fresh_b_null_report
+from credit_assign.science.diagnostics import COSINE_EPS, fresh_b_null_cosines
 from credit_assign.science.measurement import measurements
-from credit_assign.science.primer_check import primer_check as primer_check_models
+from credit_assign.science.primer_check import check_primer
 from credit_assign.science.training import fit
 
 log = logging.getLogger("credit_assign.jobs")
@@ -151,7 +150,7 @@ def fresh_b_null(model_path: str | Path, data_path: str | Path, draws: int, out:
     data = datasets.load(data_path)
     x, y = datasets.diagnostic_batch(data, run["diagnostics"]["n_samples"],
                                      run["diagnostics"]["seed"], dev)
-    report = fresh_b_null_report(rule, model, x, y, draws, run["seed"], run["method"])
+    report = fresh_b_null_cosines(rule, model, x, y, draws, run["seed"], run["method"])
     log.info("%s λ=%g seed=%d: trained-B deep cosine %+.4f, fresh-B %+.4f ± %.4f (%d draws)",
              run["method"], run["lam"], run["seed"], report["trained"]["deep_cosine"],
              report["fresh"]["deep_cosine_mean"], report["fresh"]["deep_cosine_std"], draws)
@@ -201,7 +200,7 @@ def primer_check(settings: dict, out, threads: int | None = None) -> dict:
     job = Job("primer_check", out, threads)
     betas = np.logspace(math.log10(settings["beta_min"]), math.log10(settings["beta_max"]),
                         settings["n_betas"])
-    models = primer_check_models(settings["width"], settings["depth"], settings["batch"],
+    models = check_primer(settings["width"], settings["depth"], settings["batch"],
                                  settings["inputs"], settings["classes"], betas,
                                  settings["seed"])
     return job.finish({"config": settings, "dtype": "float64", "models": models})

@@ -136,7 +136,7 @@ def evaluate(rule: LearningRule, model: ResidualMLP, diag_x: Tensor, diag_y: Ten
     return {"test_acc": test_acc, "test_loss": test_loss, **report}
 
 
-def fresh_b_null(rule: LearningRule, model: ResidualMLP, x: Tensor, y: Tensor, draws: int,
+def fresh_b_null_cosines(rule: LearningRule, model: ResidualMLP, x: Tensor, y: Tensor, draws: int,
                  seed: int, method: str = "dfa") -> dict:
     """Deep cosine with the trained-with feedback vs ``draws`` fresh feedback sets
     from the same distribution (mean and ddof=1 std over draws)."""

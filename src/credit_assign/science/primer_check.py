@@ -130,7 +130,7 @@ def loglog_slope(x, y) -> float:
     return float(np.polyfit(lx, ly, 1)[0])
 
 
-def primer_check(width: int, depth: int, batch: int, n_in: int, n_classes: int, betas,
+def check_primer(width: int, depth: int, batch: int, n_in: int, n_classes: int, betas,
                  seed: int) -> dict:
     """The check for a residual MLP and a plain MLP on seeded random data."""
     out = {}
