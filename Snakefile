@@ -15,7 +15,7 @@ configfile: "config/config.yaml"
 
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-from credit_assign.configfiles import (
+from credit_assign.pipeline.configfiles import (
     ConfigFileError,
     check_files,
 )  # noqa: E402 (pure Python)

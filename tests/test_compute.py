@@ -1,10 +1,10 @@
-"""The study's compute estimate (credit_assign.compute), from a hand-made config."""
+"""The study's compute estimate (credit_assign.pipeline.compute), from a hand-made config."""
 
 import json
 
 import pytest
 
-from credit_assign import compute
+from credit_assign.pipeline import compute
 
 ESTIMATE = {"jobs": [{"rule": "train", "job": "dfa/lam0/seed1", "seconds": 60.0, "epochs": 10},
                      {"rule": "train", "job": "dfa/lam0/seed2", "seconds": 80.0, "epochs": 10},

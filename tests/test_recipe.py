@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from credit_assign import recipe
 from credit_assign.model import ResidualMLP
+from credit_assign.pipeline import recipe
 
 TRAINING = {"epochs": 3, "batch_size": 128, "lr": 1e-3, "weight_decay": 0.01,
             "schedule": "cosine", "schedule_step": "batch", "decay": "all",

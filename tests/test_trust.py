@@ -424,7 +424,7 @@ def test_a_tex_error_names_the_file_and_line(tmp_path):
 @pytest.mark.parametrize("written, read_as", [("042", "34"), ("0x2a", "42"), ("4_2", "42"),
                                               ("42.0", "42.0"), ("true", "True")])
 def test_a_seed_not_written_as_plain_digits_is_named(written, read_as):
-    from credit_assign.configfiles import ConfigFileError, check_yaml
+    from credit_assign.pipeline.configfiles import ConfigFileError, check_yaml
 
     with pytest.raises(ConfigFileError) as err:
         check_yaml(f"sweep:\n  seeds: [1, {written}]\n", "my.yaml")
@@ -433,14 +433,14 @@ def test_a_seed_not_written_as_plain_digits_is_named(written, read_as):
 
 
 def test_plain_seeds_and_other_numbers_pass():
-    from credit_assign.configfiles import check_yaml
+    from credit_assign.pipeline.configfiles import check_yaml
 
     check_yaml("sweep:\n  seeds: [0, 42, 123]\n  dfa: [0, 1.0e-4]\ndiagnostics: {seed: 7}\n"
                "ep_stack:\n  seeds:\n    - 1\n  lr: 0x10\n")
 
 
 def test_the_paper_configs_spell_their_seeds_plainly():
-    from credit_assign.configfiles import check_files
+    from credit_assign.pipeline.configfiles import check_files
 
     check_files(sorted((ROOT / "config").glob("*.yaml")))
 

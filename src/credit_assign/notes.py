@@ -62,7 +62,7 @@ def _runs_section(runs: pd.DataFrame, epochs: pd.DataFrame, variant_runs: dict, 
         f"{_f(per_epoch, 2)} s (median training + diagnostics). All training jobs together: "
         f"{_f(core_h, 2)} core-hours.\n"
         + (f"- The study's compute, estimated before running it (`python -m "
-           f"credit_assign.compute`): {compute}\n" if compute else ""))
+           f"credit_assign.pipeline.compute`): {compute}\n" if compute else ""))
 
 
 def _verified(gaps: pd.DataFrame) -> pd.Series:

@@ -17,7 +17,7 @@ import yaml
 
 from credit_assign import tables as table_io
 from credit_assign.aggregate import select_runs
-from credit_assign.configfiles import check_yaml
+from credit_assign.pipeline.configfiles import check_yaml
 from credit_assign.results import schema
 from credit_assign.runtime import atomic_write_text
 

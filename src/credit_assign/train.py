@@ -21,9 +21,9 @@ from typing import Any
 import torch
 
 from credit_assign import data as datasets
-from credit_assign import recipe
 from credit_assign.diagnostics import evaluate
 from credit_assign.model import ResidualMLP
+from credit_assign.pipeline import recipe
 from credit_assign.runs import build, load_weights
 from credit_assign.runtime import ResumeState, adamw, library_digest
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-from credit_assign.configfiles import seed_values  # noqa: E402 (pure Python, no torch)
-from credit_assign.recipe import method_training  # noqa: E402 (pure Python, no torch)
+from credit_assign.pipeline.configfiles import seed_values  # noqa: E402 (pure Python, no torch)
+from credit_assign.pipeline.recipe import method_training  # noqa: E402 (pure Python, no torch)
 
 try:  # the learning rules: one module each in src/credit_assign/rules/
     from credit_assign.rules import catalog, options_of  # noqa: E402
@@ -122,7 +122,7 @@ def check_study():
 def study_compute():
     """The study's core-minutes as a sentence, from the config and the per-epoch times
     recorded in docs/rebuild_estimate.json (credit_assign.compute)."""
-    from credit_assign.compute import statement
+    from credit_assign.pipeline.compute import statement
 
     return statement(config, Path(workflow.basedir) / "docs" / "rebuild_estimate.json")
 

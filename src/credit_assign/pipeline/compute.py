@@ -7,7 +7,7 @@ wall seconds and epochs, one thread per job), never typed. The fresh-B null, the
 measure jobs and the tables are left out (small next to training, see
 docs/rebuild_estimate.md).
 
-    PYTHONPATH=src python -m credit_assign.compute config/config.yaml config/variants.yaml
+    PYTHONPATH=src python -m credit_assign.pipeline.compute config/config.yaml config/variants.yaml
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-ESTIMATE = Path(__file__).resolve().parents[2] / "docs" / "rebuild_estimate.json"
+ESTIMATE = Path(__file__).resolve().parents[3] / "docs" / "rebuild_estimate.json"
 
 
 def per_epoch_seconds(estimate: dict) -> dict[str, float]:
