@@ -75,10 +75,12 @@ def make_rule(
 
 
 def catalog() -> dict[str, dict[str, Any]]:
-    """What the workflow reads of every rule (common.smk, as plain data): label,
-    colour, whether the alignment probes measure it, and its options' defaults."""
+    """What the workflow reads of every rule, as plain data (written to
+    credit_assign/pipeline/rules_catalog.json by ``python -m credit_assign.rules
+    --write``): label, colour, whether the alignment probes measure it, its options'
+    defaults and each option's type and allowed values."""
     return {name: {"label": cls.label, "color": cls.color, "probed": cls.probed,
-                   "defaults": cls.Options().to_config()}
+                   "defaults": cls.Options().to_config(), "options": cls.Options.schema()}
             for name, cls in RULES.items()}
 
 

@@ -66,6 +66,23 @@ class Options:
         return dataclasses.asdict(self)
 
     @classmethod
+    def schema(cls) -> dict[str, dict[str, Any]]:
+        """Each option's type and allowed values, JSON-schema-like (type, enum, minimum,
+        exclusiveMinimum), in field order: what the workflow checks ``rule.<method>``
+        against without importing the rules (credit_assign.pipeline.catalog)."""
+        hints = get_type_hints(cls)
+        out = {}
+        for f in dataclasses.fields(cls):
+            spec = {"type": _JSON_TYPES[hints[f.name]]}
+            if "choices" in f.metadata:
+                spec["enum"] = list(f.metadata["choices"])
+            for key in ("minimum", "exclusiveMinimum"):
+                if key in f.metadata:
+                    spec[key] = f.metadata[key]
+            out[f.name] = spec
+        return out
+
+    @classmethod
     def rows(cls) -> list[tuple[str, str, str]]:
         """(option, default as YAML writes it, meaning and allowed values): the rows
         config/README.md lists for this rule."""
