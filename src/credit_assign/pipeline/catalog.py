@@ -1,10 +1,10 @@
 """The learning rules as the workflow sees them, without importing them (or torch):
 ``rules_catalog.json`` beside this module, generated from the registry
 (``python -m credit_assign.rules --write``), holds per rule its label, colour, whether
-the alignment probes measure it, its options' defaults and each option's type and
-allowed values, and the sha256 of the rule modules' sources it was made from. A
-catalogue made from other sources than the package holds now is an error naming the
-command that regenerates it.
+the alignment probes measure it, its options' defaults, each option's type and allowed
+values, the values that may not go together, and the sha256 of the rule modules' sources
+it was made from. A catalogue made from other sources than the package holds now is an
+error naming the command that regenerates it.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def render(rules: dict[str, dict[str, Any]], digest: str) -> str:
 
 @functools.cache
 def load(path: str | Path = CATALOG, check: bool = True) -> dict[str, dict[str, Any]]:
-    """name → {label, color, probed, defaults, options}, in name order. With ``check``,
+    """name → {label, color, probed, defaults, options, conflicts}, in name order. With ``check``,
     a ConfigError when the rule modules changed since the catalogue was generated."""
     data = json.loads(Path(path).read_text())
     if check and data["sources_sha256"] != sources_digest():
@@ -97,4 +97,7 @@ def options_of(method: str, block: dict | None = None) -> dict[str, Any]:
             raise ValueError(
                 f"{where}.{name} must be > {allowed['exclusiveMinimum']}, got {value!r}")
         out[name] = value
+    for conflict in rules[method]["conflicts"]:
+        if all(out[k] == v for k, v in conflict["values"].items()):
+            raise ValueError(f"{where}.{conflict['message']}")
     return out
