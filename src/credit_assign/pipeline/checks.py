@@ -180,3 +180,29 @@ def check_config(config: Config, root: str | Path = ".") -> None:
     check_config_values(config)
     check_variants(config, Path(root) / paths.CONFIG_SCHEMA)
     check_data_sources(config)
+
+
+def load_config(configfiles=(), root: str | Path = ".", overrides: Config | None = None
+                ) -> Config:
+    """The config the workflow parses from ``root`` with ``--configfile *configfiles``
+    (and ``--config`` ``overrides``), checked as the Snakefile checks it, in its order:
+    config/config.yaml with each file laid over it (Snakemake's merge), the files' spelling
+    (configfiles.check_files: duplicate keys, seeds), the schema (its defaults filled in,
+    by Snakemake's validator) and check_config. Errors: ConfigFileError, Snakemake's
+    WorkflowError (the schema's), ConfigError."""
+    import yaml
+    from snakemake.utils import validate
+
+    from credit_assign.pipeline.configfiles import check_files
+    from credit_assign.pipeline.targets import _update
+
+    root = Path(root)
+    files = [root / "config" / "config.yaml", *(root / f for f in configfiles)]
+    config: Config = {}
+    for path in files:
+        _update(config, yaml.safe_load(Path(path).read_text()) or {})
+    _update(config, copy.deepcopy(overrides or {}))
+    check_files(files)
+    validate(config, str(root / paths.CONFIG_SCHEMA))
+    check_config(config, root)
+    return config
