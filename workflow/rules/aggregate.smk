@@ -171,7 +171,9 @@ rule reproduction_notes:
         nulls=summary(paths.NULLS),
         gaps=summary(paths.VARIANTS_GAP),
         variant_runs=targets.variant_runs_tables(config),
-        measurements=[summary(paths.MEASUREMENTS)] if config["measurements"]["run"] else [],
+        measurements=(
+            [summary(paths.MEASUREMENTS)] if config["measurements"]["run"] else []
+        ),
     output:
         summary(paths.REPRODUCTION_NOTES),
     log:

@@ -43,7 +43,9 @@ def dataset_manifest(wildcards):
     job reading the data reruns in the same run. Not the cache: a deleted cache is
     rebuilt by the first job that reads it (credit_assign.data.load), so it reruns
     nothing. (A variant reads its base dataset's.)"""
-    return paths.fill(paths.DATA_MANIFEST, dataset=targets.base_dataset(wildcards.dataset))
+    return paths.fill(
+        paths.DATA_MANIFEST, dataset=targets.base_dataset(wildcards.dataset)
+    )
 
 
 def dataset_cache_path(wildcards):
