@@ -15,16 +15,17 @@ configfile: "config/config.yaml"
 
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+from credit_assign.pipeline import paths, targets  # noqa: E402 (torch-free)
 from credit_assign.pipeline.configfiles import (
     ConfigFileError,
     check_files,
-)  # noqa: E402 (pure Python)
+)  # noqa: E402
 
 try:  # what YAML would read silently: a duplicate key, a seed like 042 (octal: 34)
     check_files(workflow.configfiles)
 except ConfigFileError as err:
     raise WorkflowError(str(err)) from None
-validate(config, "workflow/schemas/config.schema.yaml")
+validate(config, paths.CONFIG_SCHEMA)
 
 
 report: "workflow/report/workflow.rst"
@@ -43,4 +44,4 @@ include: "workflow/rules/paper.smk"
 rule all:
     default_target: True
     input:
-        all_targets(),
+        targets.all_targets(config),

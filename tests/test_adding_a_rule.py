@@ -4,7 +4,10 @@ through a copy of the workflow with nothing else changed."""
 
 import dataclasses
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -75,8 +78,7 @@ def test_config_yaml_states_every_rule_default():
 
 def test_config_readme_lists_every_rule_option_as_the_code_declares_it():
     readme = (ROOT / "config/README.md").read_text()
-    assert options_table() in readme, (
-        "rerun `python -m credit_assign.science.rules` into config/README.md")
+    assert options_table() in readme, "rerun `python -m credit_assign.science.rules --write`"
 
 
 def test_options_are_checked_and_named():
@@ -128,6 +130,15 @@ def test_options_rows_document_each_field():
 
 
 # ---- the toy rule through the workflow -------------------------------------------------
+def regenerate(work: Path) -> None:
+    """`python -m credit_assign.science.rules --write` in a workflow copy
+    (docs/adding-a-rule.md)."""
+    out = subprocess.run([sys.executable, "-m", "credit_assign.science.rules", "--write"], cwd=work,
+                         env={**os.environ, "PYTHONPATH": str(work / "src")},
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+
+
 @pytest.fixture(scope="module")
 def with_toy(tmp_path_factory) -> Path:
     """A finished small run; then tests/toy_rule.py dropped into the rules package."""
@@ -135,6 +146,7 @@ def with_toy(tmp_path_factory) -> Path:
     (work / "config/base.yaml").write_text(yaml.safe_dump(BASE))
     snakemake(work, *TABLES, FIGURE, "--configfile", "config/base.yaml")
     shutil.copy(ROOT / "tests/toy_rule.py", work / "src/credit_assign/science/rules/shared.py")
+    regenerate(work)  # the catalogue and config/README.md's table, as the doc says
     toy = {"sweep": {"shared": [0]}, "rule": {"shared": {"scale": 0.5}},
            "probes": {"network": {"method": "shared", "lam": 0}}}
     (work / "config/toy.yaml").write_text(yaml.safe_dump(toy))
@@ -173,6 +185,18 @@ def test_a_misspelt_rule_option_is_named_before_any_job(with_toy):
     out = snakemake(with_toy, "-n", "--configfile", "config/base.yaml", str(bad), check=False)
     text = out.stdout + out.stderr
     assert out.returncode != 0 and "rule.shared: unknown option(s) ['scal']" in text, text
+    assert "Job stats" not in text
+
+
+@pytest.mark.slow
+def test_a_new_rule_file_without_its_catalogue_names_the_command(tmp_path):
+    """The workflow reads the rules from their catalogue; a rule file added (or edited)
+    without regenerating it stops the parse, naming the command."""
+    work = fresh_copy(tmp_path)
+    shutil.copy(ROOT / "tests/toy_rule.py", work / "src/credit_assign/science/rules/shared.py")
+    out = snakemake(work, "-n", "--configfile", "config/quick.yaml", check=False)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0 and "python -m credit_assign.science.rules --write" in text, text
     assert "Job stats" not in text
 
 

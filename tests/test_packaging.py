@@ -29,6 +29,7 @@ def test_the_built_wheel_validates_results_with_its_own_schemas_and_finds_its_ru
     wheel = next((tmp_path / "dist").glob("credit_assign-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "credit_assign/schemas/result.schema.yaml" in names
+    assert "credit_assign/pipeline/rules_catalog.json" in names  # the workflow's rules
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
                     "--target", str(site), str(wheel)], check=True, capture_output=True)
@@ -42,6 +43,8 @@ except r.ResultError as err:
     print("refused:", err)
 import credit_assign.science.rules as rules  # the registry finds its modules in the wheel too
 print(json.dumps({"rules": list(rules.RULES), "file": rules.__file__}))
+from credit_assign.pipeline import catalog  # its catalogue matches the wheel's rules
+print(json.dumps(list(catalog.methods())))
 """
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                          text=True, env={"PYTHONPATH": str(site), "PATH": ""}, timeout=120)
@@ -56,3 +59,4 @@ print(json.dumps({"rules": list(rules.RULES), "file": rules.__file__}))
 
     assert registry["rules"] == list(RULES)  # the same rules as the checkout's registry
     assert registry["file"].startswith(str(site))
+    assert json.loads(out.stdout.splitlines()[3]) == list(RULES)

@@ -18,7 +18,6 @@ from credit_assign.infra import data
 from credit_assign.infra.results import ResultError, read_result
 from credit_assign.jobs import train
 from credit_assign.reporting.aggregate import tables
-from credit_assign.science.rules import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,92 +102,8 @@ def test_divergence_is_recorded_not_a_crash(tmp_path, digits, policy):
     assert all(p.stat().st_size > 0 for p in outputs)
 
 
-BAD_CONFIGS = [
-    ({"training": {"epochz": 3}}, "'epochz' was unexpected"),
-    ({"training": {"epochs": "many"}}, "instance['training']['epochs']"),
-    ({"training": {"lr": -1.0}}, "instance['training']['lr']"),
-    ({"sweep": {"dfa": [-1.0]}}, "instance['sweep']['dfa'][0]"),
-    ({"sweep": {"dfa": ["1e-4"]}}, "instance['sweep']['dfa'][0]"),
-    ({"sweep": {"seeds": []}}, "instance['sweep']['seeds']"),
-    ({"sweep": {"sdil": [0.0]}}, "sweep: 'sdil' is not a learning rule; registered rules: "
-     f"{list(RULES)}"),
-    ({"rule": {"dfa": {"feedback_scal": "unit"}}}, "rule.dfa: unknown option(s) ['feedback_scal']"),
-    ({"rule": {"np": {"sigma": -1.0}}}, "rule.np.sigma must be > 0, got -1.0"),
-    ({"rule": {"np": {"directions": 2.5}}}, "rule.np.directions must be of type integer"),
-    ({"rule": {"feedback_scale": "unit"}}, "rule: 'feedback_scale' is not a learning rule "
-     "('feedback_scale' is an option of dfa, fa, frozen: write it as "
-     "rule.<method>.feedback_scale)"),
-    ({"rule": {"dfa": 3}}, "rule.dfa: 3 is not a mapping of options"),
-    ({"probes": {"network": {"method": "sdil"}}}, "probes.network.method: 'sdil' is not a"),
-    ({"training": {"per_method": {"dfx": {"epochs": 3}}}}, "training.per_method: 'dfx' is not"),
-    ({"dataset": "mnist"}, "instance['dataset']"),
-    ({"model": {"width": 0}}, "instance['model']['width']"),
-    ({"fresh_b_null": {"draws": 1}}, "instance['fresh_b_null']['draws']"),
-    ({"training": {"device": "tpu"}}, "instance['training']['device']"),
-    ({"rule": {"dfa": {"feedback_scale": "huge"}}},
-     "rule.dfa.feedback_scale must be one of ['unit', 'fan_in'], got 'huge'"),
-    ({"sweep": {"seeds": [-1]}}, "sweep.seeds[0] = -1 is not a plain decimal integer"),
-    ({"sweep": {"seeds": [2**32]}}, "instance['sweep']['seeds'][0]"),
-    ({"ep_stack": {"seeds": [-3]}}, "ep_stack.seeds[0] = -3 is not a plain decimal integer"),
-    ({"sweep": {"dfa": [float("inf")]}}, "instance['sweep']['dfa'][0]"),
-    ({"sweep": {"dfa": [float("nan")]}}, "sweep.dfa[0] = nan: numbers must be finite"),
-    ({"training": {"lr": float("nan")}}, "training.lr = nan: numbers must be finite"),
-    ({"sweep": {"dfa": [0.01, 0.0100000001]}}, "would share the results path lam0.01"),
-    ({"training": {"epochs": 10**9}}, "instance['training']['epochs']"),
-    ({"figures": {"penalty_lambda": 0.5}}, "figures.penalty_lambda = 0.5 is not one of sweep.dfa"),
-    ({"variants": {"slow": {"kind": "open", "methods": ["dfa"],
-                            "overrides": {"training": {"epochz": 3}}}}},
-     "variants.slow.overrides"),
-    ({"variants": {"Bad-Name": {"kind": "open", "methods": ["dfa"], "overrides": {}}}}, "Bad-Name"),
-    ({"variants": {"e": {"kind": "open", "methods": ["dfa"],
-                         "overrides": {"rule": {"error_reduction": "sum"}}}}},
-     "variants.e.overrides: rule: 'error_reduction' is not a learning rule"),
-    ({"variants": {"e": {"kind": "open", "methods": ["dfa"],
-                         "overrides": {"rule": {"dfa": {"error_reduction":
-                                                                           "max"}}}}}},
-     "variants.e.overrides: rule.dfa.error_reduction must be one of"),
-    # the study's pre-registered design: one set of seeds for every recipe, each labelled
-    ({"variants": {"screened": {"kind": "open", "methods": ["dfa"], "seeds": [42],
-                                "overrides": {}}}},
-     "variants.screened.seeds = [42]: every recipe of the study runs on the study's seeds"),
-    ({"study": {"seeds": [7]}}, "study.seeds = [7] differ from sweep.seeds"),
-    ({"variants": {"unlabelled": {"methods": ["dfa"], "overrides": {}}}},
-     "'kind' is a required property"),
-    ({"variants": {"x": {"kind": "better", "methods": ["dfa"], "overrides": {}}}},
-     "instance['variants']['x']['kind']"),
-    ({"study": {"ranking": {"primary": "vibes"}}}, "instance['study']['ranking']['primary']"),
-    # a variant whose methods all have empty sweeps would aggregate nothing (and its old
-    # tables would be deleted before the job failed)
-    ({"sweep": {"fa": []}, "variants": {"fa_only": {"kind": "open", "methods": ["fa"],
-                                                    "overrides": {}}}},
-     "variants.fa_only: none of its methods ['fa'] has a λ in the sweep"),
-]
-
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    return fresh_copy(tmp_path_factory.mktemp("bad-config"))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("bad, named", BAD_CONFIGS, ids=[n for _, n in BAD_CONFIGS])
-def test_malformed_config_is_named_before_any_job(workdir, bad, named):
-    cfg = workdir / "bad.yaml"
-    cfg.write_text(yaml.safe_dump(bad))
-    out = snakemake(workdir, "-n", "--configfile", "config/quick.yaml", str(cfg), check=False)
-    text = out.stdout + out.stderr
-    assert out.returncode != 0 and named in text, text
-    assert "Job stats" not in text
-
-
-@pytest.mark.slow
-def test_duplicate_yaml_key_is_named_before_any_job(workdir):
-    cfg = workdir / "dup.yaml"
-    cfg.write_text("training:\n  epochs: 3\n  lr: 1.0e-3\n  epochs: 5\n")
-    out = snakemake(workdir, "-n", "--configfile", "config/quick.yaml", str(cfg), check=False)
-    text = out.stdout + out.stderr
-    assert out.returncode != 0 and "dup.yaml, line 4: the key 'epochs' appears twice" in text
-    assert "Job stats" not in text
+# The malformed configs that were one Snakemake run each are unit tests of the checks
+# now (tests/test_pipeline.py: test_a_malformed_config_is_named and the duplicate key).
 
 
 @pytest.fixture

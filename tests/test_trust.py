@@ -446,7 +446,7 @@ def test_the_paper_configs_spell_their_seeds_plainly():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seeds", ["[042]", "[42.0]", "[true]"])
+@pytest.mark.parametrize("seeds", ["[042]"])  # the others: tests/test_pipeline.py
 def test_a_badly_spelled_seed_stops_the_workflow_before_any_job(tmp_path, seeds):
     repo = fresh_copy(tmp_path / "repo")
     (repo / "config" / "seeds.yaml").write_text(f"sweep:\n  seeds: {seeds}\n")

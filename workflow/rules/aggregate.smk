@@ -6,13 +6,13 @@ rule aggregate:
         nulls=null_results,
     output:
         runs=report(
-            "results/{dataset}/summary/runs.csv",
+            paths.RUNS,
             caption="../report/table.rst",
             category="Tables",
         ),
-        epochs="results/{dataset}/summary/epochs.csv",
-        layers="results/{dataset}/summary/layers.csv",
-        nulls="results/{dataset}/summary/nulls.csv",
+        epochs=paths.EPOCHS,
+        layers=paths.LAYERS,
+        nulls=paths.NULLS,
     log:
         "logs/aggregate/{dataset}.log",
     conda:
@@ -30,16 +30,16 @@ rule reproduction:
     input:
         reference=config["reproduction"]["reference"] or [],
         info=dataset_manifest,
-        runs="results/{dataset}/summary/runs.csv",
-        layers="results/{dataset}/summary/layers.csv",
-        nulls="results/{dataset}/summary/nulls.csv",
+        runs=paths.RUNS,
+        layers=paths.LAYERS,
+        nulls=paths.NULLS,
     output:
         csv=report(
-            "results/{dataset}/summary/reproduction.csv",
+            paths.REPRODUCTION,
             caption="../report/table.rst",
             category="Tables",
         ),
-        md="results/{dataset}/summary/reproduction.md",
+        md=paths.REPRODUCTION_MD,
     log:
         "logs/aggregate/{dataset}_reproduction.log",
     conda:
@@ -60,8 +60,8 @@ rule aggregate_alignment_probes:
     input:
         probe_results,
     output:
-        alignment="results/{dataset}/summary/probe_alignment.csv",
-        ratios="results/{dataset}/summary/probe_ratios.csv",
+        alignment=paths.PROBE_ALIGNMENT,
+        ratios=paths.PROBE_RATIOS,
     log:
         "logs/aggregate/{dataset}_probes.log",
     conda:
@@ -79,7 +79,7 @@ rule aggregate_measurements:
     input:
         measure_results,
     output:
-        "results/{dataset}/summary/measurements.csv",
+        paths.MEASUREMENTS,
     log:
         "logs/aggregate/{dataset}_measurements.log",
     conda:
@@ -100,20 +100,19 @@ rule variants_gap_map:
     """
     input:
         reference=config["reproduction"]["reference"] or [],
-        default_md=f"results/{config['dataset']}/summary/reproduction.md",
-        tables=[f"results/{config['dataset']}/summary/reproduction.csv"]
-        + [f"results/{ds}/summary/reproduction.csv" for ds in variant_datasets()],
-        measurements=measurement_tables(),
+        default_md=summary(paths.REPRODUCTION_MD),
+        tables=targets.variant_reproduction_tables(config),
+        measurements=targets.measurement_tables(config),
     output:
-        csv=f"results/{config['dataset']}/summary/variants_gap.csv",
-        md=f"results/{config['dataset']}/summary/reproduction_variants.md",
-        pdf="paper/figures/fig_variants.pdf",
+        csv=summary(paths.VARIANTS_GAP),
+        md=summary(paths.REPRODUCTION_VARIANTS),
+        pdf=paths.figure("fig_variants", "pdf"),
         png=report(
-            "paper/figures/fig_variants.png",
+            paths.figure("fig_variants", "png"),
             caption="../report/fig_variants.rst",
             category="Figures",
         ),
-        svg="paper/figures/fig_variants.svg",
+        svg=paths.figure("fig_variants", "svg"),
     log:
         "logs/figures/fig_variants.log",
     conda:
@@ -123,13 +122,9 @@ rule variants_gap_map:
         mem_mb=1000,
         runtime=10,
     params:
-        about={
-            name: {k: v.get(k, []) for k in ("kind", "description", "methods")}
-            | {"seeds": study_seeds()}
-            for name, v in config["variants"].items()
-        },
+        about=job.variants_about(config),
         study=config["study"],
-        expect=gap_map_expect(),
+        expect=targets.gap_map_expect(config),
     script:
         "../../scripts/variants_gap_map.py"
 
@@ -139,15 +134,15 @@ rule variants_measured_map:
     measurement variant (the numbers it remeasures under every recipe).
     """
     input:
-        gaps=f"results/{config['dataset']}/summary/variants_gap.csv",
+        gaps=summary(paths.VARIANTS_GAP),
     output:
-        pdf="paper/figures/fig_variants_measured.pdf",
+        pdf=paths.figure("fig_variants_measured", "pdf"),
         png=report(
-            "paper/figures/fig_variants_measured.png",
+            paths.figure("fig_variants_measured", "png"),
             caption="../report/fig_variants_measured.rst",
             category="Figures",
         ),
-        svg="paper/figures/fig_variants_measured.svg",
+        svg=paths.figure("fig_variants_measured", "svg"),
     log:
         "logs/figures/fig_variants_measured.log",
     conda:
@@ -163,26 +158,24 @@ rule variants_measured_map:
 rule variants:
     """The recipe-variant study (run on purpose): every variant's runs and tables, the gap map."""
     input:
-        variant_targets(),
+        targets.variant_targets(config),
 
 
 rule reproduction_notes:
     """docs/reproduction-notes.md, generated from the study's tables (no typed number)."""
     input:
-        info=DATA_MANIFEST.format(dataset=config["dataset"]),
-        runs=f"results/{config['dataset']}/summary/runs.csv",
-        epochs=f"results/{config['dataset']}/summary/epochs.csv",
-        layers=f"results/{config['dataset']}/summary/layers.csv",
-        nulls=f"results/{config['dataset']}/summary/nulls.csv",
-        gaps=f"results/{config['dataset']}/summary/variants_gap.csv",
-        variant_runs=[f"results/{ds}/summary/runs.csv" for ds in variant_datasets()],
+        info=paths.fill(paths.DATA_MANIFEST, dataset=DATASET),
+        runs=summary(paths.RUNS),
+        epochs=summary(paths.EPOCHS),
+        layers=summary(paths.LAYERS),
+        nulls=summary(paths.NULLS),
+        gaps=summary(paths.VARIANTS_GAP),
+        variant_runs=targets.variant_runs_tables(config),
         measurements=(
-            [f"results/{config['dataset']}/summary/measurements.csv"]
-            if config["measurements"]["run"]
-            else []
+            [summary(paths.MEASUREMENTS)] if config["measurements"]["run"] else []
         ),
     output:
-        f"results/{config['dataset']}/summary/reproduction_notes.md",
+        summary(paths.REPRODUCTION_NOTES),
     log:
         "logs/aggregate/reproduction_notes.log",
     conda:
@@ -195,7 +188,7 @@ rule reproduction_notes:
         variants=list(config["variants"]),
         study=config["study"],
         penalty=config["figures"]["penalty_lambda"],
-        compute=study_compute(),
-        expect=notes_expect(),
+        compute=job.study_compute(config, workflow.basedir),
+        expect=targets.notes_expect(config),
     script:
         "../../scripts/reproduction_notes.py"

@@ -4,7 +4,7 @@ rule prepare_data:
         # the manifest (the data's info and digest) is what jobs depend on; the cache
         # beside it (DATA_CACHE) is not an output, so that a deleted cache reruns no job:
         # the first job that reads it rebuilds it (credit_assign.infra.data.load)
-        manifest=DATA_MANIFEST,
+        manifest=paths.DATA_MANIFEST,
     log:
         "logs/prepare_data/{dataset}.log",
     conda:
@@ -14,7 +14,7 @@ rule prepare_data:
         mem_mb=4000,
         runtime=30,
     params:
-        cache=DATA_CACHE,
+        cache=paths.DATA_CACHE,
         source=data_source,
         source_stamp=source_stamp,
     script:

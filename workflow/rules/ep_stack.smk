@@ -1,5 +1,5 @@
 # The EP stack probe (docs/method.md): one job per (corpus, seed), summary tables, a figure.
-# Helpers (ep_results, ep_settings, data_source, ...) are in common.smk.
+# Input functions (ep_settings, corpus_version, ...) are in common.smk.
 
 
 rule prepare_corpus:
@@ -7,7 +7,7 @@ rule prepare_corpus:
     output:
         # the manifest (name, sha256 of the text) is what the probes depend on; the cache
         # is no output: a deleted one reruns nothing (CharCorpus.load rebuilds it)
-        manifest=CORPUS_MANIFEST,
+        manifest=paths.CORPUS_MANIFEST,
     log:
         "logs/prepare_corpus/{corpus}.log",
     conda:
@@ -17,7 +17,7 @@ rule prepare_corpus:
         mem_mb=2000,
         runtime=10,
     params:
-        cache=CORPUS_CACHE,
+        cache=paths.CORPUS_CACHE,
         text_version=corpus_version,
     script:
         "../../scripts/prepare_corpus.py"
@@ -26,13 +26,13 @@ rule prepare_corpus:
 rule ep_stack_probe:
     """Pretrain the spring-coupled stack by BPTT, then EP vs BPTT per parameter group."""
     input:
-        CORPUS_MANIFEST,
+        paths.CORPUS_MANIFEST,
     output:
-        result="results/ep_stack/{corpus}/{precision}/seed{seed}.json",
-        timings="results/ep_stack/{corpus}/{precision}/seed{seed}.timings.json",
+        result=paths.EP_RESULT,
+        timings=paths.EP_TIMINGS,
     log:
         "logs/ep_stack/{corpus}_{precision}_seed{seed}.log",
-    priority: EP_PRIORITY
+    priority: job.EP_PRIORITY
     conda:
         "../../envs/pytorch.yaml"
     threads: 1
@@ -42,8 +42,8 @@ rule ep_stack_probe:
     params:
         settings=ep_settings,
         # pretraining and probe state, outside the declared outputs so a rerun resumes
-        resume="results/ep_stack/{corpus}/{precision}/seed{seed}.resume.pt",
-        cache=CORPUS_CACHE,
+        resume=paths.EP_RESUME,
+        cache=paths.CORPUS_CACHE,
     script:
         "../../scripts/ep_stack_probe.py"
 
@@ -51,15 +51,15 @@ rule ep_stack_probe:
 rule ep_stack_summary:
     """Every probe's cosines (per batch, T1, group) and timings as one long table."""
     input:
-        results=ep_results(),
-        timings=[p.replace(".json", ".timings.json") for p in ep_results()],
+        results=targets.ep_results(config),
+        timings=targets.ep_timings(config),
     output:
-        cosines="results/ep_stack/summary/cosines.csv",
-        increments="results/ep_stack/summary/increments.csv",
-        pretrain="results/ep_stack/summary/pretrain.csv",
-        timings="results/ep_stack/summary/timings.csv",
-        by_seed="results/ep_stack/summary/by_seed.csv",
-        report="results/ep_stack/summary/report.md",
+        cosines=paths.EP_COSINES,
+        increments=paths.EP_INCREMENTS,
+        pretrain=paths.EP_PRETRAIN,
+        timings=paths.EP_TIMINGS_TABLE,
+        by_seed=paths.EP_BY_SEED,
+        report=paths.EP_REPORT,
     log:
         "logs/ep_stack/summary.log",
     conda:
@@ -78,17 +78,17 @@ rule ep_stack_summary:
 rule fig_ep_stack_cosines:
     """EP against BPTT per parameter group: did the tension reach block 0?"""
     input:
-        cosines="results/ep_stack/summary/cosines.csv",
-        increments="results/ep_stack/summary/increments.csv",
-        pretrain="results/ep_stack/summary/pretrain.csv",
+        cosines=paths.EP_COSINES,
+        increments=paths.EP_INCREMENTS,
+        pretrain=paths.EP_PRETRAIN,
     output:
-        pdf="paper/figures/fig_ep_stack_cosines.pdf",
+        pdf=paths.figure("fig_ep_stack_cosines", "pdf"),
         png=report(
-            "paper/figures/fig_ep_stack_cosines.png",
+            paths.figure("fig_ep_stack_cosines", "png"),
             caption="../report/fig_ep_stack_cosines.rst",
             category="Figures",
         ),
-        svg="paper/figures/fig_ep_stack_cosines.svg",
+        svg=paths.figure("fig_ep_stack_cosines", "svg"),
     log:
         "logs/figures/fig_ep_stack_cosines.log",
     conda:

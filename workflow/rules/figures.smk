@@ -1,17 +1,17 @@
 rule fig4_penalty_rescue:
     """Penalty rescue: ‖h_L‖ per epoch, deep cosines against the null, accuracy."""
     input:
-        runs=f"results/{config['dataset']}/summary/runs.csv",
-        epochs=f"results/{config['dataset']}/summary/epochs.csv",
-        nulls=f"results/{config['dataset']}/summary/nulls.csv",
+        runs=summary(paths.RUNS),
+        epochs=summary(paths.EPOCHS),
+        nulls=summary(paths.NULLS),
     output:
-        pdf="paper/figures/fig4_penalty_rescue.pdf",
+        pdf=paths.figure("fig4_penalty_rescue", "pdf"),
         png=report(
-            "paper/figures/fig4_penalty_rescue.png",
+            paths.figure("fig4_penalty_rescue", "png"),
             caption="../report/fig4_penalty_rescue.rst",
             category="Figures",
         ),
-        svg="paper/figures/fig4_penalty_rescue.svg",
+        svg=paths.figure("fig4_penalty_rescue", "svg"),
     log:
         "logs/figures/fig4_penalty_rescue.log",
     conda:
@@ -23,8 +23,8 @@ rule fig4_penalty_rescue:
     params:
         penalty_lambda=config["figures"]["penalty_lambda"],
         dataset=config["dataset"],
-        methods=method_styles(),
-        expect=table_expect(),
+        methods=job.method_styles(),
+        expect=targets.table_expect(config),
     script:
         "../../scripts/fig4_penalty_rescue.py"
 
@@ -32,13 +32,13 @@ rule fig4_penalty_rescue:
 rule fig_primer_phases:
     """The primer schematic: needs no results."""
     output:
-        pdf="paper/figures/fig_primer_phases.pdf",
+        pdf=paths.figure("fig_primer_phases", "pdf"),
         png=report(
-            "paper/figures/fig_primer_phases.png",
+            paths.figure("fig_primer_phases", "png"),
             caption="../report/fig_primer_phases.rst",
             category="Figures",
         ),
-        svg="paper/figures/fig_primer_phases.svg",
+        svg=paths.figure("fig_primer_phases", "svg"),
     log:
         "logs/figures/fig_primer_phases.log",
     conda:
@@ -54,15 +54,15 @@ rule fig_primer_phases:
 rule fig_primer_check:
     """Error of the EP estimate vs β, one-sided and symmetric."""
     input:
-        "results/primer_check/primer_check.json",
+        paths.PRIMER_CHECK,
     output:
-        pdf="paper/figures/fig_primer_check.pdf",
+        pdf=paths.figure("fig_primer_check", "pdf"),
         png=report(
-            "paper/figures/fig_primer_check.png",
+            paths.figure("fig_primer_check", "png"),
             caption="../report/fig_primer_check.rst",
             category="Figures",
         ),
-        svg="paper/figures/fig_primer_check.svg",
+        svg=paths.figure("fig_primer_check", "svg"),
     log:
         "logs/figures/fig_primer_check.log",
     conda:
@@ -78,16 +78,16 @@ rule fig_primer_check:
 rule fig_alignment_probes:
     """Cosine of each rule's signal with the true gradient, per layer and across training."""
     input:
-        alignment=f"results/{config['dataset']}/summary/probe_alignment.csv",
-        ratios=f"results/{config['dataset']}/summary/probe_ratios.csv",
+        alignment=summary(paths.PROBE_ALIGNMENT),
+        ratios=summary(paths.PROBE_RATIOS),
     output:
-        pdf="paper/figures/fig_alignment_probes.pdf",
+        pdf=paths.figure("fig_alignment_probes", "pdf"),
         png=report(
-            "paper/figures/fig_alignment_probes.png",
+            paths.figure("fig_alignment_probes", "png"),
             caption="../report/fig_alignment_probes.rst",
             category="Figures",
         ),
-        svg="paper/figures/fig_alignment_probes.svg",
+        svg=paths.figure("fig_alignment_probes", "svg"),
     log:
         "logs/figures/fig_alignment_probes.log",
     conda:
@@ -98,7 +98,7 @@ rule fig_alignment_probes:
         runtime=5,
     params:
         network=config["probes"]["network"],
-        methods=method_styles(),
-        expect=table_expect()["runs"],
+        methods=job.method_styles(),
+        expect=targets.table_expect(config)["runs"],
     script:
         "../../scripts/fig_alignment_probes.py"

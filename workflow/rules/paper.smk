@@ -1,6 +1,6 @@
 # The reproduction paper: numbers.tex from the summary tables, then latexmk. Not part
 # of `all` (TeX is optional): ask for paper/ms.pdf or paper/arxiv.tar.gz. Helpers
-# (paper_figures, paper_number_inputs, ...) are in common.smk.
+# (paper_number_inputs, paper_sources, ...) are in common.smk.
 
 
 rule paper_numbers:
@@ -8,7 +8,7 @@ rule paper_numbers:
     input:
         unpack(paper_number_inputs),
     output:
-        "paper/numbers.tex",
+        paths.PAPER_NUMBERS,
     log:
         "logs/paper/numbers.log",
     conda:
@@ -19,7 +19,7 @@ rule paper_numbers:
         runtime=5,
     params:
         config=paper_number_config,
-        expect=table_expect(),
+        expect=targets.table_expect(config),
     script:
         "../../scripts/paper_numbers.py"
 
@@ -28,11 +28,12 @@ rule paper:
     """paper/ms.pdf: latexmk + pdflatex on ms.tex, numbers.tex and the figure PDFs.
     pdflatex runs with -no-shell-escape and kpathsea's openin_any=p (no file read by an
     absolute or parent path), so a string in numbers.tex can neither run a program nor
-    read a file; every such string is escaped (credit_assign.reporting.paper.tex_escape) too."""
+    read a file; every such string is escaped (credit_assign.reporting.paper.tex_escape) too.
+    """
     input:
         unpack(paper_build_inputs),
     output:
-        "paper/ms.pdf",
+        paths.PAPER_PDF,
     log:
         "logs/paper/ms.log",
     conda:
@@ -50,7 +51,7 @@ rule arxiv:
     input:
         unpack(paper_sources),
     output:
-        "paper/arxiv.tar.gz",
+        paths.ARXIV,
     log:
         "logs/paper/arxiv.log",
     conda:

@@ -1,7 +1,7 @@
 rule primer_check:
     """Numerical check of the primer schematic: free phase = forward pass, EP → BP as β → 0."""
     output:
-        "results/primer_check/primer_check.json",
+        paths.PRIMER_CHECK,
     log:
         "logs/primer_check/primer_check.log",
     conda:

@@ -3,10 +3,10 @@ rule train:
     input:
         data=dataset_manifest,
     output:
-        metrics=f"{RUN_DIR}/metrics.json",
-        model=f"{RUN_DIR}/model.pt",
-        timings=f"{RUN_DIR}/timings.json",
-        snapshots=f"{RUN_DIR}/snapshots.pt",
+        metrics=paths.METRICS,
+        model=paths.MODEL,
+        timings=paths.TIMINGS,
+        snapshots=paths.SNAPSHOTS,
     log:
         "logs/train/{dataset}/{method}_lam{lam}_seed{seed}.log",
     priority: train_priority
@@ -22,7 +22,7 @@ rule train:
         data_source=data_source,
         snapshot_epochs=config["probes"]["epochs"],
         # per-epoch state, outside the declared outputs so a rerun can resume from it
-        resume=f"{RUN_DIR}/resume.pt",
+        resume=paths.RESUME,
     script:
         "../../scripts/train.py"
 
@@ -30,10 +30,10 @@ rule train:
 rule fresh_b_null:
     """Deep cosine of a trained DFA model with K fresh feedback draws (the chance level)."""
     input:
-        model=f"{RUN_DIR}/model.pt",
+        model=paths.MODEL,
         data=dataset_manifest,
     output:
-        "results/{dataset}/fresh_b_null/{method}/lam{lam}/seed{seed}.json",
+        paths.NULL,
     log:
         "logs/fresh_b_null/{dataset}/{method}_lam{lam}_seed{seed}.log",
     conda:
@@ -53,10 +53,10 @@ rule fresh_b_null:
 rule alignment_probe:
     """Every rule's alignment with the true gradient at a run's saved checkpoints."""
     input:
-        snapshots=f"{RUN_DIR}/snapshots.pt",
+        snapshots=paths.SNAPSHOTS,
         data=dataset_manifest,
     output:
-        "results/{dataset}/probes/{method}/lam{lam}/seed{seed}.json",
+        paths.PROBE,
     log:
         "logs/alignment_probe/{dataset}/{method}_lam{lam}_seed{seed}.log",
     conda:
@@ -74,12 +74,13 @@ rule alignment_probe:
 
 rule measure:
     """||h_L|| and the cosines of a trained model (the default's or a variant's: any
-    {dataset}), measured the ways a paper might have (credit_assign.science.measurement)."""
+    {dataset}), measured the ways a paper might have (credit_assign.science.measurement).
+    """
     input:
-        model=f"{RUN_DIR}/model.pt",
+        model=paths.MODEL,
         data=dataset_manifest,
     output:
-        "results/{dataset}/measure/{method}/lam{lam}/seed{seed}.json",
+        paths.MEASURE,
     log:
         "logs/measure/{dataset}/{method}_lam{lam}_seed{seed}.log",
     conda:

@@ -1,1 +1,23 @@
-"""The workflow's logic, importable without torch."""
+"""The workflow's logic as plain, importable functions of the config dict, without torch
+(the Snakefile and workflow/rules/*.smk are a thin layer over it; the tests call it in
+milliseconds, no Snakemake started):
+
+* :mod:`~credit_assign.pipeline.paths` — every file pattern the workflow reads or writes;
+* :mod:`~credit_assign.pipeline.catalog` — the learning rules as the workflow sees them
+  (names, labels, colours, options), read from the generated ``rules_catalog.json``;
+* :mod:`~credit_assign.pipeline.checks` — what the schema cannot say about a config;
+* :mod:`~credit_assign.pipeline.targets` — the runs, the target lists and the tables'
+  expected runs;
+* :mod:`~credit_assign.pipeline.params` — each job's parameters (what reruns it);
+* :mod:`~credit_assign.pipeline.configfiles`, :mod:`~credit_assign.pipeline.recipe`,
+  :mod:`~credit_assign.pipeline.compute` — the config files as written, a run's training
+  recipe, the study's compute.
+
+Nothing here imports torch or the science modules (an import-linter contract and a test
+check it): parsing the workflow stays fast.
+"""
+
+
+class ConfigError(ValueError):
+    """A config the workflow refuses before any job (the Snakefile reports it as a
+    WorkflowError, with this message)."""

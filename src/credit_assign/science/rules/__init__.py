@@ -75,10 +75,15 @@ def make_rule(
 
 
 def catalog() -> dict[str, dict[str, Any]]:
-    """What the workflow reads of every rule (common.smk, as plain data): label,
-    colour, whether the alignment probes measure it, and its options' defaults."""
+    """What the workflow reads of every rule, as plain data (written to
+    credit_assign/pipeline/rules_catalog.json by ``python -m credit_assign.science.rules
+    --write``): label, colour, whether the alignment probes measure it, its options'
+    defaults, each option's type and allowed values, and the values that may not go
+    together."""
     return {name: {"label": cls.label, "color": cls.color, "probed": cls.probed,
-                   "defaults": cls.Options().to_config()}
+                   "defaults": cls.Options().to_config(), "options": cls.Options.schema(),
+                   "conflicts": [{"values": values, "message": message}
+                                 for values, message in cls.Options.conflicts]}
             for name, cls in RULES.items()}
 
 

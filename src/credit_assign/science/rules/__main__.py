@@ -1,6 +1,47 @@
-"""python -m credit_assign.science.rules: the registered rules' options, as config/README.md
-lists them."""
+"""python -m credit_assign.science.rules [--write]: the registered rules' options, as
+config/README.md lists them. With --write (run from the repository root), the two files
+generated from the rules are rewritten: the workflow's catalogue of the rules
+(src/credit_assign/pipeline/rules_catalog.json) and the options table of
+config/README.md."""
 
-from credit_assign.science.rules import options_table
+import sys
+from pathlib import Path
 
-print(options_table())
+from credit_assign.pipeline import catalog as pipeline_catalog
+from credit_assign.science.rules import catalog, options_table
+
+README = Path("config/README.md")
+ROW = "| `rule."
+HEADING = "## Learning rules' options"
+
+
+def readme_with(text: str, table: str) -> str:
+    """config/README.md's text with its rule-options rows (the table under the heading
+    "Learning rules' options") replaced by ``table``."""
+    lines = text.splitlines(keepends=True)
+    heading = next((i for i, line in enumerate(lines) if line.startswith(HEADING)), None)
+    if heading is None:
+        raise SystemExit(f"{README}: no heading {HEADING!r} above the rule-options table")
+    first = next(i for i in range(heading, len(lines)) if lines[i].startswith(ROW))
+    last = first
+    while last + 1 < len(lines) and lines[last + 1].startswith(ROW):
+        last += 1
+    return "".join(lines[:first] + [table + "\n"] + lines[last + 1:])
+
+
+def main(argv: list[str]) -> int:
+    if argv not in ([], ["--write"]):
+        print(__doc__, file=sys.stderr)
+        return 2
+    table = options_table()
+    if not argv:
+        print(table)
+        return 0
+    text = pipeline_catalog.render(catalog(), pipeline_catalog.sources_digest())
+    pipeline_catalog.CATALOG.write_text(text)
+    README.write_text(readme_with(README.read_text(), table))
+    print(f"wrote {pipeline_catalog.CATALOG} and the rule options of {README}")
+    return 0
+
+
+raise SystemExit(main(sys.argv[1:]))

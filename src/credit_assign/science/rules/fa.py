@@ -57,13 +57,11 @@ class FAOptions(Options):
     error_reduction: str = error_reduction_option()
     train_embedding: bool = train_embedding_option()
 
-    def __post_init__(self):
-        super().__post_init__()
-        if self.backward == "jacobian" and self.feedback_scale == "init":
-            raise ValueError(
-                "feedback_scale `init` draws each B like the forward weight it stands in "
-                "for, and backward `jacobian` has none (its B replace whole block "
-                "Jacobians): with backward `jacobian` set feedback_scale to `unit` or `fan_in`")
+    conflicts = (({"backward": "jacobian", "feedback_scale": "init"},
+                  "feedback_scale `init` draws each B like the forward weight it stands in "
+                  "for, and backward `jacobian` has none (its B replace whole block "
+                  "Jacobians): with backward `jacobian` set feedback_scale to `unit` or "
+                  "`fan_in`"),)
 
 
 def _uniform(rows: int, cols: int, bound: float, generator: torch.Generator) -> Tensor:

@@ -7,7 +7,7 @@ in code. Pure Python.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, get_type_hints
+from typing import Any, ClassVar, get_type_hints
 
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
 
@@ -30,7 +30,12 @@ def option(default: Any, doc: str, *, choices: tuple | None = None,
 @dataclasses.dataclass
 class Options:
     """Base of every rule's options (a rule without options uses it as is). Checked
-    when made: a wrong value raises ValueError naming the option."""
+    when made: a wrong value raises ValueError naming the option. Values that are each
+    allowed but not together are declared in ``conflicts``: (the values, the message)
+    pairs, as data (not in code) so that the workflow's catalogue of the rules states
+    them too (``schema``)."""
+
+    conflicts: ClassVar[tuple[tuple[dict[str, Any], str], ...]] = ()
 
     def __post_init__(self):
         hints = get_type_hints(type(self))
@@ -48,6 +53,9 @@ class Options:
                 raise ValueError(f"{f.name} must be >= {meta['minimum']}, got {value!r}")
             if "exclusiveMinimum" in meta and value <= meta["exclusiveMinimum"]:
                 raise ValueError(f"{f.name} must be > {meta['exclusiveMinimum']}, got {value!r}")
+        for values, message in self.conflicts:
+            if all(getattr(self, k) == v for k, v in values.items()):
+                raise ValueError(message)
 
     @classmethod
     def from_config(cls, block: dict | None, where: str = "options") -> Options:
@@ -64,6 +72,29 @@ class Options:
 
     def to_config(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def schema(cls) -> dict[str, dict[str, Any]]:
+        """Each option's type and allowed values, JSON-schema-like (type, enum, minimum,
+        exclusiveMinimum), in field order: with ``conflicts``, what the workflow checks
+        ``rule.<method>`` against without importing the rules
+        (credit_assign.pipeline.catalog). The checks of an options class are declared,
+        not coded: one that overrides __post_init__ is refused."""
+        if cls.__post_init__ is not Options.__post_init__:
+            raise TypeError(f"{cls.__name__} overrides __post_init__: declare values that "
+                            "may not go together in `conflicts` instead, so that the "
+                            "workflow's catalogue of the rules can check them too")
+        hints = get_type_hints(cls)
+        out = {}
+        for f in dataclasses.fields(cls):
+            spec = {"type": _JSON_TYPES[hints[f.name]]}
+            if "choices" in f.metadata:
+                spec["enum"] = list(f.metadata["choices"])
+            for key in ("minimum", "exclusiveMinimum"):
+                if key in f.metadata:
+                    spec[key] = f.metadata[key]
+            out[f.name] = spec
+        return out
 
     @classmethod
     def rows(cls) -> list[tuple[str, str, str]]:

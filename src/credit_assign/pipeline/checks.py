@@ -1,0 +1,209 @@
+"""What the schema (workflow/schemas/config.schema.yaml) cannot say about a config,
+checked when the workflow parses it, before any job: each a ConfigError naming the key.
+``check_config`` runs them all, in order; ``check_methods`` fills every rule's options
+block with its defaults (a run records all the options it ran with).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import tarfile
+from pathlib import Path
+from typing import Any
+
+from credit_assign.pipeline import ConfigError, catalog, paths
+from credit_assign.pipeline.configfiles import seed_values
+from credit_assign.pipeline.targets import lam_str, runs, study_seeds, variant_config
+
+Config = dict[str, Any]
+
+
+def check_methods(cfg: Config, where: str = "") -> None:
+    """Every method the config names is a registered rule, and each rule's options
+    block (rule.<method>) is valid: filled in with the rule's defaults, so that a run
+    records all the options it ran with. Registered rules absent from the sweep are not
+    run (sweep.<method> = []). The schema cannot say this: the methods are whatever
+    modules src/credit_assign/science/rules/ holds."""
+    rules = catalog.load()
+    methods = tuple(rules)
+    known = (f"registered rules: {list(methods)} (one module each in "
+             "src/credit_assign/science/rules/)")
+    named = {
+        "sweep": [m for m in cfg["sweep"] if m != "seeds"],
+        "rule": list(cfg["rule"]),
+        "training.per_method": list(cfg["training"]["per_method"]),
+        "probes.network.method": [cfg["probes"]["network"]["method"]],
+    }
+    named |= {f"variants.{name}.methods": spec["methods"]
+              for name, spec in cfg.get("variants", {}).items()}
+    for key, named_methods in named.items():
+        for method in named_methods:
+            if method not in methods:
+                owners = [m for m, r in rules.items() if method in r["defaults"]]
+                hint = (f" ({method!r} is an option of {', '.join(owners)}: write it as "
+                        f"rule.<method>.{method})" if owners else "")
+                raise ConfigError(f"{where}{key}: {method!r} is not a learning rule{hint}; "
+                                  f"{known}")
+    for method in methods:
+        block = cfg["rule"].get(method)
+        if block is not None and not isinstance(block, dict):
+            raise ConfigError(f"{where}rule.{method}: {block!r} is not a mapping of options")
+        try:
+            cfg["rule"][method] = catalog.options_of(method, block)
+        except ValueError as err:
+            raise ConfigError(f"{where}{err}") from None
+        cfg["sweep"].setdefault(method, [])
+
+
+def check_config_values(config: Config) -> None:
+    """What the schema cannot say: every number finite (the schema's bounds let NaN
+    through), seeds plain integers, something to train, fig4's λ in the sweep, and no
+    two λ of a method sharing a results path."""
+
+    def walk(value, key):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{key}.{k}" if key else str(k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{key}[{i}]")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"config key {key} = {value}: numbers must be finite")
+
+    walk(config, "")
+    for key, value in seed_values(config):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(
+                f"config key {key} = {value!r}: a seed is a plain integer (e.g. 42), not "
+                f"a {type(value).__name__}")
+    methods = catalog.methods()
+    if not any(config["sweep"][m] for m in methods):
+        raise ConfigError(
+            f"sweep: every sweep.<method> is empty, so there is nothing to train; give at "
+            f"least one method a λ list (registered: {', '.join(methods)})")
+    lam = config["figures"]["penalty_lambda"]
+    penalised = [x for x in config["sweep"]["dfa"] if x > 0]
+    if penalised and lam_str(lam) not in map(lam_str, penalised):
+        raise ConfigError(
+            f"figures.penalty_lambda = {lam!r} is not one of sweep.dfa's penalised λ "
+            f"{penalised}: fig4 would draw empty panels; pick one of them")
+    for method in methods:
+        seen = {}
+        for lam in config["sweep"][method]:
+            path = lam_str(lam)
+            if path in seen:
+                raise ConfigError(
+                    f"sweep.{method}: λ = {seen[path]!r} and {lam!r} would share the "
+                    f"results path lam{path}; make them differ in the first 6 digits")
+            seen[path] = lam
+
+
+def check_study(config: Config) -> None:
+    """The study's pre-registered seeds: the same for every recipe. study.seeds must be
+    the sweep's (the default recipe's); a variant with other seeds than the study's is
+    an error naming it (per-variant screening seeds are what the study rules out)."""
+    seeds = study_seeds(config)
+    if sorted(seeds) != sorted(config["sweep"]["seeds"]):
+        raise ConfigError(
+            f"study.seeds = {seeds} differ from sweep.seeds = {config['sweep']['seeds']}: "
+            "the default recipe runs on the sweep's seeds, and every recipe of the study "
+            "must run on the same ones")
+    for name, spec in config["variants"].items():
+        own = spec.get("seeds")
+        if own is not None and sorted(own) != sorted(seeds):
+            raise ConfigError(
+                f"variants.{name}.seeds = {own}: every recipe of the study runs on the "
+                f"study's seeds {seeds} (study.seeds); remove the variant's seeds")
+
+
+def check_variants(config: Config, schema: str | Path = paths.CONFIG_SCHEMA) -> None:
+    """Every variant merged over the config validates like the config itself (against
+    ``schema``, by Snakemake's validator); an error names the variant and the key."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    check_study(config)
+    for name in config["variants"]:
+        merged = copy.deepcopy(variant_config(config, name))
+        try:
+            validate(merged, str(schema))
+        except WorkflowError as err:
+            raise ConfigError(f"variants.{name}.overrides: {err}") from None
+        check_methods(merged, f"variants.{name}.overrides: ")
+        if not runs(config, dataset=f"{config['dataset']}@{name}"):
+            raise ConfigError(
+                f"variants.{name}: none of its methods {config['variants'][name]['methods']} "
+                f"has a λ in the sweep (sweep.<method>), so it has nothing to train; give "
+                f"one a λ list or remove the variant")
+
+
+# Data with a configurable source (config["data"]): what a local copy must look like
+# (cheap checks only: a folder's layout, a file's header), and the advice when it does
+# not. Digits and pydoc ship with their packages.
+def _cifar_source_ok(path: Path) -> bool:
+    if path.is_dir():  # train/ and test/ at the top or one folder down
+        return any((d / "train").is_dir() and (d / "test").is_dir()
+                   for d in [path, *[c for c in path.iterdir() if c.is_dir()]])
+    return path.is_file() and tarfile.is_tarfile(path)
+
+
+LOCAL_COPY = {
+    "cifar10": (
+        _cifar_source_ok,
+        "is not an image folder with train/<class>/ and test/<class>/ folders, nor a "
+        "tar archive. Point it at an image folder, a .tar of one, or the official "
+        "cifar-10-python.tar.gz, or set it to 'download'.",
+    ),
+    "tinyshakespeare": (
+        lambda path: path.is_file() and path.stat().st_size > 0,
+        "is not a (non-empty) file. Point it at a copy of Tiny Shakespeare or set it to "
+        "'download'.",
+    ),
+}
+
+
+def check_data_sources(config: Config) -> None:
+    """Fail at parse time, before any job starts, when a configured path is missing."""
+    for name in (config["dataset"], *config["ep_stack"]["corpora"]):
+        if name not in LOCAL_COPY:
+            continue
+        source = config["data"][name]["source"]
+        usable, advice = LOCAL_COPY[name]
+        if source != "download" and not usable(Path(source).expanduser()):
+            raise ConfigError(f"data.{name}.source = {source!r} {advice}")
+
+
+def check_config(config: Config, root: str | Path = ".") -> None:
+    """Every check, in the order the workflow runs them on the schema-validated config
+    (``root``: the workflow's folder, where the schema is): fills in the rules' options."""
+    check_methods(config)
+    check_config_values(config)
+    check_variants(config, Path(root) / paths.CONFIG_SCHEMA)
+    check_data_sources(config)
+
+
+def load_config(configfiles=(), root: str | Path = ".", overrides: Config | None = None
+                ) -> Config:
+    """The config the workflow parses from ``root`` with ``--configfile *configfiles``
+    (and ``--config`` ``overrides``), checked as the Snakefile checks it, in its order:
+    config/config.yaml with each file laid over it (Snakemake's merge), the files' spelling
+    (configfiles.check_files: duplicate keys, seeds), the schema (its defaults filled in,
+    by Snakemake's validator) and check_config. Errors: ConfigFileError, Snakemake's
+    WorkflowError (the schema's), ConfigError."""
+    import yaml
+    from snakemake.utils import validate
+
+    from credit_assign.pipeline.configfiles import check_files
+    from credit_assign.pipeline.targets import _update
+
+    root = Path(root)
+    files = [root / "config" / "config.yaml", *(root / f for f in configfiles)]
+    config: Config = {}
+    for path in files:
+        _update(config, yaml.safe_load(Path(path).read_text()) or {})
+    _update(config, copy.deepcopy(overrides or {}))
+    check_files(files)
+    validate(config, str(root / paths.CONFIG_SCHEMA))
+    check_config(config, root)
+    return config

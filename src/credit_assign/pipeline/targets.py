@@ -1,0 +1,292 @@
+"""What the config asks for: the training runs, the files each rule reads, the target
+lists of ``all`` and ``variants``, and the runs each summary table must hold. Plain
+functions of the (validated, filled) config dict; paths from
+:mod:`credit_assign.pipeline.paths`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from credit_assign.pipeline import catalog, paths
+
+Config = dict[str, Any]
+CORPORA = ("tinyshakespeare", "pydoc")
+PRECISIONS = ("float32", "bfloat16")
+
+
+def lam_str(lam) -> str:
+    """The one spelling of a λ in paths: 0, 0.0001, 0.01."""
+    return f"{float(lam):g}"
+
+
+# ---- recipe variants: results/<dataset>@<variant>/... (config["variants"])
+def base_dataset(dataset: str) -> str:
+    """cifar10@const_lr -> cifar10: the data a variant trains on."""
+    return dataset.split("@")[0]
+
+
+def variant_of(dataset: str) -> str | None:
+    return dataset.split("@")[1] if "@" in dataset else None
+
+
+def _update(config, over):
+    """Snakemake's update_config: ``over`` laid over ``config`` in place, recursively
+    (keys already there keep their place, new ones come last)."""
+    for key, value in over.items():
+        if not isinstance(config, Mapping):
+            config = {}
+        config[key] = _update(config.get(key, {}), value) if isinstance(value, Mapping) \
+            else value
+    return config
+
+
+def variant_config(config: Config, name: str | None) -> Config:
+    """The config with a variant's overrides laid over it (no variant: the config)."""
+    if not name:
+        return config
+    merged = copy.deepcopy(config)
+    _update(merged, copy.deepcopy(config["variants"][name]["overrides"]))
+    return merged
+
+
+def study_seeds(config: Config) -> list[int]:
+    """The seeds every recipe of the study runs on: study.seeds, or the sweep's."""
+    return config["study"]["seeds"] or config["sweep"]["seeds"]
+
+
+def variant_datasets(config: Config) -> list[str]:
+    return [f"{config['dataset']}@{name}" for name in config["variants"]]
+
+
+def runs(config: Config, methods: Iterable[str] | None = None, dataset: str | None = None
+         ) -> list[tuple[str, str, int]]:
+    """(method, λ-string, seed) for every training job the config asks for (methods:
+    every registered rule); for a recipe variant's dataset (`cifar10@<variant>`) only its
+    methods and seeds."""
+    methods = catalog.methods() if methods is None else methods
+    sweep = config["sweep"]
+    seeds = sweep["seeds"]
+    variant = variant_of(dataset) if dataset else None
+    if variant:
+        spec = config["variants"][variant]
+        methods = [m for m in methods if m in spec["methods"]]
+        seeds = study_seeds(config)
+    return [(m, lam_str(lam), seed) for m in methods for lam in sweep[m] for seed in seeds]
+
+
+def _per_run(config: Config, pattern: str, dataset: str | None, methods=None) -> list[str]:
+    dataset = dataset or config["dataset"]
+    return [paths.fill(pattern, dataset=dataset, method=m, lam=lam, seed=seed)
+            for m, lam, seed in runs(config, methods, dataset)]
+
+
+def train_metrics(config: Config, dataset: str | None = None) -> list[str]:
+    """Every training result of the sweep (of a variant's dataset: its runs)."""
+    return _per_run(config, paths.METRICS, dataset)
+
+
+def train_timings(config: Config, dataset: str | None = None) -> list[str]:
+    """The wall-clock record beside every training result."""
+    return _per_run(config, paths.TIMINGS, dataset)
+
+
+def null_results(config: Config, dataset: str | None = None) -> list[str]:
+    """One fresh-B null per trained DFA model."""
+    return _per_run(config, paths.NULL, dataset, ("dfa",))
+
+
+def probe_results(config: Config, dataset: str | None = None) -> list[str]:
+    """One probe result per training run (none if probes.epochs is empty, none for a
+    variant)."""
+    dataset = dataset or config["dataset"]
+    if not config["probes"]["epochs"] or variant_of(dataset):
+        return []
+    return [paths.fill(paths.PROBE, dataset=dataset, method=m, lam=lam, seed=seed)
+            for m, lam, seed in runs(config)]
+
+
+def measure_results(config: Config, dataset: str | None = None) -> list[str]:
+    """The measurement variants of every trained model (when enabled)."""
+    if not config["measurements"]["run"]:
+        return []
+    return _per_run(config, paths.MEASURE, dataset)
+
+
+def measurement_tables(config: Config) -> list[str]:
+    """Every recipe's measurements.csv, default first (none unless measurements.run):
+    the gap map's `<recipe>/<measurement>` columns."""
+    if not config["measurements"]["run"]:
+        return []
+    return [paths.fill(paths.MEASUREMENTS, dataset=ds)
+            for ds in [config["dataset"], *variant_datasets(config)]]
+
+
+def summary(config: Config, pattern: str, dataset: str | None = None) -> str:
+    """A summary table (or page) of the config's dataset, or of ``dataset``."""
+    return paths.fill(pattern, dataset=dataset or config["dataset"])
+
+
+def summary_tables(config: Config) -> list[str]:
+    return [summary(config, p) for p in (paths.RUNS, paths.EPOCHS, paths.LAYERS, paths.NULLS)]
+
+
+def reproduction_tables(config: Config) -> list[str]:
+    """The paper-vs-ours tables, when the config names a reference file."""
+    if not config["reproduction"]["reference"]:
+        return []
+    return [summary(config, paths.REPRODUCTION), summary(config, paths.REPRODUCTION_MD)]
+
+
+def variant_reproduction_tables(config: Config) -> list[str]:
+    """The default's reproduction table, then every variant's."""
+    return [summary(config, paths.REPRODUCTION, ds)
+            for ds in [config["dataset"], *variant_datasets(config)]]
+
+
+def variant_runs_tables(config: Config) -> list[str]:
+    return [summary(config, paths.RUNS, ds) for ds in variant_datasets(config)]
+
+
+def measured_figure(config: Config) -> list[str]:
+    """fig_variants_measured (rule variants_measured_map), where measurements run."""
+    if not (config["variants"] and config["measurements"]["run"]):
+        return []
+    return paths.figures("fig_variants_measured")
+
+
+def variant_targets(config: Config) -> list[str]:
+    """What `snakemake variants` builds: every variant's reproduction table, the gap map."""
+    if not config["variants"]:
+        return []
+    return (
+        [summary(config, paths.REPRODUCTION, ds) for ds in variant_datasets(config)]
+        + [summary(config, p) for p in (paths.VARIANTS_GAP, paths.REPRODUCTION_VARIANTS,
+                                        paths.REPRODUCTION_NOTES)]
+        + paths.figures("fig_variants")
+        + measured_figure(config)
+    )
+
+
+# ---- the EP stack probe
+def ep_precisions(config: Config) -> list[str]:
+    """The pretraining precisions run: the config's, then the comparison's."""
+    ep = config["ep_stack"]
+    main = ep["pretrain"]["precision"]
+    return [main] + [p for p in ep["compare_precisions"] if p != main]
+
+
+def _ep(config: Config, pattern: str) -> list[str]:
+    ep = config["ep_stack"]
+    return [paths.fill(pattern, corpus=corpus, precision=precision, seed=seed)
+            for corpus in ep["corpora"] for precision in ep_precisions(config)
+            for seed in ep["seeds"]]
+
+
+def ep_results(config: Config) -> list[str]:
+    """One probe per (corpus, pretraining precision, seed)."""
+    return _ep(config, paths.EP_RESULT)
+
+
+def ep_timings(config: Config) -> list[str]:
+    return _ep(config, paths.EP_TIMINGS)
+
+
+def ep_targets(config: Config) -> list[str]:
+    if not config["ep_stack"]["corpora"]:
+        return []
+    return [paths.EP_COSINES] + paths.figures("fig_ep_stack_cosines")
+
+
+def intermediates(config: Config) -> list[str]:
+    """Every file a job writes that later jobs read. Part of `all`, so that one
+    deleted (by hand, as an error message advised, or by a failed rerun) is rebuilt
+    by the next run, instead of a run that reports success with a gap."""
+    out = [paths.fill(paths.DATA_MANIFEST, dataset=config["dataset"])]
+    for m, lam, seed in runs(config, dataset=config["dataset"]):
+        out += [paths.fill(f"{paths.RUN_DIR}/{name}", dataset=config["dataset"], method=m,
+                           lam=lam, seed=seed) for name in paths.TRAIN_OUTPUTS]
+    out += null_results(config) + probe_results(config) + measure_results(config)
+    out += [paths.fill(paths.CORPUS_MANIFEST, corpus=c) for c in config["ep_stack"]["corpora"]]
+    return out + ep_results(config) + ep_timings(config)
+
+
+def all_targets(config: Config) -> list[str]:
+    """What `snakemake` (rule all) builds."""
+    return (
+        intermediates(config)
+        + summary_tables(config)
+        + reproduction_tables(config)
+        + paths.figures("fig4_penalty_rescue")
+        + paths.figures("fig_primer_phases")
+        + paths.figures("fig_primer_check")
+        + (paths.figures("fig_alignment_probes") if config["probes"]["epochs"] else [])
+        + ([summary(config, paths.MEASUREMENTS)] if config["measurements"]["run"] else [])
+        + ep_targets(config)
+    )
+
+
+# ---- what a table must hold (credit_assign.reporting.tables checks it before anything reads it)
+def table_expect(config: Config, dataset: str | None = None) -> dict[str, list]:
+    """The runs each summary table of a dataset (default: the config's; `cifar10@<v>`:
+    a variant's) must hold, as [method, λ, seed]: what a figure, the paper and the notes
+    check a table against before they read it (credit_assign.reporting.tables)."""
+    dataset = dataset or config["dataset"]
+
+    def rows(methods):
+        return [[m, float(lam), int(seed)] for m, lam, seed in runs(config, methods, dataset)]
+
+    return {"runs": rows(catalog.methods()), "nulls": rows(("dfa",))}
+
+
+def variant_expect(config: Config) -> dict[str, list]:
+    """variant → the runs its runs.csv (and measurements.csv) must hold."""
+    return {v: table_expect(config, ds)["runs"]
+            for v, ds in zip(config["variants"], variant_datasets(config), strict=True)}
+
+
+def notes_expect(config: Config) -> dict[str, Any]:
+    """The notes read the default's tables and every variant's runs.csv."""
+    return table_expect(config) | {"variants": variant_expect(config)}
+
+
+def gap_map_expect(config: Config) -> dict[str, list]:
+    """recipe → the runs its measurements.csv must hold (the gap map reads them)."""
+    if not config["measurements"]["run"]:
+        return {}
+    return {"default": table_expect(config)["runs"]} | variant_expect(config)
+
+
+# ---- the paper
+def paper_figures(config: Config) -> list[str]:
+    """The figure PDFs the manuscript includes for this config."""
+    names = ["fig4_penalty_rescue", "fig_primer_phases", "fig_primer_check"]
+    names += ["fig_ep_stack_cosines"] if config["ep_stack"]["corpora"] else []
+    names += ["fig_variants"] if config["variants"] else []
+    names += ["fig_variants_measured"] if measured_figure(config) else []
+    names += ["fig_alignment_probes"] if config["probes"]["epochs"] else []
+    return [paths.figure(name, "pdf") for name in names]
+
+
+def paper_number_inputs(config: Config) -> dict[str, str]:
+    """The tables numbers.tex is written from (what this config produces)."""
+    inputs = {
+        "info": paths.fill(paths.DATA_MANIFEST, dataset=config["dataset"]),
+        "runs": summary(config, paths.RUNS),
+        "nulls": summary(config, paths.NULLS),
+        "primer": paths.PRIMER_CHECK,
+    }
+    if config["reproduction"]["reference"]:
+        inputs["reproduction"] = summary(config, paths.REPRODUCTION)
+    if config["variants"]:
+        inputs["gaps"] = summary(config, paths.VARIANTS_GAP)
+    if config["ep_stack"]["corpora"]:
+        inputs["ep"] = paths.EP_BY_SEED
+    return inputs
+
+
+def paper_sources(config: Config) -> dict[str, Any]:
+    return {"tex": paths.PAPER_TEX, "numbers": paths.PAPER_NUMBERS,
+            "figures": paper_figures(config)}

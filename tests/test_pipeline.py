@@ -1,0 +1,328 @@
+"""The workflow's logic as plain functions (credit_assign.pipeline), without Snakemake:
+the config checks and their messages, the target lists, each job's params, the rules'
+catalogue. Milliseconds each; the tests that start Snakemake (test_workflow.py, marked
+slow) keep what is Snakemake's own: the DAG, reruns, real jobs."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.exceptions import WorkflowError
+
+from credit_assign.pipeline import ConfigError, catalog, checks, params, paths, targets
+from credit_assign.pipeline.configfiles import ConfigFileError
+
+ROOT = Path(__file__).resolve().parents[1]
+PIPELINE = sorted(p.stem for p in (ROOT / "src/credit_assign/pipeline").glob("*.py")
+                  if p.stem != "__init__")
+
+
+def parse(tmp_path, *configs: dict, base=("config/quick.yaml",), overrides=None) -> dict:
+    """The config as `snakemake -n --configfile <base> <configs…>` parses it from ROOT
+    (each dict written to a YAML file first, as a user would), or the error it raises."""
+    files = [ROOT / b for b in base]
+    for i, cfg in enumerate(configs):
+        path = tmp_path / f"extra{i}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        files.append(path)
+    return checks.load_config(files, ROOT, overrides)
+
+
+# ---- torch-free ------------------------------------------------------------------------
+def test_every_pipeline_module_imports_without_torch_or_the_science():
+    code = (f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r})\n"
+            + "".join(f"import credit_assign.pipeline.{m}\n" for m in PIPELINE)
+            + "from credit_assign.pipeline import catalog\ncatalog.methods()\n"
+            + "bad = sorted(m for m in sys.modules if m == 'torch' or m.startswith("
+              "('torch.', 'credit_assign.science.rules', 'credit_assign.science.model')))\n"
+            + "assert not bad, bad\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert {"paths", "catalog", "checks", "targets", "params"} <= set(PIPELINE)
+
+
+# ---- the rules' catalogue ----------------------------------------------------------------
+def test_the_committed_catalogue_is_what_the_registry_generates():
+    from credit_assign.science.rules import catalog as registry
+
+    text = catalog.render(registry(), catalog.sources_digest())
+    assert catalog.CATALOG.read_text() == text, f"rerun `{catalog.REGENERATE}`"
+    assert catalog.methods() == tuple(registry())
+
+
+def test_a_catalogue_of_other_rule_sources_names_the_command_that_regenerates_it(tmp_path):
+    stale = json.loads(catalog.CATALOG.read_text()) | {"sources_sha256": "0" * 64}
+    path = tmp_path / "rules_catalog.json"
+    path.write_text(json.dumps(stale))
+    with pytest.raises(ConfigError, match=r"python -m credit_assign\.science\.rules --write"):
+        catalog.load(path)
+    assert catalog.load(path, check=False) == catalog.load()
+
+
+BLOCKS = [("np", None), ("np", {}), ("np", {"sigma": 1}), ("np", {"sigma": 0.0}),
+          ("np", {"sigma": -1.0}), ("np", {"directions": 2.5}), ("np", {"directions": True}),
+          ("np", {"directions": 0}), ("np", {"sigmaa": 1.0, "zeta": 2}),
+          ("np", {"mode": "sequential", "sigma": 2.0e-3}), ("np", {"mode": None}),
+          ("dfa", {"feedback_scale": "huge"}), ("dfa", {"train_embedding": 1}),
+          ("dfa", {"error_reduction": "sum"}), ("fa", {"backward": "jacobian"}),
+          ("fa", {"backward": "jacobian", "feedback_scale": "unit"}),
+          ("fa", {"feedback_scale": "init", "backward": "jacobian", "x": 1}),
+          ("frozen", {"embedding_signal": "dfa"}), ("bp", {}), ("bp", {"x": 1}),
+          ("sdil", None)]
+
+
+@pytest.mark.parametrize("method, block", BLOCKS, ids=[f"{m}-{b}" for m, b in BLOCKS])
+def test_options_are_checked_and_filled_as_the_rules_own_options_class_does(method, block):
+    """Same filled options (values, types, key order), same error messages."""
+    from credit_assign.science.rules import options_of
+
+    try:
+        expected = options_of(method, block).to_config()
+    except ValueError as err:
+        with pytest.raises(ValueError) as ours:
+            catalog.options_of(method, block)
+        assert str(ours.value) == str(err)
+    else:
+        got = catalog.options_of(method, block)
+        assert got == expected and list(got) == list(expected)
+        assert [type(v) for v in got.values()] == [type(v) for v in expected.values()]
+
+
+# ---- config errors, named before any job (formerly one Snakemake run each) ----------------
+BAD_CONFIGS = [
+    ({"training": {"epochz": 3}}, "'epochz' was unexpected"),
+    ({"training": {"epochs": "many"}}, "instance['training']['epochs']"),
+    ({"training": {"lr": -1.0}}, "instance['training']['lr']"),
+    ({"sweep": {"dfa": [-1.0]}}, "instance['sweep']['dfa'][0]"),
+    ({"sweep": {"dfa": ["1e-4"]}}, "instance['sweep']['dfa'][0]"),
+    ({"sweep": {"seeds": []}}, "instance['sweep']['seeds']"),
+    ({"sweep": {"sdil": [0.0]}}, "sweep: 'sdil' is not a learning rule; registered rules: "
+     "['bp', 'dfa', 'fa', 'frozen', 'np']"),
+    ({"rule": {"dfa": {"feedback_scal": "unit"}}}, "rule.dfa: unknown option(s) ['feedback_scal']"),
+    ({"rule": {"np": {"sigma": -1.0}}}, "rule.np.sigma must be > 0, got -1.0"),
+    ({"rule": {"np": {"directions": 2.5}}}, "rule.np.directions must be of type integer"),
+    ({"rule": {"feedback_scale": "unit"}}, "rule: 'feedback_scale' is not a learning rule "
+     "('feedback_scale' is an option of dfa, fa, frozen: write it as "
+     "rule.<method>.feedback_scale)"),
+    ({"rule": {"dfa": 3}}, "rule.dfa: 3 is not a mapping of options"),
+    ({"probes": {"network": {"method": "sdil"}}}, "probes.network.method: 'sdil' is not a"),
+    ({"training": {"per_method": {"dfx": {"epochs": 3}}}}, "training.per_method: 'dfx' is not"),
+    ({"dataset": "mnist"}, "instance['dataset']"),
+    ({"model": {"width": 0}}, "instance['model']['width']"),
+    ({"fresh_b_null": {"draws": 1}}, "instance['fresh_b_null']['draws']"),
+    ({"training": {"device": "tpu"}}, "instance['training']['device']"),
+    ({"rule": {"dfa": {"feedback_scale": "huge"}}},
+     "rule.dfa.feedback_scale must be one of ['unit', 'fan_in'], got 'huge'"),
+    ({"sweep": {"seeds": [-1]}}, "sweep.seeds[0] = -1 is not a plain decimal integer"),
+    ({"sweep": {"seeds": [2**32]}}, "instance['sweep']['seeds'][0]"),
+    ({"ep_stack": {"seeds": [-3]}}, "ep_stack.seeds[0] = -3 is not a plain decimal integer"),
+    ({"sweep": {"dfa": [float("inf")]}}, "instance['sweep']['dfa'][0]"),
+    ({"sweep": {"dfa": [float("nan")]}}, "sweep.dfa[0] = nan: numbers must be finite"),
+    ({"training": {"lr": float("nan")}}, "training.lr = nan: numbers must be finite"),
+    ({"sweep": {"dfa": [0.01, 0.0100000001]}}, "would share the results path lam0.01"),
+    ({"training": {"epochs": 10**9}}, "instance['training']['epochs']"),
+    ({"figures": {"penalty_lambda": 0.5}}, "figures.penalty_lambda = 0.5 is not one of sweep.dfa"),
+    ({"variants": {"slow": {"kind": "open", "methods": ["dfa"],
+                            "overrides": {"training": {"epochz": 3}}}}},
+     "variants.slow.overrides"),
+    ({"variants": {"Bad-Name": {"kind": "open", "methods": ["dfa"], "overrides": {}}}}, "Bad-Name"),
+    ({"variants": {"e": {"kind": "open", "methods": ["dfa"],
+                         "overrides": {"rule": {"error_reduction": "sum"}}}}},
+     "variants.e.overrides: rule: 'error_reduction' is not a learning rule"),
+    ({"variants": {"e": {"kind": "open", "methods": ["dfa"],
+                         "overrides": {"rule": {"dfa": {"error_reduction": "max"}}}}}},
+     "variants.e.overrides: rule.dfa.error_reduction must be one of"),
+    # the study's pre-registered design: one set of seeds for every recipe, each labelled
+    ({"variants": {"screened": {"kind": "open", "methods": ["dfa"], "seeds": [42],
+                                "overrides": {}}}},
+     "variants.screened.seeds = [42]: every recipe of the study runs on the study's seeds"),
+    ({"study": {"seeds": [7]}}, "study.seeds = [7] differ from sweep.seeds"),
+    ({"variants": {"unlabelled": {"methods": ["dfa"], "overrides": {}}}},
+     "'kind' is a required property"),
+    ({"variants": {"x": {"kind": "better", "methods": ["dfa"], "overrides": {}}}},
+     "instance['variants']['x']['kind']"),
+    ({"study": {"ranking": {"primary": "vibes"}}}, "instance['study']['ranking']['primary']"),
+    # a variant whose methods all have empty sweeps would aggregate nothing (and its old
+    # tables would be deleted before the job failed)
+    ({"sweep": {"fa": []}, "variants": {"fa_only": {"kind": "open", "methods": ["fa"],
+                                                    "overrides": {}}}},
+     "variants.fa_only: none of its methods ['fa'] has a λ in the sweep"),
+    ({"sweep": {"dfa": [], "bp": [], "frozen": [], "np": []}},
+     "sweep: every sweep.<method> is empty"),
+]
+
+
+@pytest.mark.parametrize("bad, named", BAD_CONFIGS, ids=[n for _, n in BAD_CONFIGS])
+def test_a_malformed_config_is_named(tmp_path, bad, named):
+    """The checks the Snakefile runs when it parses (test_workflow.py shows, once, that
+    such an error stops Snakemake before it plans a job)."""
+    with pytest.raises((ConfigFileError, WorkflowError, ConfigError)) as err:
+        parse(tmp_path, bad)
+    assert named in str(err.value)
+
+
+def test_a_duplicate_yaml_key_and_a_badly_spelled_seed_are_named(tmp_path):
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("training:\n  epochs: 3\n  lr: 1.0e-3\n  epochs: 5\n")
+    with pytest.raises(ConfigFileError, match="dup.yaml, line 4: the key 'epochs' appears twice"):
+        checks.load_config([ROOT / "config/quick.yaml", dup], ROOT)
+    for seeds in ("[042]", "[42.0]", "[true]"):
+        bad = tmp_path / "seeds.yaml"
+        bad.write_text(f"sweep:\n  seeds: {seeds}\n")
+        with pytest.raises(ConfigFileError, match=rf"seeds.yaml, line 2: sweep.seeds\[0\] = "
+                                                  rf"{seeds[1:-1]} is not a plain decimal"):
+            checks.load_config([ROOT / "config/quick.yaml", bad], ROOT)
+
+
+@pytest.mark.parametrize("source, named", [
+    ({"cifar10": {"source": "/nonexistent/cifar"}}, "data.cifar10.source = '/nonexistent/cifar'"),
+    ({"cifar10": {"source": "download"}, "tinyshakespeare": {"source": "/nonexistent/input.txt"}},
+     "data.tinyshakespeare.source = '/nonexistent/input.txt' is not a (non-empty) file"),
+])
+def test_a_missing_data_source_is_named(tmp_path, source, named):
+    with pytest.raises(ConfigError) as err:
+        parse(tmp_path, {"data": source}, base=())
+    assert named in str(err.value)
+
+
+def test_a_local_copy_of_each_source_passes(tmp_path):
+    import tarfile
+
+    folder = tmp_path / "cifar" / "cifar10"
+    for split in ("train", "test"):
+        (folder / split / "cat").mkdir(parents=True)
+    (tmp_path / "input.txt").write_text("First Citizen:\n")
+    with tarfile.open(tmp_path / "images.tar", "w") as tar:
+        tar.add(folder, arcname="images")
+    for cifar in (tmp_path / "cifar", folder, tmp_path / "images.tar"):
+        parse(tmp_path, {"data": {"cifar10": {"source": str(cifar)},
+                                  "tinyshakespeare": {"source": str(tmp_path / "input.txt")}}},
+              base=())
+
+
+def test_the_checks_fill_every_rules_options_and_sweep():
+    cfg = checks.load_config([ROOT / "config/quick.yaml"], ROOT)
+    assert list(cfg["rule"]) == ["dfa", "fa", "frozen", "np", "bp"]  # config.yaml's, then bp
+    assert cfg["rule"]["np"] == {"sigma": 1.0e-3, "directions": 16, "mode": "simultaneous",
+                                 "train_embedding": True}
+    assert cfg["rule"]["bp"] == {} and cfg["sweep"]["fa"] == []
+
+
+# ---- targets and params ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def paper_config():
+    return checks.load_config([], ROOT)
+
+
+def test_the_paper_config_asks_for_every_paper_job(paper_config, tmp_path):
+    """(Formerly two dry-runs of Snakemake.) dfa × 3 λ × 3 seeds, bp × 2 λ × 3, frozen × 3,
+    fa × 3; a null per DFA model; the EP probe on Tiny Shakespeare, 3 seeds in float32,
+    and 3 more in bfloat16 with config/ep_precision.yaml."""
+    cfg = paper_config
+    runs = targets.runs(cfg)
+    assert len(runs) == 9 + 6 + 3 + 3 and len(targets.null_results(cfg)) == 9
+    assert ("fa", "0", 42) in runs and ("dfa", "0.0001", 456) in runs
+    assert targets.ep_results(cfg) == [
+        f"results/ep_stack/tinyshakespeare/float32/seed{s}.json" for s in (0, 1, 2)]
+    everything = targets.all_targets(cfg)
+    assert "results/cifar10/train/fa/lam0/seed42/snapshots.pt" in everything
+    assert "results/cifar10/summary/reproduction.md" in everything
+    assert "paper/figures/fig_ep_stack_cosines.svg" in everything
+    assert not targets.probe_results(cfg) and not targets.variant_targets(cfg)
+    both = checks.load_config([ROOT / "config/ep_precision.yaml"], ROOT)
+    assert targets.ep_precisions(both) == ["float32", "bfloat16"]
+    assert targets.ep_results(both)[3:] == [
+        f"results/ep_stack/tinyshakespeare/bfloat16/seed{s}.json" for s in (0, 1, 2)]
+
+
+def test_a_variant_trains_its_methods_on_the_study_seeds_under_its_own_folder(tmp_path):
+    cfg = checks.load_config(["config/variants.yaml"], ROOT)
+    name = next(iter(cfg["variants"]))  # const_lr: dfa, frozen
+    ds = f"cifar10@{name}"
+    assert {m for m, _, _ in targets.runs(cfg, dataset=ds)} == set(cfg["variants"][name]["methods"])
+    assert targets.train_metrics(cfg, ds)[0].startswith(f"results/{ds}/train/")
+    assert targets.probe_results(cfg, ds) == []
+    assert f"results/{ds}/summary/reproduction.csv" in targets.variant_targets(cfg)
+    assert targets.measurement_tables(cfg)[0] == "results/cifar10/summary/measurements.csv"
+    run = params.run_config(cfg, ds, "dfa", "0", "42")
+    assert run["variant"] == name and run["training"]["schedule"] == "constant"
+    assert list(run) == ["dataset", "method", "lam", "seed", "model", "training", "rule",
+                         "diagnostics", "variant"]
+    assert run["dataset"] == "cifar10" and run["lam"] == 0.0 and run["seed"] == 42
+    assert params.train_priority(cfg, "cifar10", "fa") == 100
+    assert params.reproduction_config(cfg, ds)["variant"]["name"] == name
+    expect = targets.variant_expect(cfg)
+    assert list(expect) == list(cfg["variants"]) and ["dfa", 0.0, 42] in expect[name]
+    about = params.variants_about(cfg)[name]
+    assert about["seeds"] == [42, 123, 456] and about["kind"] == "departs"
+
+
+def test_a_run_depends_on_its_own_rules_options_only(paper_config):
+    run = params.run_config(paper_config, "cifar10", "np", "0", "1")
+    assert run["rule"] == paper_config["rule"]["np"] and "variant" not in run
+    assert run["model"]["final_norm"] is True
+    probe = params.probe_settings(paper_config)
+    assert set(probe["rules"]) == {m for m, r in catalog.load().items() if r["probed"]}
+    assert "epochs" not in probe and "network" not in probe
+
+
+def test_a_probe_depends_on_its_precision_and_not_on_the_sweep(paper_config):
+    settings = params.ep_settings(paper_config, "bfloat16")
+    assert settings["pretrain"]["precision"] == "bfloat16"
+    assert not {"corpora", "seeds", "compare_precisions", "settle"} & set(settings)
+    assert params.ep_settle(paper_config) == paper_config["ep_stack"]["settle"]
+    assert params.corpus_version("tinyshakespeare") == ""
+    assert params.corpus_version("pydoc") == ".".join(map(str, sys.version_info[:3]))
+
+
+def test_data_sources_and_their_stamps(paper_config, tmp_path, monkeypatch):
+    assert params.data_source(paper_config, "cifar10@const_lr") == "download"
+    assert params.data_source(paper_config, "pydoc") == ""
+    assert params.source_stamp(paper_config, "cifar10") == ""
+    (tmp_path / "input.txt").write_text("First Citizen:\n")
+    monkeypatch.chdir(tmp_path)
+    cfg = {"data": {"tinyshakespeare": {"source": str(tmp_path / "input.txt")}}}
+    stamp = params.source_stamp(cfg, "tinyshakespeare")
+    assert stamp.startswith("sha256:") and (tmp_path / paths.SOURCE_DIGESTS).exists()
+
+
+def test_the_paper_reads_the_tables_this_config_makes(paper_config):
+    inputs = targets.paper_number_inputs(paper_config)
+    assert inputs == {"info": "data/cifar10.json", "runs": "results/cifar10/summary/runs.csv",
+                      "nulls": "results/cifar10/summary/nulls.csv",
+                      "primer": "results/primer_check/primer_check.json",
+                      "reproduction": "results/cifar10/summary/reproduction.csv",
+                      "ep": "results/ep_stack/summary/by_seed.csv"}
+    figures = targets.paper_sources(paper_config)["figures"]
+    assert figures[0] == "paper/figures/fig4_penalty_rescue.pdf"
+    assert "paper/figures/fig_variants.pdf" not in figures
+    number_config = params.paper_number_config(paper_config)
+    assert number_config["labels"] == {m: s["label"] for m, s in catalog.styles().items()}
+
+
+def test_the_tables_expect_exactly_the_configs_runs(paper_config):
+    expect = targets.table_expect(paper_config)
+    assert len(expect["runs"]) == 21 and len(expect["nulls"]) == 9
+    assert ["dfa", 0.0001, 42] in expect["runs"]
+    assert targets.gap_map_expect(paper_config) == {}
+
+
+def test_lambda_spelling_and_paths():
+    assert [targets.lam_str(x) for x in (0, 1.0e-4, 0.01, 1)] == ["0", "0.0001", "0.01", "1"]
+    assert paths.fill(paths.METRICS, dataset="digits", method="dfa", lam="0", seed=1) == \
+        "results/digits/train/dfa/lam0/seed1/metrics.json"
+    assert paths.figures("fig4_penalty_rescue")[1] == "paper/figures/fig4_penalty_rescue.png"
+
+
+def test_no_workflow_file_spells_a_path():
+    """Every path is in credit_assign.pipeline.paths: the rules take them from there."""
+    for smk in [ROOT / "Snakefile", *sorted((ROOT / "workflow/rules").glob("*.smk"))]:
+        code = [line for line in smk.read_text().splitlines()
+                if not line.lstrip().startswith("#") and '"""' not in line]
+        spelled = [line for line in code if '"results/' in line or '"data/' in line
+                   or '"paper/' in line]
+        assert not spelled, (smk.name, spelled)
