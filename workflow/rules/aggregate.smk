@@ -122,7 +122,7 @@ rule variants_gap_map:
         mem_mb=1000,
         runtime=10,
     params:
-        about=job.variants_about(config),
+        about=job_params.variants_about(config),
         study=config["study"],
         expect=targets.gap_map_expect(config),
     script:
@@ -188,7 +188,7 @@ rule reproduction_notes:
         variants=list(config["variants"]),
         study=config["study"],
         penalty=config["figures"]["penalty_lambda"],
-        compute=job.study_compute(config, workflow.basedir),
+        compute=job_params.study_compute(config, workflow.basedir),
         expect=targets.notes_expect(config),
     script:
         "../../scripts/reproduction_notes.py"

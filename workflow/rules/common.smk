@@ -9,7 +9,7 @@ from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.pipeline import ConfigError, catalog, paths, targets  # noqa: E402
-from credit_assign.pipeline import params as job  # noqa: E402
+from credit_assign.pipeline import params as job_params  # noqa: E402
 from credit_assign.pipeline.checks import check_config  # noqa: E402
 
 try:  # the learning rules (their catalogue) and what the schema cannot say
@@ -53,25 +53,25 @@ def dataset_cache_path(wildcards):
 
 
 def data_source(wildcards):
-    return job.data_source(config, wildcards.get("dataset") or wildcards.get("corpus"))
+    return job_params.data_source(config, wildcards.get("dataset") or wildcards.get("corpus"))
 
 
 def source_stamp(wildcards):
-    return job.source_stamp(config, wildcards.get("dataset") or wildcards.get("corpus"))
+    return job_params.source_stamp(config, wildcards.get("dataset") or wildcards.get("corpus"))
 
 
 # ---- training and the jobs that read a trained model
 def run_config(wildcards):
     w = wildcards
-    return job.run_config(config, w.dataset, w.method, w.lam, w.seed)
+    return job_params.run_config(config, w.dataset, w.method, w.lam, w.seed)
 
 
 def train_priority(wildcards):
-    return job.train_priority(config, wildcards.dataset, wildcards.method)
+    return job_params.train_priority(config, wildcards.dataset, wildcards.method)
 
 
 def probe_settings(wildcards):
-    return job.probe_settings(config)
+    return job_params.probe_settings(config)
 
 
 def train_metrics(wildcards):
@@ -95,7 +95,7 @@ def measure_results(wildcards):
 
 
 def reproduction_config(wildcards):
-    return job.reproduction_config(config, wildcards.dataset)
+    return job_params.reproduction_config(config, wildcards.dataset)
 
 
 def dataset_expect(wildcards):
@@ -104,15 +104,15 @@ def dataset_expect(wildcards):
 
 # ---- the EP stack probe
 def corpus_version(wildcards):
-    return job.corpus_version(wildcards.corpus)
+    return job_params.corpus_version(wildcards.corpus)
 
 
 def ep_settings(wildcards):
-    return job.ep_settings(config, wildcards.precision)
+    return job_params.ep_settings(config, wildcards.precision)
 
 
 def ep_settle(wildcards):
-    return job.ep_settle(config)
+    return job_params.ep_settle(config)
 
 
 # ---- the paper
@@ -121,7 +121,7 @@ def paper_number_inputs(wildcards):
 
 
 def paper_number_config(wildcards):
-    return job.paper_number_config(config)
+    return job_params.paper_number_config(config)
 
 
 def paper_sources(wildcards):

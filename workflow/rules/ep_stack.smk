@@ -32,7 +32,7 @@ rule ep_stack_probe:
         timings=paths.EP_TIMINGS,
     log:
         "logs/ep_stack/{corpus}_{precision}_seed{seed}.log",
-    priority: job.EP_PRIORITY
+    priority: job_params.EP_PRIORITY
     conda:
         "../../envs/pytorch.yaml"
     threads: 1

@@ -23,7 +23,7 @@ rule fig4_penalty_rescue:
     params:
         penalty_lambda=config["figures"]["penalty_lambda"],
         dataset=config["dataset"],
-        methods=job.method_styles(),
+        methods=job_params.method_styles(),
         expect=targets.table_expect(config),
     script:
         "../../scripts/fig4_penalty_rescue.py"
@@ -98,7 +98,7 @@ rule fig_alignment_probes:
         runtime=5,
     params:
         network=config["probes"]["network"],
-        methods=job.method_styles(),
+        methods=job_params.method_styles(),
         expect=targets.table_expect(config)["runs"],
     script:
         "../../scripts/fig_alignment_probes.py"

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from credit_assign.infra.files import atomic_write_text
+from credit_assign.pipeline import paths
 from credit_assign.reporting import reproduction as rep_io
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
@@ -527,7 +528,7 @@ def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, out, reproduction_c
                             table_io.read_optional(reproduction_csv, "reproduction"),
                             table_io.read_optional(gaps_csv, "variants_gap"),
                             table_io.read_optional(ep_by_seed_csv, "ep_by_seed"), primer)
-    source = f"results/{cfg['dataset']}/summary and the EP and primer results"
+    source = f"{paths.fill(paths.SUMMARY, dataset=cfg['dataset'])} and the EP and primer results"
     atomic_write_text(out, numbers_tex(macros, flags, source))
     return macros
 
