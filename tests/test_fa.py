@@ -9,7 +9,7 @@ from credit_assign.science.model import ResidualMLP
 from credit_assign.science.rules import feedback_generator, make_rule, options_of
 from credit_assign.science.rules.fa import FAOptions
 
-JACOBIAN = {"backward": "jacobian", "feedback_scale": "unit"}
+JACOBIAN = {"backward": "jacobian", "feedback_scale": "unit", "in_block": "exact"}
 
 
 def rough_model(residual=True, final_norm=True, seed=5):
@@ -65,13 +65,15 @@ def test_standard_signals_do_not_need_grad_mode(batch):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
-def test_standard_fa_updates_with_the_forward_weights_are_bp(batch):
+@pytest.mark.parametrize("in_block", ["feedback", "exact"])
+def test_standard_fa_updates_with_the_forward_weights_are_bp(batch, in_block):
     """With B = W (λ = 0) the signals are g_l, and each block's local loss ⟨f_l, g_l⟩ has
-    BP's gradient for that block's parameters, the embedding's ⟨h_0, g_0⟩ BP's for the
-    embedding; LN_out and the head get the true CE gradient anyway."""
+    BP's gradient for that block's parameters (through B = W, or through W), the
+    embedding's ⟨h_0, g_0⟩ BP's for the embedding; LN_out and the head get the true CE
+    gradient."""
     x, y = batch
     model = rough_model()
-    rule = make_rule("fa", model, 0.0)
+    rule = make_rule("fa", model, 0.0, {"in_block": in_block})
     rule.feedback = exact_feedback(model)
     out = rule.update(model, model(x, local=True), y)
     bp = make_rule("bp", model, 0.0).update(model, model(x), y)
@@ -144,7 +146,9 @@ def test_init_scale_draws_each_b_like_its_forward_weight():
 def test_unit_and_fan_in_scales(backward):
     model = ResidualMLP(12, 256, 2, 10)
     for scale, std in [("unit", 1.0), ("fan_in", None)]:
-        rule = make_rule("fa", model, 0.0, {"backward": backward, "feedback_scale": scale},
+        in_block = "exact" if backward == "jacobian" else "feedback"
+        rule = make_rule("fa", model, 0.0, {"backward": backward, "feedback_scale": scale,
+                                             "in_block": in_block},
                          torch.Generator().manual_seed(1))
         for b in rule.feedback:
             expected = std if std is not None else b.shape[1] ** -0.5
@@ -153,7 +157,8 @@ def test_unit_and_fan_in_scales(backward):
 
 def test_options_default_to_standard_init_and_refuse_init_for_the_jacobian_form():
     assert FAOptions().to_config() == {"backward": "standard", "feedback_scale": "init",
-                                       "error_reduction": "mean", "train_embedding": True}
+                                       "in_block": "feedback", "error_reduction": "mean",
+                                       "train_embedding": True}
     with pytest.raises(ValueError, match="rule.fa.feedback_scale `init` .* backward `jacobian`"):
         options_of("fa", {"backward": "jacobian"})
     with pytest.raises(ValueError, match="rule.fa.backward must be one of"):
@@ -179,3 +184,53 @@ def test_fresh_b_null_runs_on_an_fa_model(batch, options):
     assert null["trained"]["deep_cosine"] == alignment(rule, model, x, y)["deep_cosine"]
     assert len(set(null["fresh"]["deep_cosine"])) == 3
     assert null["trained"]["deep_cosine"] not in null["fresh"]["deep_cosine"]
+
+
+def test_standard_fa_updates_a_block_through_its_random_matrices(batch):
+    """B ≠ W: standard FA (in_block feedback) gives W1 the gradient Lillicrap et al.'s FA
+    gives it — ((a_l B2) ⊙ GELU′(pre))ᵀ LN(h) — W2 and b2 the exact local ones, LN_out
+    its gradient through e B_head; in_block exact gives W1 the in-block BP gradient
+    ((a_l W2) ⊙ GELU′(pre))ᵀ LN(h). Checked by hand on every block."""
+    import torch.nn.functional as F
+
+    x, y = batch
+    model = rough_model()
+    fa = make_rule("fa", model, 0.0, {"feedback_scale": "unit"}, feedback_generator(3))
+    exact = make_rule("fa", model, 0.0, {"feedback_scale": "unit", "in_block": "exact"},
+                      feedback_generator(3))
+    cache = model(x, local=True)
+    out, out_exact = fa.update(model, cache, y), exact.update(model, model(x, local=True), y)
+    signals = out.signals
+    for l, block in enumerate(model.blocks):
+        b2 = fa.feedback[2 * l + 1]
+        h = cache.h[l].detach().requires_grad_()
+        z = block.norm(h).detach()
+        pre = block.fc1(z).detach().requires_grad_()
+        (gelu_grad,) = torch.autograd.grad(F.gelu(pre).sum(), pre)
+        a = signals[l + 1]
+        by_b = ((a @ b2) * gelu_grad).T @ z
+        by_w = ((a @ block.fc2.weight.detach()) * gelu_grad).T @ z
+        assert not torch.allclose(by_b, by_w)
+        torch.testing.assert_close(out.grads[f"blocks.{l}.fc1.weight"], by_b)
+        torch.testing.assert_close(out_exact.grads[f"blocks.{l}.fc1.weight"], by_w)
+        torch.testing.assert_close(out.grads[f"blocks.{l}.fc2.weight"],
+                                   a.T @ F.gelu(pre.detach()))
+        torch.testing.assert_close(out.grads[f"blocks.{l}.fc2.bias"], a.sum(0))
+    # LN_out: its gain's gradient is Σ (e B_head) ⊙ the normalised h_L
+    top = cache.h[-1].detach()
+    e = torch.softmax(model.head(model.norm_out(top)), 1)
+    e[torch.arange(len(y)), y] -= 1
+    e = e / len(y)
+    normed = torch.nn.functional.layer_norm(top, top.shape[1:], eps=model.norm_out.eps)
+    torch.testing.assert_close(out.grads["norm_out.weight"],
+                               ((e @ fa.feedback[-1]) * normed).sum(0))
+    torch.testing.assert_close(out.grads["head.weight"],
+                               e.T @ model.norm_out(top).detach())
+    # the signals themselves do not depend on in_block
+    for s, t in zip(out.signals, out_exact.signals, strict=True):
+        torch.testing.assert_close(s, t, rtol=0, atol=0)
+
+
+def test_in_block_feedback_needs_the_standard_form():
+    with pytest.raises(ValueError, match="set in_block to `exact`"):
+        options_of("fa", {"backward": "jacobian", "feedback_scale": "unit"})

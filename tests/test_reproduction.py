@@ -572,3 +572,27 @@ def test_the_notes_show_each_recipes_norm_per_seed_from_the_configs_seeds():
                                                            "ours_mean", "recipe", "paper"]))
     assert "seed 7: ‖h_L‖ (× default)" in text and "seed 8: ‖h_L‖ (× default)" in text
     assert "(× 10.00)" in text and "(× 0.90)" in text and "seed 42" not in text
+
+
+def test_a_measurement_column_keeps_its_recipes_kind_and_the_goal_counts_only_open_ones():
+    """`off/eps` (a departing recipe measured another way) ranks with the departing
+    measurements, never with the open ones, and never meets the goal; the goal is checked
+    on the stated recipe, the open variants and their measurements, by the same rule."""
+    kinds = {"default": "open", "many": "open", "off": "departs"}
+    assert reproduction.recipe_kind("off/eps_cos_b128", kinds) == "departs+measurement"
+    assert reproduction.recipe_kind("many/flat", kinds) == "open+measurement"
+    assert reproduction.recipe_kind("default/flat", kinds) == "stated+measurement"
+    gaps = hand_gaps({"default": [3.0, 3.0, 3.0, 3.0], "many": [0.5, 0.5, 0.5, 9.0],
+                      "off": [3.0, 3.0, 3.0, 3.0], "off/eps": [0.0, 0.0, 0.0, 0.0],
+                      "many/eps": [0.5, 0.5, 3.0, 3.0]},
+                     {"default": "stated", "many": "open", "off": "departs",
+                      "off/eps": "departs+measurement", "many/eps": "open+measurement"})
+    rank = reproduction.ranking(gaps)
+    assert reproduction.best(rank, "open+measurement") == "many/eps"
+    assert reproduction.best(rank, "departs+measurement") == "off/eps"
+    reached = reproduction.goal(rank, {"goal": 3})
+    assert reached["recipe"] == "many" and reached["within"] == 3 and reached["reached"]
+    missed = reproduction.goal(rank, {"goal": 4})  # only the departing off/eps has 4
+    assert missed["recipe"] == "many" and not missed["reached"]
+    assert "not reached" in reproduction.goal_text(missed)
+    assert reproduction.goal(rank, {}) is None and reproduction.goal_text(None) == ""

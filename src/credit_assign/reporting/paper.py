@@ -269,7 +269,7 @@ VARIANT_KEYS = ("nVariants", "nOpen", "nDeparts", "bestVariant", "bestVariantWit
                 "rankingrule", "hLDfaZeroDefault", "hLDfaZeroBest", "gapHLDfaZeroDefault",
                 "gapHLDfaZeroBest", "largestRecipe", "hLDfaZeroLargest",
                 "gapHLDfaZeroLargest", "hLDfaZeroOneBatch", "gapHLDfaZeroOneBatch",
-                "curseverdict")
+                "curseverdict", "goalverdict")
 
 
 def curse_verdict(table: pd.DataFrame) -> str:
@@ -340,7 +340,19 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
             "largestRecipe": tex_escape(largest) if largest else NOT_RUN,
             "hLDfaZeroLargest": hl_largest, "gapHLDfaZeroLargest": gap_largest,
             "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch,
-            "curseverdict": curse_verdict(rep_io.holdout(gaps, study))}
+            "curseverdict": curse_verdict(rep_io.holdout(gaps, study)),
+            "goalverdict": goal_verdict(rep_io.goal(rank, study))}
+
+
+def goal_verdict(result: dict | None) -> str:
+    """The study's goal (config study.goal) as a sentence of the paper."""
+    if result is None:
+        return "no goal was set before the runs"
+    return (f"the goal fixed before the runs, at least ${result['goal']}$ numbers within "
+            f"tolerance under a recipe that departs from nothing the paper states (with any "
+            f"measurement), is {'reached' if result['reached'] else 'not reached'}: the "
+            f"best such column, \\texttt{{{tex_escape(result['recipe'])}}}, has "
+            f"${result['within']}$ of ${result['compared']}$")
 
 
 def _seed_list(seeds) -> str:

@@ -384,18 +384,28 @@ def split_recipe(name: str) -> tuple[str, str]:
 STATED, MEASUREMENT = "stated", "measurement"
 # The groups recipes are ranked in, each on its own: the stated recipe (``default``),
 # the variants that fill a detail the paper leaves open, those that depart from what it
-# states, and the measurement columns (a recipe's models measured another way).
-KINDS = (STATED, "open", "departs", MEASUREMENT, "unlabelled")
+# states, and each of those recipes' models measured another way (``<kind>+measurement``:
+# a measurement column keeps its recipe's kind, so a departing recipe's measurement never
+# ranks with the open ones).
+KINDS = (STATED, "open", "departs", f"{STATED}+{MEASUREMENT}", f"open+{MEASUREMENT}",
+         f"departs+{MEASUREMENT}", "unlabelled", f"unlabelled+{MEASUREMENT}")
+# the study's goal is a count under a recipe that departs from nothing the paper states,
+# with any measurement: the stated recipe, the open variants, and their measurements
+GOAL_KINDS = (STATED, "open", f"{STATED}+{MEASUREMENT}", f"open+{MEASUREMENT}")
+
+
+def is_measurement(kind: str) -> bool:
+    return kind.endswith(f"+{MEASUREMENT}")
 
 
 def recipe_kind(name: str, kinds: dict[str, str] | None = None) -> str:
     """A gap-map column's group: ``stated`` (default), a variant's ``kind`` (``open``
-    or ``departs``, config/variants.yaml), ``measurement`` (``<recipe>/<measurement>``);
-    a variant whose kind is not given is ``unlabelled``."""
+    or ``departs``, config/variants.yaml), ``<that kind>+measurement`` for
+    ``<recipe>/<measurement>``; a variant whose kind is not given is ``unlabelled``."""
     if name == "default":
         return STATED
     if MEASUREMENT_SEP in name:
-        return MEASUREMENT
+        return f"{recipe_kind(split_recipe(name)[0], kinds)}+{MEASUREMENT}"
     return (kinds or {}).get(name, "unlabelled")
 
 
@@ -504,7 +514,7 @@ def has_measured(gaps: pd.DataFrame | None) -> bool:
     return bool(((gaps.measurement != "reported") & gaps.remeasured.map(_flag)).any())
 
 
-DEFAULT_STUDY = {"seeds": None, "exclude_unverified": True,
+DEFAULT_STUDY = {"seeds": None, "exclude_unverified": True, "goal": None,
                  "ranking": {"primary": "within_count", "tiebreak": "clipped_gap_sum",
                              "clip": 5.0}}
 # a ranking key: its column in ranking()'s table, and whether smaller is better
@@ -561,16 +571,52 @@ def ranking(gaps: pd.DataFrame, study: dict | None = None) -> pd.DataFrame:
         within_all=("w_all", "sum"), compared_all=("c_all", "sum"),
         within_verified=("w_ver", "sum"), compared_verified=("c_ver", "sum")).reset_index()
     out["kind_order"] = out.kind.map(lambda k: KINDS.index(k) if k in KINDS else len(KINDS))
-    keys, ascending = ["kind_order"], [True]
+    out = _ordered(out, study, ["kind_order"])
+    out["rank"] = out.groupby("kind", sort=False).cumcount() + 1
+    return out.drop(columns="kind_order")
+
+
+def _ordered(table: pd.DataFrame, study: dict | None, first: list[str] = ()) -> pd.DataFrame:
+    """``table`` (ranking's columns) in the study's order: ``first`` columns ascending,
+    then the ranking rule's keys, then the recipe's name."""
+    r = study_rule(study)["ranking"]
+    keys, ascending = list(first), [True] * len(first)
     for name in dict.fromkeys([r["primary"], r["tiebreak"]]):
         if name in RANK_KEYS:
             column, smaller = RANK_KEYS[name]
             keys.append(column)
             ascending.append(smaller)
-    out = out.sort_values([*keys, "recipe"], ascending=[*ascending, True],
-                          kind="stable").reset_index(drop=True)
-    out["rank"] = out.groupby("kind", sort=False).cumcount() + 1
-    return out.drop(columns="kind_order")
+    return table.sort_values([*keys, "recipe"], ascending=[*ascending, True],
+                             kind="stable").reset_index(drop=True)
+
+
+def goal(rank: pd.DataFrame, study: dict | None = None) -> dict | None:
+    """The study's goal (config ``study.goal``: a count within tolerance) checked on the
+    recipes that depart from nothing the paper states, with any measurement (GOAL_KINDS),
+    ordered by the same rule: {goal, recipe, within, compared, within_all, compared_all,
+    reached}; None without a goal or such a recipe."""
+    target = study_rule(study).get("goal")
+    rows = rank[rank.kind.isin(GOAL_KINDS)]
+    if target is None or rows.empty:
+        return None
+    r = _ordered(rows, study).iloc[0]
+    return {"goal": int(target), "recipe": r.recipe, "kind": r.kind,
+            "within": int(r.within), "compared": int(r.compared),
+            "within_all": int(r.within_all), "compared_all": int(r.compared_all),
+            "reached": bool(r.within >= target)}
+
+
+def goal_text(result: dict | None) -> str:
+    """The goal check in a sentence ('' without a goal)."""
+    if result is None:
+        return ""
+    verdict = "reached" if result["reached"] else "not reached"
+    return (f"Goal, fixed before the runs (config `study.goal`): at least {result['goal']} "
+            f"numbers within tolerance under a recipe that departs from nothing the paper "
+            f"states, with any measurement — {verdict}: the best such column is "
+            f"`{result['recipe']}` ({result['kind']}) with {result['within']} of "
+            f"{result['compared']} ranked numbers ({result['within_all']} of "
+            f"{result['compared_all']} counting every number).")
 
 
 def best(rank: pd.DataFrame, kind: str = "open") -> str | None:
@@ -676,8 +722,9 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
     best_open = best(rank, "open")
     rows = []
     titles = {STATED: "the stated recipe", "open": "fills a detail the paper leaves open",
-              "departs": "departs from what the paper states",
-              MEASUREMENT: "measurement (the recipe's models measured another way)"}
+              "departs": "departs from what the paper states"}
+    titles |= {f"{k}+{MEASUREMENT}": f"{titles[k]}, measured another way"
+               for k in (STATED, "open", "departs")}
     for r in rank.itertuples():
         a = about.get(r.recipe, {})
         rows.append([f"{titles.get(r.kind, r.kind)}", str(r.rank),

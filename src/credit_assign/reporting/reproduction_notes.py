@@ -90,7 +90,7 @@ def _ranking_section(gaps: pd.DataFrame, study: dict | None) -> str:
     rows = [[r.kind, str(r.rank), f"`{r.recipe}`", f"{r.within} of {r.compared}",
              f"{r.within_all} of {r.compared_all}",
              f"{r.within_verified} of {r.compared_verified}", f"{r.clipped_gap_sum:.1f}"]
-            for r in rank.itertuples() if r.kind != rep_io.MEASUREMENT]
+            for r in rank.itertuples() if not rep_io.is_measurement(r.kind)]
     best = rep_io.best(rank, "open")
     departs = rep_io.best(rank, "departs")
     text = ("## The ranking, by the rule fixed before the runs\n\n"
@@ -98,8 +98,9 @@ def _ranking_section(gaps: pd.DataFrame, study: dict | None) -> str:
             "(config/variants.yaml, `study`), `open` variants (a detail the paper leaves "
             "open) apart from `departs` ones (a departure from what it states). Best open "
             f"variant: {f'`{best}`' if best else 'none'}; best departing one: "
-            f"{f'`{departs}`' if departs else 'none'}. The measurement columns are ranked "
-            "as a third group in reproduction.md.\n\n"
+            f"{f'`{departs}`' if departs else 'none'}. Each recipe's measurement columns are "
+            "ranked apart, by the recipe's kind, in reproduction.md. "
+            + (rep_io.goal_text(rep_io.goal(rank, study)) + "\n\n")
             + md_table(["kind", "rank", "recipe", "within (ranked)", "within (every number)",
                         "within (verified only)", "Σ clipped ∣gap∣ (ranked)"], rows) + "\n\n")
     return text + rep_io.holdout_markdown(rep_io.holdout(gaps, study)).replace("## ", "### ")

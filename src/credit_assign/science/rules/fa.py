@@ -24,11 +24,14 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
+from credit_assign.science.model import branch_penalty
 from credit_assign.science.rules.base import (
     LocalLosses,
+    RuleOutput,
     draw_matrix,
     error_reduction_option,
     output_error,
+    param_grads,
     register,
     train_embedding_option,
 )
@@ -36,6 +39,7 @@ from credit_assign.science.rules.options import Options, option
 
 BACKWARDS = ("standard", "jacobian")
 FA_FEEDBACK_SCALES = ("init", "unit", "fan_in")
+IN_BLOCK = ("feedback", "exact")
 
 
 @dataclass
@@ -54,6 +58,14 @@ class FAOptions(Options):
         "at initialisation (W1, head: U(±1/√fan_in), nn.Linear's default; W2: "
         "N(0, model.branch_init_std²)); `unit`: entries N(0, 1); `fan_in`: N(0, 1/columns of "
         "B) (`standard`: the weight's fan-in d)", choices=FA_FEEDBACK_SCALES)
+    in_block: str = option(
+        "feedback", "`feedback` (`standard` only; Lillicrap et al.): the block's own weight "
+        "updates take the signal through the random matrices too — W1's from "
+        "(a_l B2) ⊙ GELU′, the block's LayerNorm's from that through B1, LN_out's from "
+        "e B_head: no transposed forward weight anywhere in the backward pass; `exact`: "
+        "each block learns by autograd on its local loss ⟨f_l, a_l⟩ through its true W2, "
+        "W1 (FA between blocks, BP inside each; the only choice for `jacobian`)",
+        choices=IN_BLOCK)
     error_reduction: str = error_reduction_option()
     train_embedding: bool = train_embedding_option()
 
@@ -61,11 +73,31 @@ class FAOptions(Options):
                   "feedback_scale `init` draws each B like the forward weight it stands in "
                   "for, and backward `jacobian` has none (its B replace whole block "
                   "Jacobians): with backward `jacobian` set feedback_scale to `unit` or "
-                  "`fan_in`"),)
+                  "`fan_in`"),
+                 ({"backward": "jacobian", "in_block": "feedback"},
+                  "in_block `feedback` routes a block's own updates through its B1 and B2, and "
+                  "backward `jacobian` has none (one B per block Jacobian): with backward "
+                  "`jacobian` set in_block to `exact`"),)
 
 
 def _uniform(rows: int, cols: int, bound: float, generator: torch.Generator) -> Tensor:
     return (torch.rand(rows, cols, generator=generator) * 2 - 1) * bound
+
+
+class _FeedbackLinear(torch.autograd.Function):
+    """``x Wᵀ + b`` whose backward sends the gradient to ``x`` through the fixed matrix
+    ``B`` (the shape of W) instead of W — FA's one change to a linear layer — and gives W
+    and b their exact gradients (``gᵀ x``, ``Σ g``)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, feedback):
+        ctx.save_for_backward(x, feedback)
+        return F.linear(x, weight, bias)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, feedback = ctx.saved_tensors
+        return g @ feedback, g.T @ x, g.sum(0), None
 
 
 def _vjp(fn, x: Tensor, v: Tensor) -> Tensor:
@@ -82,8 +114,13 @@ def _vjp(fn, x: Tensor, v: Tensor) -> Tensor:
 @register
 class FA(LocalLosses):
     """Feedback Alignment: each block learns from ⟨f_l(h_{l-1}), a_l⟩ (+ penalty), the
-    embedding from ⟨h_0, a_0⟩, LN_out and head from the true CE gradient, as for DFA; the
-    signals a_l come down the network as follows.
+    embedding from ⟨h_0, a_0⟩, the head from the true CE gradient; the signals a_l come
+    down the network as follows. With ``in_block: feedback`` (standard FA, the default) the
+    block's own backward uses the random matrices too: ⟨f_l, a_l⟩ is differentiated
+    through a recomputation of the block whose linear layers send gradients to their
+    input through B (``_FeedbackLinear``), and LN_out learns from e B_head; with
+    ``exact`` (and for ``jacobian``) the block's local loss is differentiated through its
+    true weights, as for DFA.
 
     ``standard`` (``self.feedback`` = [B1_1, B2_1, …, B1_L, B2_L, B_head], each the shape
     of the forward weight it replaces: fc1.weight, fc2.weight, head.weight)::
@@ -144,6 +181,29 @@ class FA(LocalLosses):
                 "model saved before rule.fa.backward existed was trained with backward "
                 "`jacobian` (and feedback_scale `unit`)")
         self.feedback = saved
+
+    # -- the update --------------------------------------------------------------------
+    def update(self, model, cache, y):
+        if self.options.in_block == "exact":
+            return super().update(model, cache, y)
+        signals = self.teaching_signals(model, cache, y)
+        fb = self.feedback
+        top = model.norm_out(cache.h[-1].detach())
+        ce = F.cross_entropy(
+            _FeedbackLinear.apply(top, model.head.weight, model.head.bias, fb[-1]), y)
+        fs = []
+        for l, block in enumerate(model.blocks):
+            z = block.norm(cache.h[l].detach())
+            pre = _FeedbackLinear.apply(z, block.fc1.weight, block.fc1.bias, fb[2 * l])
+            fs.append(_FeedbackLinear.apply(F.gelu(pre), block.fc2.weight, block.fc2.bias,
+                                            fb[2 * l + 1]))
+        loss = ce + sum((f_l * a_l).sum() for f_l, a_l in zip(fs, signals[1:], strict=True))
+        if self.lam:
+            loss = loss + self.lam * branch_penalty(fs)
+        if self.options.train_embedding:
+            loss = loss + (cache.h[0] * signals[0]).sum()
+        grads, _ = param_grads(loss, self.trainable(model))
+        return RuleOutput(signals, grads, ce.detach())
 
     # -- the signals ---------------------------------------------------------------------
     def teaching_signals(self, model, cache, y):
