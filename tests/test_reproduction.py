@@ -332,6 +332,14 @@ def test_gaps_in_units_of_our_seed_sd_and_where_the_tolerance_is_tighter():
     norm = reproduction.compare(REFERENCE, *tables(norm=(1e3, 1e6))).set_index(
         ["method", "metric"]).loc[("dfa", "h_L_norm_median")]
     assert norm.tolerance_below_sd  # sd of (3, 6) is 2.1 decades
+    # ... and its gap in sd units on the same log10 scale, never a linear difference
+    # over a linear sd (which a norm's spread over decades makes meaningless)
+    paper = next(e["value"] for e in REFERENCE["entries"]
+                 if e["method"] == "dfa" and e["metric"] == "h_L_norm_median")
+    logs = [3.0, 6.0]
+    expected = (math.log10((1e3 + 1e6) / 2) - math.log10(paper)) / (
+        (logs[1] - logs[0]) / math.sqrt(2))
+    assert norm.gap_sd == pytest.approx(expected)
     # one seed: no sd, no gap in sd units
     runs, layers, nulls = tables()
     one = reproduction.compare(REFERENCE, runs[runs.seed == 1], layers, nulls)

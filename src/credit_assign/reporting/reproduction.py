@@ -127,7 +127,7 @@ def _row(entry: dict, values: np.ndarray, over: str, tolerances: dict,
          seeds: np.ndarray | None = None) -> dict:
     """One compared paper number: our values (per seed or draw) against the entry.
     ``gap`` is in units of the tolerance; ``gap_sd`` in units of our own sd (ddof = 1,
-    NaN with one value); ``sd_over_tolerance`` > 1 (``tolerance_below_sd``): the
+    NaN with one value; for norms the log10 difference over the sd of our log10 values); ``sd_over_tolerance`` > 1 (``tolerance_below_sd``): the
     tolerance is tighter than our seed-to-seed spread."""
     keep = ~np.isnan(values)
     values = values[keep]
@@ -135,8 +135,10 @@ def _row(entry: dict, values: np.ndarray, over: str, tolerances: dict,
     mean = float(values.mean()) if len(values) else math.nan
     std = float(values.std(ddof=1)) if len(values) > 1 else math.nan
     diff, ok, tol, gap = _within(entry["metric"], mean, entry, tolerances)
-    gap_sd = diff / std if diff is not None and std > 0 else math.nan
     spread = _spread_in_tolerances(entry["metric"], values, entry, tolerances)
+    # the gap over our sd, on the gap's own scale: log10 for norms (log-difference over
+    # the sd of log10 values), linear otherwise (difference over sd) — gap / spread
+    gap_sd = gap / spread if spread > 0 and not math.isnan(gap) else math.nan
     alone, without = _seed_gaps(entry, values, seeds, tolerances)
     return {
         "method": entry["method"], "lam": entry["lam"], "metric": entry["metric"],
