@@ -118,3 +118,32 @@ def test_measure_on_a_small_model_scales_the_epsilon_cosines_with_the_batch():
     tiny = ([a * 1e-9 for a in s64], [b * 1e-9 for b in g64])
     assert abs(measure.cosines("eps_cos", *tiny)["deep_cosine"]) < abs(
         exact64["deep_cosine"])
+
+
+def test_the_gain_weighted_cosine_is_what_w1s_update_sees():
+    """``gain``: signal and gradient at h_l as W1's update sees them, (v W2_l) ⊙
+    GELU′(pre_l), by hand on every block; the embedding's unchanged; a signal equal to
+    the gradient gives cosine 1, and a layer without a signal stays None."""
+    from credit_assign.science.measurement import gain_weighted
+    from credit_assign.science.model import ResidualMLP
+
+    torch.manual_seed(0)
+    model = ResidualMLP(12, 8, 3, 4, branch_init_std=0.5).double()
+    x = torch.randn(10, 12, dtype=torch.float64)
+    grads = [torch.randn(10, 8, dtype=torch.float64) for _ in range(4)]
+    signals = [torch.randn(10, 8, dtype=torch.float64) for _ in range(3)] + [None]
+    u, v = gain_weighted(model, x, signals, grads)
+    assert u[0] is signals[0] and v[0] is grads[0] and u[3] is None
+    h = model(x).h
+    for l in (1, 2, 3):
+        block = model.blocks[l - 1]
+        pre = block.fc1(block.norm(h[l - 1])).detach()
+        cdf = 0.5 * (1 + torch.erf(pre / math.sqrt(2)))
+        gelu_prime = cdf + pre * torch.exp(-pre**2 / 2) / math.sqrt(2 * math.pi)
+        torch.testing.assert_close(v[l], (grads[l] @ block.fc2.weight.detach()) * gelu_prime)
+        if signals[l] is not None:
+            torch.testing.assert_close(u[l], (signals[l] @ block.fc2.weight.detach())
+                                       * gelu_prime)
+    same_u, same_v = gain_weighted(model, x, grads, grads)
+    assert all(per_sample_cosine(a, b) == pytest.approx(1.0) for a, b in
+               zip(same_u, same_v, strict=True))

@@ -405,9 +405,10 @@ def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_nul
 # and 9 variants, 7 measurement variants (config/paper_reference.yaml, config/variants.yaml)
 ROOT = Path(__file__).resolve().parents[1]
 STUDY_RECIPES = ["default", "const_lr", "dfa_lr3e3", "const_lr3e3", "dfa_no_wd", "dfa_no_aug",
-                 "dfa_shallow", "no_decay_norms", "fa_unit_b", "fa_jacobian"]
+                 "dfa_shallow", "no_decay_norms", "fa_unit_b", "fa_jacobian",
+                 "fa_in_block_exact"]
 STUDY_MEASUREMENTS = ["stratified", "mixed_n", "one_batch", "eps_cos_b2048", "eps_cos_b128",
-                      "eps_den_b2048", "eps_den_b128", "flat"]
+                      "eps_den_b2048", "eps_den_b128", "flat", "gain"]
 STUDY_RUNS = [("bp", 0.0), ("bp", 1e-2), ("dfa", 0.0), ("dfa", 1e-4), ("dfa", 1e-2),
               ("frozen", 0.0), ("fa", 0.0)]
 
@@ -431,7 +432,7 @@ def study_tables(rng, methods, seeds=(42, 123, 456)):
                           for f in ("trained", "fresh", "fresh")]
             if method in ("dfa", "fa"):  # what measure jobs measure
                 measured += [{"dataset": "cifar10", **run, "measurement": m,
-                              "h_L_norm": (math.nan if m.startswith(("eps_", "flat"))
+                              "h_L_norm": (math.nan if m.startswith(("eps_", "flat", "gain"))
                                            else 10 ** rng.uniform(3, 9)),
                               "deep_cosine": rng.uniform(-0.1, 0.4),
                               **{f"cosine_l{layer}": rng.uniform(-0.1, 0.5)

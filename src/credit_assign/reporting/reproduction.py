@@ -180,6 +180,9 @@ def measurement_description(name: str) -> str:
                 "class-mixed draw, and the cosines on them")
     if name == "flat":
         return "the cosines as one cosine of the batch-flattened (N, d) matrices"
+    if name == "gain":
+        return ("the seed probes' gain-weighted cosine, read for this model: signal and "
+                "gradient as W1's update sees them, (v W2) ⊙ GELU′(pre) (l0: exact)")
     for kind, how in (("eps_cos", "torch's cosine_similarity (eps 1e-8 clamping each norm, "
                                   "float32)"),
                       ("eps_den", "u·v / (‖u‖‖v‖ + 1e-8) in float32")):

@@ -44,13 +44,17 @@ cosines on the stratified set at batch size B) and ``flat`` (the flattened cosin
 stratified set). The cosine-only measurements leave ‖h_L‖ unmeasured (null): it is the
 stratified set's, already reported.
 
-The seed probes' gain-weighted cosine (``_row_cos(a ⊙ φ'(u_l), −g ⊙ φ'(u_l))``) is not
-a measurement here: its gain φ'(u_l) is the activation's derivative at the
-pre-activation whose output *is* the hidden state h_l, in the seed's plain MLP. In this
-model h_l is a residual stream, not an activation's output, and the signal a_l reaches
-the block's weights through the linear W2 (gain 1); the GELU inside the block acts on a
-different d-vector (W1·LN(h) + b1), where a_l is not defined. So the gain is not defined
-for h_l, and with gain 1 the weighted cosine is the ``exact`` one.
+``gain`` — the seed probes' gain-weighted cosine, read for this model. The seed's probe
+(``_row_cos(a ⊙ φ'(u_l), −g ⊙ φ'(u_l))``) weights signal and gradient at h_l by the
+derivative of the activation that makes h_l's increment (its residual variant:
+h_l = h_{l-1} + α φ(u_l)), "so the reported alignment is what the weight update sees".
+Here the increment is f_l = W2 GELU(pre_l) + b2 with pre_l = W1 LN(h_{l-1}) + b1, so
+what W1's update sees of a signal at h_l is (a_l W2) ⊙ GELU′(pre_l) — the true W2, as
+for every local rule but standard FA, whose W1 update goes through B2 instead; the
+measurement compares (a_l W2_l) ⊙ GELU′(pre_l) with (g_l W2_l) ⊙ GELU′(pre_l) per
+sample (exact cosine, the stratified set), l = 1 … L. The embedding (l = 0) is linear
+(gain 1): its cosine is the ``exact`` one. W2's own update sees a_l itself (gain 1):
+the ``exact`` cosine.
 """
 
 from __future__ import annotations
@@ -77,7 +81,8 @@ SCALE_DEPENDENT = ("eps_cos", "eps_den")
 def measurement_names(batch_sizes) -> list[str]:
     """Every measurement a measure job writes, in the order it writes them."""
     return (["stratified", "mixed_n", "one_batch"]
-            + [f"{kind}_b{b}" for kind in SCALE_DEPENDENT for b in batch_sizes] + ["flat"])
+            + [f"{kind}_b{b}" for kind in SCALE_DEPENDENT for b in batch_sizes]
+            + ["flat", "gain"])
 
 
 def _normalised(data: dict, idx: torch.Tensor, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -104,6 +109,24 @@ def signals_and_grads(rule, model, x, y, batch: int):
                for parts in zip(*per_batch_signals, strict=True)]
     grads = [torch.cat(parts) for parts in zip(*per_batch_grads, strict=True)]
     return signals, grads, torch.cat(h_last), sorted(set(sizes))
+
+
+def gain_weighted(model, x, signals, grads):
+    """The signals and gradients as W1's update sees them (``gain`` in the module
+    docstring): (v W2_l) ⊙ GELU′(pre_l) for blocks l = 1 … L; the embedding's (l = 0)
+    unchanged (a linear map: gain 1). None stays None (a layer without a signal)."""
+    with torch.no_grad():
+        h = model(x, local=True).h
+    u, v = [signals[0]], [grads[0]]
+    for l, block in enumerate(model.blocks, start=1):
+        with torch.enable_grad():
+            pre = block.fc1(block.norm(h[l - 1])).detach().requires_grad_()
+            (gain,) = torch.autograd.grad(torch.nn.functional.gelu(pre).sum(), pre)
+        w2 = block.fc2.weight.detach()
+        a = signals[l]
+        u.append(None if a is None else (a @ w2) * gain)
+        v.append((grads[l] @ w2) * gain)
+    return u, v
 
 
 def cosines(kind: str, signals, grads) -> dict[str, Any]:
@@ -168,6 +191,9 @@ def measurements(model, rule, data: dict, n_samples: int, seed: int, batch: int,
         out["flat"] = {"set": name, "cosine_kind": "flat", "batch_size": len(y),
                        "batch_sizes_used": used, "h_L_norm": None, "h_L_norm_statistic": None,
                        **cosines("flat", *native), "n": len(idx)}
+        out["gain"] = {"set": name, "cosine_kind": "gain", "batch_size": len(y),
+                       "batch_sizes_used": used, "h_L_norm": None, "h_L_norm_statistic": None,
+                       **cosines("exact", *gain_weighted(model, x, *native)), "n": len(idx)}
     order = measurement_names(batch_sizes)
     return ({name: d for name, (_, d) in sets.items()},
             {name: out[name] for name in order})
