@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from test_workflow import fresh_copy, job_counts, snakemake
+from conftest import fresh_copy, job_counts, snakemake
 
 from credit_assign.infra.results import read_result
 from credit_assign.science.rules import RULES, catalog, make_rule, options_of, options_table

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import DISAGREE, KINDS, hand_gaps
 
 from credit_assign.reporting import paper
 
@@ -90,8 +91,6 @@ def test_dfa_at_lambda_zero_is_tested_against_its_own_null_like_the_penalty():
 
 
 def test_the_papers_winner_is_the_rankings_best_open_variant():
-    from test_reproduction import DISAGREE, KINDS, hand_gaps
-
     gaps = hand_gaps(DISAGREE, KINDS).assign(ours_mean=1.0, ours_n=3)
     by_count = paper.variant_numbers(gaps, {"ranking": {"primary": "within_count"}})
     by_sum = paper.variant_numbers(gaps, {"ranking": {"primary": "clipped_gap_sum"}})

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_results_and_training import tiny_run
-from test_workflow import TINY, fresh_copy, snakemake
+from conftest import TINY, fresh_copy, snakemake, tiny_run_config
 
 from credit_assign.infra import data
 from credit_assign.infra.results import ResultError, read_result
@@ -51,7 +50,7 @@ def start_training(run, digits, out: Path) -> subprocess.Popen:
 
 @pytest.mark.slow
 def test_sigkill_mid_run_then_rerun_gives_identical_bytes(tmp_path, digits):
-    run = tiny_run("dfa", epochs=40, batch_size=64)
+    run = tiny_run_config("dfa", epochs=40, batch_size=64)
     run["model"]["width"] = 48
     reference = start_training(run, digits, tmp_path / "ref")
     assert reference.wait(timeout=600) == 0, reference.stderr.read()
@@ -78,7 +77,7 @@ def test_sigkill_mid_run_then_rerun_gives_identical_bytes(tmp_path, digits):
 
 @pytest.mark.parametrize("policy", ["continue", "stop"])
 def test_divergence_is_recorded_not_a_crash(tmp_path, digits, policy):
-    run = tiny_run("dfa", lam=0.0, epochs=4, lr=1e30, nonfinite_policy=policy)
+    run = tiny_run_config("dfa", lam=0.0, epochs=4, lr=1e30, nonfinite_policy=policy)
     result = train(run, digits, tmp_path / "m.json", tmp_path / "m.pt",
                    timings_out=tmp_path / "timings.json")
     stored = read_result(tmp_path / "m.json", "train")  # strict JSON, schema-valid
@@ -92,7 +91,7 @@ def test_divergence_is_recorded_not_a_crash(tmp_path, digits, policy):
     # the figure shows it rather than crash
     from credit_assign.reporting.figures import penalty_rescue
 
-    train(tiny_run("bp", lam=0.0, epochs=2), digits, tmp_path / "bp" / "metrics.json",
+    train(tiny_run_config("bp", lam=0.0, epochs=2), digits, tmp_path / "bp" / "metrics.json",
           tmp_path / "bp" / "model.pt", timings_out=tmp_path / "bp" / "timings.json")
     frames = tables([tmp_path / "m.json", tmp_path / "bp" / "metrics.json"], [])
     assert frames["runs"].first_nonfinite_epoch.notna().any()

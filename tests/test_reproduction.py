@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import DISAGREE, KINDS, hand_gaps
 
 from credit_assign.reporting import reproduction
 
@@ -229,36 +230,6 @@ def test_the_side_by_side_names_the_best_variant_and_marks_inherited_numbers():
     assert "side by side" in text and "`v` **(best open)**" in text
     assert "(inherited)" in text and "(+0.3 ✓)" in text  # bp's accuracy, the default's
     assert not math.isnan(gaps.gap.iloc[0])
-
-
-def hand_gaps(cells: dict[str, list[float]], kinds: dict[str, str], verified=None,
-              seeds: dict | None = None) -> pd.DataFrame:
-    """A gap table by hand: recipe → its gaps on the same paper numbers (in order);
-    ``seeds``: recipe → (gap on each seed alone, gap without each seed), per number."""
-    import json
-
-    rows = []
-    for recipe, gaps in cells.items():
-        for i, gap in enumerate(gaps):
-            alone, without = ({}, {}) if not seeds else (seeds[recipe][0][i],
-                                                         seeds[recipe][1][i])
-            rows.append({"run": f"n{i}", "metric": "m", "recipe": recipe,
-                         "kind": kinds[recipe], "gap": gap, "within": abs(gap) <= 1,
-                         "verified": True if verified is None else verified[i],
-                         "inherited": False, "gap_seed": json.dumps(alone),
-                         "gap_without_seed": json.dumps(without)})
-    return pd.DataFrame(rows)
-
-
-# count and Σ|gap| disagree: "many" has more numbers within tolerance, "close" the smaller
-# clipped sum (its misses are near misses, "many"'s one miss is far off)
-DISAGREE = {"default": [3.0, 3.0, 3.0, 3.0],
-            "many": [0.5, 0.5, 0.5, 9.0],       # 3 within, Σ clipped 6.5
-            "close": [0.5, 0.5, 1.5, 1.5],      # 2 within, Σ clipped 4.0
-            "off": [0.0, 0.0, 0.0, 0.0],        # departs: 4 within
-            "bad": [8.0, 8.0, 8.0, 8.0]}
-KINDS = {"default": "stated", "many": "open", "close": "open", "off": "departs",
-         "bad": "departs"}
 
 
 def test_the_ranking_is_the_configured_rule_and_ranks_open_and_departs_apart():

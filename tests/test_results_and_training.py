@@ -4,23 +4,12 @@ import json
 import math
 
 import pytest
+from conftest import tiny_run_config
 
 from credit_assign.infra import data
 from credit_assign.infra.files import sanitize
 from credit_assign.infra.results import ResultError, read_result, validate_result
 from credit_assign.jobs import train
-
-
-def tiny_run(method="dfa", lam=0.01, epochs=3, **training):
-    return {
-        "dataset": "digits", "method": method, "lam": lam, "seed": 7,
-        "model": {"width": 16, "depth": 2, "branch_init_std": 0.01, "final_norm": True},
-        "training": {"epochs": epochs, "batch_size": 128, "lr": 1e-3, "weight_decay": 0.01,
-                     "schedule_step": "batch", "augmentation": "crop_flip", "crop_padding": 1,
-                     "nonfinite_policy": "continue", "device": "cpu", **training},
-        "rule": {},  # the rule's defaults
-        "diagnostics": {"n_samples": 200, "seed": 0, "eval_batch_size": 256},
-    }
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +27,7 @@ def test_sanitize_turns_nonfinite_into_null_with_a_flag():
 
 @pytest.mark.parametrize("method", ["bp", "dfa", "fa", "frozen"])
 def test_training_writes_a_valid_result_and_the_same_json_twice(tmp_path, digits, method):
-    run = tiny_run(method)
+    run = tiny_run_config(method)
     first = train(run, digits, tmp_path / "a.json", tmp_path / "a.pt", threads=1)
     second = train(run, digits, tmp_path / "b.json", tmp_path / "b.pt", threads=1)
     read_result(tmp_path / "a.json", "train")
@@ -55,7 +44,7 @@ def test_training_writes_a_valid_result_and_the_same_json_twice(tmp_path, digits
 
 
 def test_interrupted_training_resumes_to_the_same_result(tmp_path, digits, monkeypatch):
-    run = tiny_run("dfa", epochs=4)
+    run = tiny_run_config("dfa", epochs=4)
     train(run, digits, tmp_path / "ref.json", tmp_path / "ref.pt", threads=1)
 
     import credit_assign.science.training as train_module
@@ -135,7 +124,7 @@ def _break_other_snapshots(resume):
 def _break_old_format(resume):
     import torch
 
-    torch.save({"run": tiny_run(lam=0.5)}, resume)  # before resume states said what for
+    torch.save({"run": tiny_run_config(lam=0.5)}, resume)  # before resume states said what for
 
 
 @pytest.mark.parametrize("damage, reason", [
@@ -145,7 +134,7 @@ def _break_old_format(resume):
 ])
 def test_unusable_resume_state_is_moved_aside_and_the_job_completes(
         tmp_path, digits, monkeypatch, caplog, capsys, damage, reason):
-    run = tiny_run("dfa", epochs=3)
+    run = tiny_run_config("dfa", epochs=3)
     train(run, digits, tmp_path / "ref.json", tmp_path / "ref.pt")
     resume = _killed_in_epoch(2, run, digits, tmp_path, monkeypatch)
     damage(resume)
@@ -162,7 +151,7 @@ def test_corrupt_model_checkpoint_is_named_with_what_to_do(tmp_path, digits):
     from credit_assign.infra.files import CorruptFileError
     from credit_assign.jobs import fresh_b_null as fresh_b_null_job
 
-    train(tiny_run(epochs=1), digits, tmp_path / "m.json", tmp_path / "m.pt")
+    train(tiny_run_config(epochs=1), digits, tmp_path / "m.json", tmp_path / "m.pt")
     (tmp_path / "m.pt").write_bytes((tmp_path / "m.pt").read_bytes()[:500])
     with pytest.raises(CorruptFileError, match=r"trained model .*m\.pt .*Delete it and rerun"):
         fresh_b_null_job(tmp_path / "m.pt", digits, 2, tmp_path / "null.json")
@@ -196,8 +185,8 @@ def test_full_disk_names_the_file_and_keeps_the_last_good_one(tmp_path, monkeypa
 def test_results_of_other_library_code_are_listed(tmp_path, digits, capsys):
     from credit_assign.reporting import stale
 
-    train(tiny_run(epochs=1), digits, tmp_path / "a" / "m.json", tmp_path / "a" / "m.pt")
-    train(tiny_run(epochs=1, lr=2e-3), digits, tmp_path / "b" / "m.json",
+    train(tiny_run_config(epochs=1), digits, tmp_path / "a" / "m.json", tmp_path / "a" / "m.pt")
+    train(tiny_run_config(epochs=1, lr=2e-3), digits, tmp_path / "b" / "m.json",
           tmp_path / "b" / "m.pt")
     doc = json.loads((tmp_path / "b" / "m.json").read_text())
     doc["provenance"]["code"]["library_sha256"] = "f" * 64
@@ -211,7 +200,7 @@ def test_results_of_other_library_code_are_listed(tmp_path, digits, capsys):
 
 
 def test_truncated_result_is_named_in_the_error(tmp_path, digits):
-    train(tiny_run(epochs=1), digits, tmp_path / "m.json", tmp_path / "m.pt")
+    train(tiny_run_config(epochs=1), digits, tmp_path / "m.json", tmp_path / "m.pt")
     text = (tmp_path / "m.json").read_text()
     (tmp_path / "m.json").write_text(text[: len(text) // 2])
     with pytest.raises(ResultError, match=r"m\.json: not valid JSON"):
@@ -219,7 +208,7 @@ def test_truncated_result_is_named_in_the_error(tmp_path, digits):
 
 
 def test_hand_edited_result_fails_schema_with_the_key(tmp_path, digits):
-    result = train(tiny_run(epochs=2), digits, tmp_path / "m.json", tmp_path / "m.pt")
+    result = train(tiny_run_config(epochs=2), digits, tmp_path / "m.json", tmp_path / "m.pt")
     broken = json.loads(json.dumps(result))
     broken["history"]["test_acc"][1] = "high"
     with pytest.raises(ResultError, match="history/test_acc/1"):
@@ -233,7 +222,7 @@ def test_hand_edited_result_fails_schema_with_the_key(tmp_path, digits):
 def test_fresh_b_null_differs_from_trained_feedback(tmp_path, digits):
     from credit_assign.jobs import fresh_b_null as fresh_b_null_job
 
-    train(tiny_run(epochs=2), digits, tmp_path / "m.json", tmp_path / "m.pt")
+    train(tiny_run_config(epochs=2), digits, tmp_path / "m.json", tmp_path / "m.pt")
     null = fresh_b_null_job(tmp_path / "m.pt", digits, 4, tmp_path / "null.json")
     read_result(tmp_path / "null.json", "fresh_b_null")
     draws = null["fresh"]["deep_cosine"]
@@ -306,7 +295,8 @@ def test_measurement_variants_reproduce_the_reported_numbers_and_differ_as_defin
     from credit_assign.reporting.aggregate import measurement_table
     from credit_assign.science.measurement import measurement_names
 
-    metrics = train(tiny_run("dfa", epochs=2), digits, tmp_path / "m.json", tmp_path / "m.pt")
+    metrics = train(tiny_run_config("dfa", epochs=2), digits, tmp_path / "m.json",
+                    tmp_path / "m.pt")
     result = measure_job(tmp_path / "m.pt", digits, 64, tmp_path / "measure.json",
                          batch_sizes=[100, 16])
     read_result(tmp_path / "measure.json", "measure")  # validates against the schema

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_workflow import fresh_copy
+from conftest import fresh_copy
 
 pytestmark = pytest.mark.slow  # every test here runs a real SLURM cluster
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import fresh_copy, job_counts, pdf_text, snakemake
 from PIL import Image
-from test_workflow import fresh_copy, job_counts, snakemake
 
 TINY_CIFAR = {
     "dataset": "cifar10",
@@ -368,7 +368,6 @@ def test_a_hostile_source_name_prints_as_written_and_reads_nothing_outside(tmp_p
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from test_workflow import pdf_text
 
     from credit_assign.reporting import paper
 

@@ -2,39 +2,18 @@
 
 import json
 import os
-import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import TINY, fresh_copy, job_counts, pdf_text, snakemake
 
 from credit_assign.infra.results import read_result
 
 pytestmark = pytest.mark.slow  # every test here runs Snakemake on a tiny config
 
-ROOT = Path(__file__).resolve().parents[1]
-COPY = ("Snakefile", "workflow", "scripts", "src", "config", "profiles", "envs", "paper/ms.tex")
-
-TINY = {
-    "dataset": "digits",
-    "model": {"width": 16, "depth": 2},
-    "training": {"epochs": 2, "batch_size": 256, "augmentation": "none"},
-    "sweep": {"seeds": [1, 2], "dfa": [0, 1.0e-2], "bp": [0, 1.0e-2], "frozen": [0], "fa": [],
-              "np": [0]},
-    "rule": {"np": {"directions": 4}},
-    "probes": {"epochs": [1, 2], "n_samples": 64, "directions": 8},
-    "diagnostics": {"n_samples": 100},
-    "fresh_b_null": {"draws": 3},
-    "reproduction": {"reference": "config/tiny_reference.yaml"},
-    "ep_stack": {"corpora": ["pydoc"], "seeds": [0], "compare_precisions": ["bfloat16"],
-                 "model": {"blocks": 2, "width": 16, "heads": 2, "context": 16},
-                 "batch_size": 4, "pretrain": {"steps": 3, "relax_steps": 20},
-                 "probe": {"batches": 1, "reference_steps": 40, "free_steps": [20, 40],
-                           "nudged_steps_max": 30, "check_every": 5}},
-}
 TINY_REFERENCE = {
     "dataset": "digits",
     "tolerances": {"test_acc": {"abs": 0.02}, "h_L_norm_median": {"log10": 1.0},
@@ -47,33 +26,6 @@ TINY_REFERENCE = {
         {"method": "fa", "lam": 0, "metric": "test_acc", "value": 0.4, "source": "not run"},
     ],
 }
-
-
-def snakemake(workdir: Path, *args: str, check: bool = True, env: dict | None = None
-              ) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *args],
-                          cwd=workdir, capture_output=True, text=True, timeout=900, env=env)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def job_counts(text: str) -> dict[str, int]:
-    block = text.split("Job stats:")[1]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", block, re.M)}
-
-
-def fresh_copy(dest: Path) -> Path:
-    """The workflow's files, as a fresh clone has them (no results, no data)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in COPY:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(src, dest / name)
-    return dest
 
 
 @pytest.fixture(scope="module")
@@ -372,11 +324,6 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
 HAVE_TEX = all(shutil.which(t) for t in ("latexmk", "pdflatex", "pdftotext"))
 needs_tex = pytest.mark.skipif(not HAVE_TEX and not os.environ.get("CREDIT_ASSIGN_REQUIRE_TEX"),
                                reason="no latexmk/pdflatex/pdftotext (CI installs them)")
-
-
-def pdf_text(path: Path) -> str:
-    return subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True,
-                          check=True).stdout
 
 
 @needs_tex
