@@ -53,6 +53,7 @@ publish:
 	cp results/cifar10/summary/variants_gap.csv docs/variants_gap.csv
 	cp paper/figures/fig_variants.png docs/fig_variants.png
 	cp paper/figures/fig_variants_measured.png docs/fig_variants_measured.png
+	cp paper/figures/fig_variants_measured_eps.png docs/fig_variants_measured_eps.png
 	cp paper/figures/fig4_penalty_rescue.png docs/fig4_penalty_rescue_cifar10.png
 	cp paper/ms.pdf docs/paper.pdf
 

@@ -442,7 +442,8 @@ def gap_figures():
 
     gaps = study_gaps()
     return fig_variants, gaps, {"fig_variants": fig_variants.plot(gaps),
-                                "fig_variants_measured": fig_variants.plot_measured(gaps)}
+                                **{name: fig_variants.plot_measured(gaps, name)
+                                   for name in fig_variants.MEASURED_FIGURES}}
 
 
 def test_the_study_gap_table_has_the_papers_numbers_and_every_measurement():
@@ -456,7 +457,8 @@ def test_the_study_gap_table_has_the_papers_numbers_and_every_measurement():
     assert len(grid) > 100  # one figure of every row would not fit a page
 
 
-@pytest.mark.parametrize("name", ["fig_variants", "fig_variants_measured"])
+@pytest.mark.parametrize("name", ["fig_variants", "fig_variants_measured",
+                                  "fig_variants_measured_eps"])
 def test_each_gap_map_figure_fits_its_page_at_a_readable_size(gap_figures, name):
     fig_variants, _, figs = gap_figures
     fig = figs[name]
@@ -485,9 +487,15 @@ def test_the_reported_map_leaves_the_measurements_to_their_own_figure(gap_figure
     ax = figs["fig_variants"].axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert len(labels) == 26 and not any(label.startswith("[") for label in labels)
-    panels = [ax.get_title(loc="left") for ax in figs["fig_variants_measured"].axes
-              if ax.get_title(loc="left")]
-    assert panels == [f"[{m}]" for m in STUDY_MEASUREMENTS[1:]]
+    def panels(name):
+        return [ax.get_title(loc="left") for ax in figs[name].axes if ax.get_title(loc="left")]
+
+    # two pages: the other images and estimators, then the epsilon cosines; together
+    # every measurement but the stratified one (the recipes' own columns)
+    other = [m for m in STUDY_MEASUREMENTS[1:] if not m.startswith("eps_")]
+    eps = [m for m in STUDY_MEASUREMENTS[1:] if m.startswith("eps_")]
+    assert panels("fig_variants_measured") == [f"[{m}]" for m in other]
+    assert panels("fig_variants_measured_eps") == [f"[{m}]" for m in eps]
     with pytest.raises(ValueError, match="no measurement"):
         fig_variants.plot_measured(study_gaps(measurements=False))
 
@@ -498,7 +506,7 @@ HAVE_TEX = all(shutil.which(t) for t in ("latexmk", "pdflatex", "pdftoppm", "pdf
 @pytest.mark.skipif(not HAVE_TEX and not os.environ.get("CREDIT_ASSIGN_REQUIRE_TEX"),
                     reason="no latexmk/pdflatex/pdftoppm/pdftotext (CI installs them)")
 def test_the_gap_map_figures_print_one_page_each_in_the_papers_floats(gap_figures, tmp_path):
-    """The two figure PDFs in ms.tex's own preamble and float environments: each is one
+    """The three figure PDFs in ms.tex's own preamble and float environments: each is one
     page, no float is too large, the text is real text, and the pages render
     (tmp_path/page-*.png: what a reader sees)."""
     import re
@@ -517,7 +525,7 @@ def test_the_gap_map_figures_print_one_page_each_in_the_papers_floats(gap_figure
                         + re.escape(f"figures/{name}.pdf") + r".*?\\end\{\1\}", tex, re.S)
               for name in figs]
     assert all(floats)
-    assert [f.group(1) for f in floats] == ["sidewaysfigure", "figure"]
+    assert [f.group(1) for f in floats] == ["sidewaysfigure"] * 3
     body = "\n\\clearpage\n".join(f.group(0) for f in floats)
     (tmp_path / "doc.tex").write_text(preamble + "\\begin{document}\n" + body
                                       + "\n\\end{document}\n")
@@ -527,10 +535,10 @@ def test_the_gap_map_figures_print_one_page_each_in_the_papers_floats(gap_figure
     subprocess.run(["pdftoppm", "-r", "110", "-png", str(tmp_path / "doc.pdf"),
                     str(tmp_path / "page")], check=True)
     pages = sorted(tmp_path.glob("page-*.png"))
-    assert len(pages) == 2  # one page each
+    assert len(pages) == len(figs)  # one page each
     text = subprocess.run(["pdftotext", str(tmp_path / "doc.pdf"), "-"], capture_output=True,
                           text=True, check=True).stdout
-    assert "no_decay_norms" in text and "[eps_cos_b128]" in text
+    assert "no_decay_norms" in text and "[eps_cos_b128]" in text and "[gain]" in text
 
 
 def test_the_notes_show_each_recipes_norm_per_seed_from_the_configs_seeds():

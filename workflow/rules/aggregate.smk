@@ -130,8 +130,9 @@ rule variants_gap_map:
 
 
 rule variants_measured_map:
-    """The gap map's measurement row sets on a page of their own: one panel per
-    measurement variant (the numbers it remeasures under every recipe).
+    """The gap map's measurement row sets on two pages of their own: one panel per
+    measurement variant (the numbers it remeasures under every recipe); the epsilon
+    cosines on the second.
     """
     input:
         gaps=summary(paths.VARIANTS_GAP),
@@ -143,6 +144,13 @@ rule variants_measured_map:
             category="Figures",
         ),
         svg=paths.figure("fig_variants_measured", "svg"),
+        eps_pdf=paths.figure("fig_variants_measured_eps", "pdf"),
+        eps_png=report(
+            paths.figure("fig_variants_measured_eps", "png"),
+            caption="../report/fig_variants_measured.rst",
+            category="Figures",
+        ),
+        eps_svg=paths.figure("fig_variants_measured_eps", "svg"),
     log:
         "logs/figures/fig_variants_measured.log",
     conda:

@@ -151,10 +151,11 @@ def variant_runs_tables(config: Config) -> list[str]:
 
 
 def measured_figure(config: Config) -> list[str]:
-    """fig_variants_measured (rule variants_measured_map), where measurements run."""
+    """fig_variants_measured and fig_variants_measured_eps (rule
+    variants_measured_map), where measurements run."""
     if not (config["variants"] and config["measurements"]["run"]):
         return []
-    return paths.figures("fig_variants_measured")
+    return paths.figures("fig_variants_measured") + paths.figures("fig_variants_measured_eps")
 
 
 def variant_targets(config: Config) -> list[str]:
@@ -265,7 +266,8 @@ def paper_figures(config: Config) -> list[str]:
     names = ["fig4_penalty_rescue", "fig_primer_phases", "fig_primer_check"]
     names += ["fig_ep_stack_cosines"] if config["ep_stack"]["corpora"] else []
     names += ["fig_variants"] if config["variants"] else []
-    names += ["fig_variants_measured"] if measured_figure(config) else []
+    names += (["fig_variants_measured", "fig_variants_measured_eps"]
+              if measured_figure(config) else [])
     names += ["fig_alignment_probes"] if config["probes"]["epochs"] else []
     return [paths.figure(name, "pdf") for name in names]
 

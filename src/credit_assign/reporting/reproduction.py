@@ -127,8 +127,9 @@ def _row(entry: dict, values: np.ndarray, over: str, tolerances: dict,
          seeds: np.ndarray | None = None) -> dict:
     """One compared paper number: our values (per seed or draw) against the entry.
     ``gap`` is in units of the tolerance; ``gap_sd`` in units of our own sd (ddof = 1,
-    NaN with one value; for norms the log10 difference over the sd of our log10 values); ``sd_over_tolerance`` > 1 (``tolerance_below_sd``): the
-    tolerance is tighter than our seed-to-seed spread."""
+    NaN with one value; for norms the log10 difference over the sd of our log10
+    values); ``sd_over_tolerance`` > 1 (``tolerance_below_sd``): the tolerance is
+    tighter than our seed-to-seed spread."""
     keep = ~np.isnan(values)
     values = values[keep]
     seeds = seeds[keep] if seeds is not None else None

@@ -31,7 +31,7 @@ from credit_assign.reporting.reproduction import gap_grid, has_measured
 # The page each figure is printed on, as ms.tex includes it (A4, 25 mm margins: \textwidth
 # 6.30 in, \textheight 9.72 in), leaving room for the caption:
 PAGE_IN = (9.4, 5.6)  # fig_variants, rotated: \textheight × 0.9 \textwidth
-MEASURED_PAGE_IN = (6.3, 8.6)  # fig_variants_measured, portrait: \textwidth × ≈0.9 \textheight
+MEASURED_PAGE_IN = PAGE_IN  # the measured pages, rotated too (four panels a page)
 MIN_PT = 6.0  # text below this is unreadable in print
 MAX_PT = 7.0
 CLIP = 5.0
@@ -184,19 +184,43 @@ KEY = ("|gap| ≤ 1: within tolerance\n"
        "that method)\nblank: not measured this way")
 
 
-def plot_measured(gaps: pd.DataFrame):
-    """fig_variants_measured: one panel per measurement (the numbers it remeasures under
-    every recipe), small multiples side by side sharing their rows, every column one
-    recipe."""
+# The measured gap map's two pages (one panel per measurement does not fit one page at a
+# readable size): the other images and estimators, and the epsilon cosines.
+MEASURED_FIGURES = {
+    "fig_variants_measured": ("The recipes' models measured another way: other images, "
+                              "other cosines (no retraining)"),
+    "fig_variants_measured_eps": ("The recipes' models measured with an epsilon cosine, "
+                                  "at two batch sizes (no retraining)"),
+}
+
+
+def measured_figure_of(measurement: str) -> str:
+    """Which page of the measured gap map a measurement's panel is drawn on."""
+    return "fig_variants_measured_eps" if measurement.startswith("eps_") \
+        else "fig_variants_measured"
+
+
+def plot_measured(gaps: pd.DataFrame, figure: str = "fig_variants_measured"):
+    """One page of the measured gap map (``figure``, MEASURED_FIGURES): one panel per
+    measurement drawn there (the numbers it remeasures under every recipe), small
+    multiples side by side sharing their rows, every column one recipe."""
     import matplotlib.pyplot as plt
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
     style.apply()
-    values = {m: p.astype(float) for m, p in measured_panels(gaps, "gap").items()}
-    if not values:
+    every = measured_panels(gaps, "gap")
+    if not every:
         raise ValueError("no measurement remeasured a number: nothing to map")
-    inherited = {m: p.eq(True) for m, p in measured_panels(gaps, "inherited").items()}
+    values = {m: p.astype(float) for m, p in every.items() if measured_figure_of(m) == figure}
+    if not values:
+        fig, ax = plt.subplots(figsize=(MEASURED_PAGE_IN[0], 1.5))
+        ax.set_axis_off()
+        ax.text(0.01, 0.5, f"{MEASURED_FIGURES[figure]}: no measurement of this kind "
+                "remeasured a number (config measurements)", fontsize=MAX_PT, va="center")
+        return fig
+    inherited = {m: p.eq(True) for m, p in measured_panels(gaps, "inherited").items()
+                 if measured_figure_of(m) == figure}
     order = [f"{r}: {m}" for r, m in dict.fromkeys(zip(gaps.run, gaps.metric, strict=True))]
     k, pt, height, rows = _choose_columns(values, order)
     fig, axes = plt.subplots(len(rows), k, figsize=(MEASURED_PAGE_IN[0], height),
@@ -218,7 +242,7 @@ def plot_measured(gaps: pd.DataFrame):
     for ax in spare:
         ax.set_axis_off()
     bar = ScalarMappable(Normalize(-CLIP, CLIP), "RdBu_r")
-    title = "The recipes' models measured another way (no retraining)"
+    title = MEASURED_FIGURES[figure]
     if spare:
         cax = spare[0].inset_axes([0.08, 0.78, 0.84, 0.07])
         cbar = fig.colorbar(bar, cax=cax, orientation="horizontal")
@@ -265,11 +289,12 @@ def make(gaps: pd.DataFrame, outputs) -> None:
     style.save(plot(gaps), outputs)
 
 
-def make_measured(gaps_csv, outputs) -> None:
-    """fig_variants_measured to ``outputs`` from variants_gap.csv (read through its
-    contract)."""
+def make_measured(gaps_csv, outputs: dict) -> None:
+    """The measured gap map's pages from variants_gap.csv (read through its contract):
+    ``outputs``: figure name (MEASURED_FIGURES) → its files (PDF, PNG, SVG)."""
     gaps = table_io.read(gaps_csv, "variants_gap")
     if not has_measured(gaps):
         raise ValueError("the gap table holds no measured number: did measurements run "
                          "(config measurements.run)?")
-    style.save(plot_measured(gaps), outputs)
+    for figure, files in outputs.items():
+        style.save(plot_measured(gaps, figure), files)
