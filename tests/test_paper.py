@@ -98,3 +98,20 @@ def test_the_papers_winner_is_the_rankings_best_open_variant():
     assert by_count["bestDeparts"] == "off" and by_count["nOpen"] == "2"
     assert by_count["bestVariantWithin"] == "$3$ of $4$"
     assert "cannot be estimated" in by_count["curseverdict"]
+
+
+def test_the_norm_spread_sentence_comes_from_the_recipes_own_runs():
+    """The discussion's "recipe choices move the norm by ..." is computed: the largest
+    recipe mean over the smallest, each named; with one recipe it says it is not
+    measured."""
+    import pandas as pd
+
+    from credit_assign.reporting import paper
+
+    own = pd.DataFrame({"recipe": ["default", "const_lr3e3", "dfa_no_aug"],
+                        "ours_mean": [7.0e5, 7.3e7, 2.0e5]})
+    text = paper.norm_spread_verdict(own)
+    assert "factor of $365$" in text
+    esc = paper.tex_escape
+    assert text.index(esc("dfa_no_aug")) < text.index(esc("const_lr3e3"))
+    assert "not measured" in paper.norm_spread_verdict(own.iloc[:1])

@@ -269,7 +269,7 @@ VARIANT_KEYS = ("nVariants", "nOpen", "nDeparts", "bestVariant", "bestVariantWit
                 "rankingrule", "hLDfaZeroDefault", "hLDfaZeroBest", "gapHLDfaZeroDefault",
                 "gapHLDfaZeroBest", "largestRecipe", "hLDfaZeroLargest",
                 "gapHLDfaZeroLargest", "hLDfaZeroOneBatch", "gapHLDfaZeroOneBatch",
-                "curseverdict", "goalverdict")
+                "curseverdict", "goalverdict", "normspreadverdict")
 
 
 def curse_verdict(table: pd.DataFrame) -> str:
@@ -316,7 +316,9 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
                f"${int(by.loc[recipe, 'compared' + which])}$"
 
     (hl_default, gap_default), (hl_best, gap_best) = norm_of("default"), norm_of(best)
-    own = headline[~headline.inherited.astype(bool)]
+    # the recipes' own runs (not another recipe's inherited, nor a measurement column)
+    own = headline[~headline.inherited.astype(bool)
+                   & ~headline.recipe.str.contains(rep_io.MEASUREMENT_SEP, regex=False)]
     largest = own.loc[own.ours_mean.idxmax()].recipe if len(own) else None
     (hl_largest, gap_largest), (hl_batch, gap_batch) = (
         norm_of(largest) if largest else (NOT_RUN, NOT_RUN), norm_of("default/one_batch"))
@@ -341,7 +343,22 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
             "hLDfaZeroLargest": hl_largest, "gapHLDfaZeroLargest": gap_largest,
             "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch,
             "curseverdict": curse_verdict(rep_io.holdout(gaps, study)),
-            "goalverdict": goal_verdict(rep_io.goal(rank, study))}
+            "goalverdict": goal_verdict(rep_io.goal(rank, study)),
+            "normspreadverdict": norm_spread_verdict(own)}
+
+
+def norm_spread_verdict(own: pd.DataFrame) -> str:
+    """How far the recipes' own runs move DFA's unpenalised ‖h_L‖: the ratio of the
+    largest recipe mean to the smallest, and which recipes they are."""
+    own = own[own.ours_mean > 0]
+    if len(own) < 2:
+        return "were not run beside each other here, so how far they move it is not measured"
+    lo, hi = own.loc[own.ours_mean.idxmin()], own.loc[own.ours_mean.idxmax()]
+    factor = float(hi.ours_mean / lo.ours_mean)
+    return (f"move the unpenalised norm by a factor of {norm_tex(factor)} across the "
+            f"recipes run, from {norm_tex(float(lo.ours_mean))} under "
+            f"\\texttt{{{tex_escape(lo.recipe)}}} to {norm_tex(float(hi.ours_mean))} under "
+            f"\\texttt{{{tex_escape(hi.recipe)}}}")
 
 
 def goal_verdict(result: dict | None) -> str:
