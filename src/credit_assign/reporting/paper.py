@@ -172,6 +172,13 @@ def null_test(nulls: pd.DataFrame, lam: float) -> tuple[pd.Series, pd.Series, bo
     return trained, fresh, bool(trained.mean() > fresh.mean() + 2 * fresh.std(ddof=1))
 
 
+def _screen(trained: pd.Series) -> str:
+    """What the null test is: the mean over n seeds against the fresh draws' spread."""
+    n = len(trained)
+    return (f" (the mean over ${n}$ seed{'s' if n != 1 else ''} against the spread of the "
+            "fresh draws: a screen, not a significance test)")
+
+
 def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
     """Deep cosine with the trained-with B vs fresh draws, DFA at the penalty λ and at
     λ = 0, each tested the same way (null_test)."""
@@ -182,23 +189,27 @@ def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
            "nullDraws": str(int(sel[sel.feedback == "fresh"].groupby("seed").size().max()))
            if len(fresh) else NOT_RUN}
     out["rescueverdict"] = (
-        "lies above the fresh-$B$ null by more than two of the null's standard deviations: "
+        "lies above the fresh-$B$ null by more than two of the null's standard deviations"
+        f"{_screen(trained)}: "
         "the blocks' teaching signals align with the true gradient because of the $B$ they "
         "were trained with" if above else
-        "does not rise above the fresh-$B$ null by two of its standard deviations: these "
+        "does not rise above the fresh-$B$ null by two of its standard deviations"
+        f"{_screen(trained)}: these "
         "runs show no alignment beyond chance" if above is not None else "was not measured")
     trained0, fresh0, above0 = null_test(nulls, 0.0)
     out["nullTrainedZero"] = spread(trained0, "cosine")
     out["nullFreshZero"] = spread(fresh0, "cosine")
     out["zeronullverdict"] = (
         "lies above its own fresh-$B$ null by more than two of the null's standard "
-        "deviations, so in our runs the unpenalised blocks' signals do carry some "
-        "information about the true gradient: the paper's claim that they carry none is "
-        "not reproduced (its own number for this cell is a placeholder, not a measurement)"
+        f"deviations{_screen(trained0)}, so in our runs the unpenalised blocks' signals "
+        "do carry some information about the true gradient: the paper's claim that they "
+        "carry none is not reproduced (its own number for this cell is a placeholder, "
+        "not a measurement)"
         if above0 else
         "does not rise above its own fresh-$B$ null by two of the null's standard "
-        "deviations: in our runs, as the paper says, the unpenalised blocks' signals carry "
-        "no information about the true gradient beyond chance" if above0 is not None else
+        f"deviations{_screen(trained0)}: in our runs, as the paper says, the unpenalised "
+        "blocks' signals carry no information about the true gradient beyond chance"
+        if above0 is not None else
         "was not measured, so the paper's claim that the unpenalised blocks carry no "
         "information is not tested here")
     return out
