@@ -35,7 +35,9 @@ SLURM_OVERRIDES = [
     "--profile", "profiles/slurm",
     "--default-resources", "slurm_partition=debug", "runtime=10", "mem_mb=500",
     "--slurm-status-command", "squeue", "--slurm-no-account",
-    "--slurm-init-seconds-before-status-checks", "2", "--latency-wait", "5", "--jobs", "2",
+    # the plugin checks first after init seconds, then backs off by 10 s a check while no
+    # job finished: an init about one tiny job's length keeps each step near one check
+    "--slurm-init-seconds-before-status-checks", "5", "--latency-wait", "5", "--jobs", "2",
     "--retries", "0",
 ]
 
@@ -86,13 +88,19 @@ def workdir(path: Path, config: dict) -> Path:
 
 
 def test_slurm_run_equals_local_run(cluster, tmp_path):
-    local = workdir(tmp_path / "local", TINY)
-    # targets first: --configfile takes every word after it
-    out = run(local, *TARGETS, "--cores", "2", "--configfile", "config/tiny.yaml")
-    assert out.returncode == 0, out.stderr
+    from concurrent.futures import ThreadPoolExecutor
 
+    local = workdir(tmp_path / "local", TINY)
     remote = workdir(tmp_path / "slurm", TINY)
-    out = run(remote, *TARGETS, *SLURM_OVERRIDES, "--verbose", "--configfile", "config/tiny.yaml")
+    # the two runs at once (the SLURM run mostly waits on the scheduler); targets first:
+    # --configfile takes every word after it
+    with ThreadPoolExecutor(2) as pool:
+        local_run = pool.submit(run, local, *TARGETS, "--cores", "1",
+                                "--configfile", "config/tiny.yaml")
+        slurm_run = pool.submit(run, remote, *TARGETS, *SLURM_OVERRIDES, "--verbose",
+                                "--configfile", "config/tiny.yaml")
+        out_local, out = local_run.result(), slurm_run.result()
+    assert out_local.returncode == 0, out_local.stderr
     text = out.stdout + out.stderr
     assert out.returncode == 0, text
     sbatch = [line for line in text.splitlines() if line.startswith("sbatch call:")]
