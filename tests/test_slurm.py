@@ -36,8 +36,8 @@ SLURM_OVERRIDES = [
     "--default-resources", "slurm_partition=debug", "runtime=10", "mem_mb=500",
     "--slurm-status-command", "squeue", "--slurm-no-account",
     # the plugin checks first after init seconds, then backs off by 10 s a check while no
-    # job finished: an init about one tiny job's length keeps each step near one check
-    "--slurm-init-seconds-before-status-checks", "5", "--latency-wait", "5", "--jobs", "2",
+    # job finished (so a step of the chain takes about 12 s whatever the job's length)
+    "--slurm-init-seconds-before-status-checks", "2", "--latency-wait", "5", "--jobs", "2",
     "--retries", "0",
 ]
 
