@@ -57,12 +57,18 @@ publish:
 	cp paper/figures/fig4_penalty_rescue.png docs/fig4_penalty_rescue_cifar10.png
 	cp paper/ms.pdf docs/paper.pdf
 
+# the test modules spread over TEST_WORKERS processes (pytest-xdist; a module's tests stay
+# in one process, so its fixtures run once): the slow tests mostly wait on Snakemake's
+# subprocesses and the SLURM scheduler, and overlap there
+TEST_WORKERS ?= auto
+PYTEST = $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+
 test: setup
-	$(BIN)/python -m pytest --durations=15
+	$(PYTEST) --durations=15
 
 # the tests that start no Snakemake workflow, build or cluster (pytest -m "not slow")
 test-fast: setup
-	$(BIN)/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 lint: setup
 	$(BIN)/ruff check .
