@@ -1,8 +1,8 @@
 """The process's torch device, and what a result records of the machine it ran on that
-only torch knows (its version, the CUDA device's name, its thread pool). The one infra
-module that imports torch: the torch-free rest is infra.hardware (threads) and
-infra.provenance (code version, host, data sources), which the workflow's torch-free
-scripts (aggregation, figures) import.
+only torch knows (its version, the CUDA device's name, its thread pool). Imports torch;
+its torch-free neighbours, infra.hardware (threads) and infra.provenance (code version,
+host, data sources), are what every script: job imports, the torch-free ones too
+(aggregation, figures), and an import-linter contract keeps them so.
 """
 
 from __future__ import annotations
