@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -15,17 +15,16 @@ configfile: "config/config.yaml"
 
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-from credit_assign.pipeline import paths, targets  # noqa: E402 (torch-free)
-from credit_assign.pipeline.configfiles import (
-    ConfigFileError,
-    check_files,
-)  # noqa: E402
+from credit_assign.pipeline import ConfigError, targets  # noqa: E402 (torch-free)
+from credit_assign.pipeline.checks import prepare  # noqa: E402
 
-try:  # what YAML would read silently: a duplicate key, a seed like 042 (octal: 34)
-    check_files(workflow.configfiles)
-except ConfigFileError as err:
+# The one parse sequence (credit_assign.pipeline.checks.prepare), before any rule: what
+# YAML would read silently (a duplicate key, a seed like 042: octal 34), the schema (its
+# defaults filled in), what the schema cannot say (the rules' options filled in).
+try:
+    prepare(config, workflow.configfiles, workflow.basedir)
+except ConfigError as err:
     raise WorkflowError(str(err)) from None
-validate(config, paths.CONFIG_SCHEMA)
 
 
 report: "workflow/report/workflow.rst"

@@ -265,7 +265,7 @@ def main() -> None:
 
     settings = SMALL_SETTINGS if args.small else SEED_SETTINGS
     settings = {**settings, "pretrain": {**settings["pretrain"], "precision": args.precision}}
-    from credit_assign.infra.provenance import provenance
+    from credit_assign.infra.device import provenance
 
     # our compile cache, emptied for the cold run and kept for the warm one
     cache = tempfile.mkdtemp(prefix="bench_inductor_")

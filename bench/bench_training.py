@@ -70,7 +70,7 @@ def step_times(threads: int, steps: int, methods=("bp", "dfa", "fa", "frozen"),
                optimizer_variants: bool = True) -> dict:
     """Median step time of each rule and of a large matmul, interleaved round-robin
     (one step of each per round) so that a noisy machine biases none of them. The
-    optimiser is the pipeline's (``runtime.adamw``, fused); with ``optimizer_variants``
+    optimiser is the pipeline's (``science.training.adamw``, fused); with ``optimizer_variants``
     also BP with torch's default CPU AdamW (a Python loop over parameters) and the
     optimiser steps alone, to show what the fused kernel saves, and BP with every block
     through ``torch.compile`` (fused LayerNorm/GELU work, forward and backward)."""

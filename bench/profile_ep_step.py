@@ -92,7 +92,7 @@ def main() -> None:
     args = ap.parse_args()
     import torch
 
-    from credit_assign.infra.provenance import provenance
+    from credit_assign.infra.device import provenance
 
     torch.set_num_threads(1)
     rates = matmul_rates()

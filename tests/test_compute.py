@@ -4,14 +4,17 @@ import json
 
 import pytest
 
-from credit_assign.pipeline import compute
+from credit_assign.pipeline import catalog, compute
 
 ESTIMATE = {"jobs": [{"rule": "train", "job": "dfa/lam0/seed1", "seconds": 60.0, "epochs": 10},
                      {"rule": "train", "job": "dfa/lam0/seed2", "seconds": 80.0, "epochs": 10},
                      {"rule": "train", "job": "fa/lam0/seed1", "seconds": 120.0, "epochs": 10},
                      {"rule": "fresh_b_null", "job": "dfa/lam0/seed1", "seconds": 5.0}]}
-CONFIG = {"training": {"epochs": 30, "per_method": {"fa": {"epochs": 100}}},
-          "sweep": {"seeds": [1, 2, 3], "dfa": [0, 0.01], "fa": [0], "bp": []},
+# A checked config's shape (every registered rule in the sweep, as checks.prepare fills it)
+CONFIG = {"dataset": "cifar10",
+          "training": {"epochs": 30, "per_method": {"fa": {"epochs": 100}}},
+          "sweep": {m: [] for m in catalog.methods()}
+          | {"seeds": [1, 2, 3], "dfa": [0, 0.01], "fa": [0], "bp": []},
           "study": {"seeds": [1, 2, 3]},
           "variants": {"long": {"kind": "departs", "methods": ["dfa"],
                                 "overrides": {"training": {"epochs": 60}}},

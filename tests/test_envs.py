@@ -1,8 +1,8 @@
 """Each rule's conda environment (envs/*.yaml) provides every third-party package that
-its script imports when it runs, directly or through the library (the import closure,
-module-level imports followed through credit_assign's own modules and the packages'
-__init__ files). Needs no conda: `--software-deployment-method conda` would otherwise be
-the first to find a figures job that imports torch."""
+its script imports when it runs, directly or through the library (the import closure:
+every import, at module level or inside a function, followed through credit_assign's own
+modules and the packages' __init__ files). Needs no conda: `--software-deployment-method
+conda` would otherwise be the first to find a figures job that imports torch."""
 
 import ast
 import re
@@ -20,18 +20,24 @@ CONDA_NAMES = {"torch": "pytorch", "PIL": "pillow", "yaml": "pyyaml", "sklearn":
                "pandera": "pandera-base"}
 
 
+def rule_blocks() -> dict[str, tuple[Path, str]]:
+    """rule name -> (its .smk file, its text), every rule of workflow/rules/*.smk."""
+    out = {}
+    for smk in sorted((ROOT / "workflow/rules").glob("*.smk")):
+        for block in re.split(r"^(?=rule \w+:)", smk.read_text(), flags=re.M)[1:]:
+            out[re.match(r"rule (\w+):", block).group(1)] = (smk, block)
+    return out
+
+
 def rule_environments() -> dict[str, tuple[Path, Path]]:
     """rule name -> (its script, its conda env file), from workflow/rules/*.smk."""
     out = {}
-    for smk in sorted((ROOT / "workflow/rules").glob("*.smk")):
-        text = smk.read_text()
-        for block in re.split(r"^(?=rule \w+:)", text, flags=re.M)[1:]:
-            name = re.match(r"rule (\w+):", block).group(1)
-            script = re.search(r'^    script:\s*\n\s*"([^"]+)"', block, re.M)
-            conda = re.search(r'^    conda:\s*\n\s*"([^"]+)"', block, re.M)
-            if script and conda:
-                out[name] = ((smk.parent / script.group(1)).resolve(),
-                             (smk.parent / conda.group(1)).resolve())
+    for name, (smk, block) in rule_blocks().items():
+        script = re.search(r'^    script:\s*\n\s*"([^"]+)"', block, re.M)
+        conda = re.search(r'^    conda:\s*\n\s*"([^"]+)"', block, re.M)
+        if script and conda:
+            out[name] = ((smk.parent / script.group(1)).resolve(),
+                         (smk.parent / conda.group(1)).resolve())
     return out
 
 
@@ -43,20 +49,16 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
-def _top_level_imports(tree: ast.Module) -> list[tuple[str, list[str]]]:
-    """(module, names) of every import that runs when the module runs: not those inside
-    a function or class body (they run only when called)."""
-    found, stack = [], list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
+def _imports(tree: ast.Module) -> list[tuple[str, list[str]]]:
+    """(module, names) of every absolute import anywhere in the module: at the top, and
+    inside a function or class body too (a lazy import runs when the job calls it, in
+    the same environment: scikit-learn, pooch and PIL in infra/data.py)."""
+    found = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(a.name, []) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.module, [a.name for a in node.names]))
-        else:
-            stack += [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
     return found
 
 
@@ -67,7 +69,7 @@ def third_party_closure(script: Path) -> set[str]:
         if path in seen:
             continue
         seen.add(path)
-        for module, names in _top_level_imports(ast.parse(path.read_text())):
+        for module, names in _imports(ast.parse(path.read_text())):
             top = module.split(".")[0]
             if top != "credit_assign":
                 if top not in sys.stdlib_module_names and top != "__future__":
@@ -98,6 +100,6 @@ def test_each_rules_environment_provides_what_its_code_imports(rule):
 def test_the_closure_sees_through_the_library():
     """It can fail: the training script reaches torch only through credit_assign."""
     script, _ = rule_environments()["train"]
-    assert "torch" not in {m for m, _ in _top_level_imports(ast.parse(script.read_text()))}
+    assert "torch" not in {m for m, _ in _imports(ast.parse(script.read_text()))}
     assert "torch" in third_party_closure(script)
     assert len(rule_environments()) >= 15

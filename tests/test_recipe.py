@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from credit_assign.pipeline import recipe
+from credit_assign.science import schedule
 from credit_assign.science.model import ResidualMLP
 
 TRAINING = {"epochs": 3, "batch_size": 128, "lr": 1e-3, "weight_decay": 0.01,
@@ -31,7 +32,7 @@ def lrs(training, batches_per_epoch=5):
     """The lr of every batch of the run, as the training loop steps the scheduler."""
     p = torch.nn.Parameter(torch.zeros(1))
     opt = torch.optim.SGD([p], lr=1.0)
-    fn, per_batch = recipe.lr_schedule(training, batches_per_epoch)
+    fn, per_batch = schedule.lr_schedule(training, batches_per_epoch)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, fn)
     out = []
     for _ in range(training["epochs"]):
@@ -73,7 +74,7 @@ def _decay_only_step(decay):
             p.add_(0.5)
     params = dict(model.named_parameters())
     before = {n: p.detach().clone() for n, p in params.items()}
-    opt = torch.optim.AdamW(recipe.param_groups(params, {"decay": decay}), lr=0.1,
+    opt = torch.optim.AdamW(schedule.param_groups(params, {"decay": decay}), lr=0.1,
                             weight_decay=0.5)
     for p in params.values():
         p.grad = torch.zeros_like(p)  # no gradient: only the decay moves a parameter

@@ -260,7 +260,7 @@ def test_a_failure_that_repeats_on_retry_says_retrying_cannot_help(tmp_path):
 def test_evaluation_jobs_fall_back_to_the_cpu_where_training_may_not(monkeypatch, caplog):
     import torch
 
-    from credit_assign.infra.hardware import resolve_device
+    from credit_assign.infra.device import resolve_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert resolve_device("cuda", cpu_fallback=True).type == "cpu"

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
-import platform
 import time
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +19,10 @@ from credit_assign.ep_stack.corpus import CharCorpus
 from credit_assign.ep_stack.probe import peak_rss_mb, run_probe
 from credit_assign.infra import data as datasets
 from credit_assign.infra.checkpoints import atomic_torch_save, load_checkpoint
+from credit_assign.infra.device import provenance, resolve_device
 from credit_assign.infra.files import atomic_write_text, dumps, sanitize
-from credit_assign.infra.hardware import resolve_device, set_threads
-from credit_assign.infra.provenance import code_version, run_record
+from credit_assign.infra.hardware import set_threads
+from credit_assign.infra.provenance import run_record
 from credit_assign.infra.results import validate_result, write_result
 from credit_assign.infra.resume import ResumeState
 from credit_assign.science.alignment_probes import report as probe_report
@@ -34,31 +33,6 @@ from credit_assign.science.primer_check import check_primer
 from credit_assign.science.training import fit
 
 log = logging.getLogger("credit_assign.jobs")
-
-
-def provenance(device=None, threads: int | None = None) -> dict[str, Any]:
-    """What a result was made with: code, packages, device, threads. Deterministic
-    for a given checkout and machine, so identical runs write identical files."""
-    import numpy
-
-    packages = {"python": platform.python_version(), "torch": torch.__version__,
-                "numpy": numpy.__version__}
-    for dist in ("snakemake", "pandas", "scikit-learn", "pillow"):
-        try:
-            packages[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            packages[dist] = None
-    dev = {"type": "cpu", "name": platform.processor() or platform.machine()}
-    if device is not None and device.type == "cuda":
-        dev = {"type": "cuda", "name": torch.cuda.get_device_name(device)}
-    return {
-        "code": code_version(),
-        "packages": packages,
-        "device": dev,
-        "threads": threads if threads is not None else torch.get_num_threads(),
-        "platform": platform.platform(),
-    }
-
 
 
 class Job:

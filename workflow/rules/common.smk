@@ -1,22 +1,18 @@
 # The workflow's input functions: wildcards -> a function of the config in
 # credit_assign.pipeline (torch-free, unit-tested in tests/test_pipeline.py). The paths
 # are in credit_assign.pipeline.paths, the checks in .checks, the targets in .targets,
-# each job's params in .params.
+# each job's params in .params; the Snakefile checks the config (checks.prepare).
 import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-from credit_assign.pipeline import ConfigError, catalog, paths, targets  # noqa: E402
+from credit_assign.pipeline import catalog, paths, targets  # noqa: E402
 from credit_assign.pipeline import params as job_params  # noqa: E402
-from credit_assign.pipeline.checks import check_config  # noqa: E402
 
-try:  # the learning rules (their catalogue) and what the schema cannot say
-    METHODS = catalog.methods()
-    check_config(config, workflow.basedir)
-except ConfigError as err:
-    raise WorkflowError(str(err)) from None
+# The learning rules (their catalogue; the Snakefile's checks.prepare has read it).
+METHODS = catalog.methods()
 
 DATASET = config["dataset"]
 
@@ -53,11 +49,15 @@ def dataset_cache_path(wildcards):
 
 
 def data_source(wildcards):
-    return job_params.data_source(config, wildcards.get("dataset") or wildcards.get("corpus"))
+    return job_params.data_source(
+        config, wildcards.get("dataset") or wildcards.get("corpus")
+    )
 
 
 def source_stamp(wildcards):
-    return job_params.source_stamp(config, wildcards.get("dataset") or wildcards.get("corpus"))
+    return job_params.source_stamp(
+        config, wildcards.get("dataset") or wildcards.get("corpus")
+    )
 
 
 # ---- training and the jobs that read a trained model

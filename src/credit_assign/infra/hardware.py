@@ -1,8 +1,8 @@
-"""The process's share of the machine: exactly its rule's threads, and its device."""
+"""The process's share of the machine: exactly its rule's threads (torch-free: its device
+is infra.device's)."""
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 
@@ -34,23 +34,3 @@ def set_threads(n: int) -> None:
             torch.set_num_interop_threads(n)
         except RuntimeError:  # only settable before the first parallel work; harmless
             pass
-
-
-def resolve_device(name: str = "auto", cpu_fallback: bool = False):
-    """``auto`` → CUDA when available, else CPU; otherwise the named device. With
-    ``cpu_fallback`` (jobs that only evaluate a saved model: the null, the probes), a
-    CUDA device on a node without one falls back to the CPU with a warning instead of
-    failing: on a cluster those jobs may land on a CPU node."""
-    import torch
-
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        if cpu_fallback:
-            logging.getLogger(__name__).warning(
-                "device %r requested but this node has no CUDA device; evaluating on the "
-                "CPU (the saved model is loaded there)", name)
-            return torch.device("cpu")
-        raise RuntimeError(f"device {name!r} requested but CUDA is not available")
-    return device

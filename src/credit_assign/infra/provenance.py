@@ -1,5 +1,5 @@
 """What a result was made with: the code version, the host; a data source's name and
-checksum (torch-free; the job layer adds packages and device, credit_assign.jobs.provenance)."""
+checksum (torch-free; infra.device.provenance adds torch's: packages, device, threads)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """What the schema (workflow/schemas/config.schema.yaml) cannot say about a config,
 checked when the workflow parses it, before any job: each a ConfigError naming the key.
-``check_config`` runs them all, in order; ``check_methods`` fills every rule's options
-block with its defaults (a run records all the options it ran with).
+``prepare`` is the whole parse sequence the Snakefile runs (the files as written, the
+schema, then ``check_config``); ``load_config`` reads the files and runs it, as the
+workflow does. ``check_config`` runs the checks, in order; ``check_methods`` fills every
+rule's options block with its defaults (a run records all the options it ran with).
 """
 
 from __future__ import annotations
@@ -9,12 +11,13 @@ from __future__ import annotations
 import copy
 import math
 import tarfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from credit_assign.pipeline import ConfigError, catalog, paths
-from credit_assign.pipeline.configfiles import seed_values
-from credit_assign.pipeline.targets import lam_str, runs, study_seeds, variant_config
+from credit_assign.pipeline.configfiles import check_files, seed_values
+from credit_assign.pipeline.targets import _update, lam_str, runs, study_seeds, variant_config
 
 Config = dict[str, Any]
 
@@ -183,27 +186,46 @@ def check_config(config: Config, root: str | Path = ".") -> None:
     check_data_sources(config)
 
 
+def prepare(config: Config, configfiles: Iterable[str | Path] = (),
+            root: str | Path = ".") -> None:
+    """The one parse sequence of a config, in place: what the Snakefile runs on the config
+    Snakemake merged from ``configfiles`` (``root``: the workflow's folder, where the
+    schema is). The files' spelling (configfiles.check_files: duplicate keys, seeds), the
+    schema (its defaults filled in, by Snakemake's validator), then check_config (the
+    rules' options filled in). Every refusal is a ConfigError (ConfigFileError is one;
+    the schema's WorkflowError becomes one, with its message)."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    check_files(configfiles)
+    try:
+        validate(config, str(Path(root) / paths.CONFIG_SCHEMA))
+    except WorkflowError as err:
+        raise ConfigError(str(err)) from None
+    check_config(config, root)
+
+
 def load_config(configfiles=(), root: str | Path = ".", overrides: Config | None = None
                 ) -> Config:
     """The config the workflow parses from ``root`` with ``--configfile *configfiles``
-    (and ``--config`` ``overrides``), checked as the Snakefile checks it, in its order:
-    config/config.yaml with each file laid over it (Snakemake's merge), the files' spelling
-    (configfiles.check_files: duplicate keys, seeds), the schema (its defaults filled in,
-    by Snakemake's validator) and check_config. Errors: ConfigFileError, Snakemake's
-    WorkflowError (the schema's), ConfigError."""
+    (and ``--config`` ``overrides``), then ``prepare``, as the Snakefile runs it. Merged
+    as Snakemake merges (its keys in the same order): the command line's files and
+    overrides, paths.DEFAULT_CONFIG (the Snakefile's ``configfile:``) laid over them, and
+    the command line's laid over that again. Errors: ConfigError (ConfigFileError for the
+    files as written)."""
     import yaml
-    from snakemake.utils import validate
 
-    from credit_assign.pipeline.configfiles import check_files
-    from credit_assign.pipeline.targets import _update
+    def load(path):
+        return yaml.safe_load(Path(path).read_text()) or {}
 
     root = Path(root)
-    files = [root / "config" / "config.yaml", *(root / f for f in configfiles)]
-    config: Config = {}
+    files = [root / f for f in configfiles]
+    command_line: Config = {}
     for path in files:
-        _update(config, yaml.safe_load(Path(path).read_text()) or {})
-    _update(config, copy.deepcopy(overrides or {}))
-    check_files(files)
-    validate(config, str(root / paths.CONFIG_SCHEMA))
-    check_config(config, root)
+        _update(command_line, load(path))
+    _update(command_line, copy.deepcopy(overrides or {}))
+    config = copy.deepcopy(command_line)
+    _update(config, load(root / paths.DEFAULT_CONFIG))
+    _update(config, copy.deepcopy(command_line))
+    prepare(config, [*files, root / paths.DEFAULT_CONFIG], root)
     return config

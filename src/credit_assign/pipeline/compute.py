@@ -1,27 +1,32 @@
 """The recipe-variant study's compute, estimated from its config (torch-free).
 
-Every training run of the study — the default recipe's and each variant's — costs its
-epochs × the measured seconds per epoch of its method; the per-epoch times are read
-from the jobs a full rebuild recorded (``docs/rebuild_estimate.json``: each train job's
-wall seconds and epochs, one thread per job), never typed. The fresh-B null, the
-measure jobs and the tables are left out (small next to training, see
-docs/rebuild_estimate.md).
+Every training run of the study — the default recipe's and each variant's, as the
+workflow asks for them (credit_assign.pipeline.targets) — costs its epochs × the measured
+seconds per epoch of its method; the per-epoch times are read from the jobs a full
+rebuild recorded (``paths.REBUILD_ESTIMATE``: each train job's wall seconds and epochs,
+one thread per job), never typed. The fresh-B null, the measure jobs and the tables are
+left out (small next to training, see docs/rebuild_estimate.md). The config is the
+workflow's (checks.load_config: the files laid over config/config.yaml as
+``--configfile`` lays them, checked and filled in).
 
     PYTHONPATH=src python -m credit_assign.pipeline.compute config/config.yaml config/variants.yaml
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import statistics
 import sys
 from pathlib import Path
 
-import yaml
+from credit_assign.pipeline import paths
+from credit_assign.pipeline.checks import load_config
+from credit_assign.pipeline.recipe import method_training
+from credit_assign.pipeline.targets import runs, variant_config
 
-ESTIMATE = Path(__file__).resolve().parents[3] / "docs" / "rebuild_estimate.json"
+ROOT = Path(__file__).resolve().parents[3]
+ESTIMATE = ROOT / paths.REBUILD_ESTIMATE
 
 
 def per_epoch_seconds(estimate: dict) -> dict[str, float]:
@@ -34,31 +39,18 @@ def per_epoch_seconds(estimate: dict) -> dict[str, float]:
     return {m: statistics.median(v) for m, v in by_method.items()}
 
 
-def _merge(base: dict, over: dict) -> dict:
-    out = copy.deepcopy(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) \
-            else copy.deepcopy(v)
-    return out
-
-
 def study_runs(config: dict) -> list[dict]:
-    """Every training run the study asks for: recipe, method, λ, seed, epochs."""
-    def runs(cfg, recipe, methods):
-        tr, sweep = cfg["training"], cfg["sweep"]
-        seeds = (cfg.get("study") or {}).get("seeds") or sweep["seeds"]
-        out = []
-        for m in methods:
-            epochs = tr.get("per_method", {}).get(m, {}).get("epochs", tr["epochs"])
-            out += [{"recipe": recipe, "method": m, "lam": lam, "seed": s, "epochs": epochs}
-                    for lam in sweep.get(m, []) for s in seeds]
-        return out
-
-    methods = [m for m in config["sweep"] if m != "seeds"]
-    rows = runs(config, "default", methods)
-    for name, spec in (config.get("variants") or {}).items():
-        merged = _merge(config, spec.get("overrides", {}))
-        rows += runs(merged, name, [m for m in methods if m in spec["methods"]])
+    """Every training run the study asks for — the workflow's own (targets.runs of the
+    config's dataset and of each variant's) — with its recipe and its epochs (the
+    recipe's training block, per method: recipe.method_training)."""
+    rows = []
+    for recipe in ["default", *config["variants"]]:
+        variant = None if recipe == "default" else recipe
+        dataset = config["dataset"] + (f"@{variant}" if variant else "")
+        training = variant_config(config, variant)["training"]
+        rows += [{"recipe": recipe, "method": method, "lam": lam, "seed": seed,
+                  "epochs": method_training(training, method)["epochs"]}
+                 for method, lam, seed in runs(config, dataset=dataset)]
     return rows
 
 
@@ -96,19 +88,12 @@ def statement(config: dict, estimate_path: str | Path = ESTIMATE) -> str:
     return text
 
 
-def load_configs(paths) -> dict:
-    config: dict = {}
-    for p in paths:
-        config = _merge(config, yaml.safe_load(Path(p).read_text()) or {})
-    return config
-
-
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         print(__doc__.strip().splitlines()[-1].strip())
         return 2
-    config = load_configs(argv)
+    config = load_config([Path(a).resolve() for a in argv], ROOT)
     est = core_minutes(config, per_epoch_seconds(json.loads(ESTIMATE.read_text())))
     for recipe, minutes in est["by_recipe"].items():
         print(f"{recipe:>20}  {minutes:8.1f} core-min")

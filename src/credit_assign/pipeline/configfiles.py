@@ -18,12 +18,15 @@ from typing import Any
 
 import yaml
 
+from credit_assign.pipeline import ConfigError
+
 SEED_KEYS = ("seed", "seeds")
 PLAIN_DECIMAL = re.compile(r"0|[1-9][0-9]*")
 
 
-class ConfigFileError(ValueError):
-    """A config file that YAML reads differently from how it looks."""
+class ConfigFileError(ConfigError):
+    """A config file that YAML reads differently from how it looks (a ConfigError: the
+    workflow refuses it before any job)."""
 
 
 def _where(node) -> str:

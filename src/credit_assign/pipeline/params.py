@@ -101,7 +101,7 @@ def variants_about(config: Config) -> Config:
 
 def study_compute(config: Config, root: str | Path) -> str:
     """The study's core-minutes as a sentence, from the config and the per-epoch times
-    recorded in docs/rebuild_estimate.json (credit_assign.pipeline.compute)."""
+    recorded in paths.REBUILD_ESTIMATE (credit_assign.pipeline.compute)."""
     from credit_assign.pipeline.compute import statement
 
     return statement(config, Path(root) / paths.REBUILD_ESTIMATE)

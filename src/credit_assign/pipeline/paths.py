@@ -69,6 +69,7 @@ PAPER_PDF = "paper/ms.pdf"
 ARXIV = "paper/arxiv.tar.gz"
 
 # ---- inputs that are not outputs of any rule
+DEFAULT_CONFIG = "config/config.yaml"
 CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
 REBUILD_ESTIMATE = "docs/rebuild_estimate.json"  # per-epoch times (credit_assign.pipeline.compute)
 

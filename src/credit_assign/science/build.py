@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from credit_assign.infra.checkpoints import load_checkpoint
-from credit_assign.infra.hardware import resolve_device
+from credit_assign.infra.device import resolve_device
 from credit_assign.science.model import ResidualMLP
 from credit_assign.science.rules import feedback_generator, make_rule
 

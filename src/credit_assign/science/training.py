@@ -23,10 +23,10 @@ import torch
 from credit_assign.infra import data as datasets
 from credit_assign.infra.provenance import library_digest
 from credit_assign.infra.resume import ResumeState
-from credit_assign.pipeline import recipe
 from credit_assign.science.build import build, load_weights
 from credit_assign.science.diagnostics import evaluate
 from credit_assign.science.model import ResidualMLP
+from credit_assign.science.schedule import lr_schedule, param_groups
 
 log = logging.getLogger("credit_assign.science.training")
 
@@ -104,9 +104,9 @@ def new_state(run: dict[str, Any], info: dict, device, n_batches: int
     tr = run["training"]
     model, rule = build(run, info, device)
     params = rule.trainable(model)
-    optimizer = adamw(recipe.param_groups(params, tr), tr["lr"], tr["weight_decay"])
+    optimizer = adamw(param_groups(params, tr), tr["lr"], tr["weight_decay"])
     generator = torch.Generator().manual_seed(run["seed"])
-    multiplier, per_batch = recipe.lr_schedule(tr, n_batches)
+    multiplier, per_batch = lr_schedule(tr, n_batches)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, multiplier)
     state = TrainState(model, rule, optimizer, scheduler, generator,
                        divergence={"policy": tr["nonfinite_policy"],
