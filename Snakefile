@@ -15,7 +15,8 @@ configfile: "config/config.yaml"
 
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-from credit_assign.pipeline import paths, targets  # noqa: E402 (torch-free)
+from credit_assign.infra import paths  # noqa: E402 (stdlib only)
+from credit_assign.pipeline import targets  # noqa: E402 (torch-free)
 from credit_assign.pipeline.configfiles import (
     ConfigFileError,
     check_files,

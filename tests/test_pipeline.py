@@ -12,7 +12,8 @@ import pytest
 import yaml
 from snakemake.exceptions import WorkflowError
 
-from credit_assign.pipeline import ConfigError, catalog, checks, params, paths, targets
+from credit_assign.infra import paths
+from credit_assign.pipeline import ConfigError, catalog, checks, params, targets
 from credit_assign.pipeline.configfiles import ConfigFileError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +43,7 @@ def test_every_pipeline_module_imports_without_torch_or_the_science():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
-    assert {"paths", "catalog", "checks", "targets", "params"} <= set(PIPELINE)
+    assert {"catalog", "checks", "targets", "params"} <= set(PIPELINE)
 
 
 # ---- the rules' catalogue ----------------------------------------------------------------
@@ -319,7 +320,7 @@ def test_lambda_spelling_and_paths():
 
 
 def test_no_workflow_file_spells_a_path():
-    """Every path is in credit_assign.pipeline.paths: the rules take them from there."""
+    """Every path is in credit_assign.infra.paths: the rules take them from there."""
     for smk in [ROOT / "Snakefile", *sorted((ROOT / "workflow/rules").glob("*.smk"))]:
         code = [line for line in smk.read_text().splitlines()
                 if not line.lstrip().startswith("#") and '"""' not in line]

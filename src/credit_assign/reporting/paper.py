@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
-from credit_assign.pipeline import paths
 from credit_assign.reporting import reproduction as rep_io
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
