@@ -10,10 +10,6 @@ from snakemake.utils import min_version, validate
 
 min_version("9.0")
 
-
-configfile: "config/config.yaml"
-
-
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.infra import paths  # noqa: E402 (stdlib only)
 from credit_assign.pipeline import targets  # noqa: E402 (torch-free)
@@ -21,6 +17,10 @@ from credit_assign.pipeline.configfiles import (
     ConfigFileError,
     check_files,
 )  # noqa: E402
+
+
+configfile: paths.DEFAULT_CONFIG
+
 
 try:  # what YAML would read silently: a duplicate key, a seed like 042 (octal: 34)
     check_files(workflow.configfiles)

@@ -54,11 +54,15 @@ def dataset_cache_path(wildcards):
 
 
 def data_source(wildcards):
-    return job_params.data_source(config, wildcards.get("dataset") or wildcards.get("corpus"))
+    return job_params.data_source(
+        config, wildcards.get("dataset") or wildcards.get("corpus")
+    )
 
 
 def source_stamp(wildcards):
-    return job_params.source_stamp(config, wildcards.get("dataset") or wildcards.get("corpus"))
+    return job_params.source_stamp(
+        config, wildcards.get("dataset") or wildcards.get("corpus")
+    )
 
 
 # ---- training and the jobs that read a trained model
