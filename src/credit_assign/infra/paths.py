@@ -10,6 +10,7 @@ lam (λ as ``lam_str`` writes it), seed, corpus, precision, fmt (a figure format
 
 In the infrastructure layer, so that every layer may import it; stdlib only.
 """
+
 from __future__ import annotations
 
 import re
