@@ -10,13 +10,14 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-
-configfile: "config/config.yaml"
-
-
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+from credit_assign.infra import paths  # noqa: E402 (stdlib only)
 from credit_assign.pipeline import ConfigError, targets  # noqa: E402 (torch-free)
 from credit_assign.pipeline.checks import prepare  # noqa: E402
+
+
+configfile: paths.DEFAULT_CONFIG
+
 
 # The one parse sequence (credit_assign.pipeline.checks.prepare), before any rule: what
 # YAML would read silently (a duplicate key, a seed like 042: octal 34), the schema (its

@@ -1,7 +1,9 @@
 """Dataset registry: sources, caches, splits, augmentation."""
 
 import io
+import json
 import tarfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -195,3 +197,27 @@ def test_not_a_tar_is_named(tmp_path):
     bad.write_bytes(b"garbage" * 100)
     with pytest.raises(data.DataFormatError, match="x.tar is not a readable tar archive"):
         data.prepare("cifar10", str(bad), tmp_path, tmp_path / "c.pt")
+
+
+def test_the_manifest_is_the_path_tables(tmp_path, monkeypatch):
+    """The manifest rule prepare_data writes, and load reads, is paths.DATA_MANIFEST
+    filled in (beside paths.DATA_CACHE), and the corpus's is paths.CORPUS_MANIFEST."""
+    from credit_assign.ep_stack import corpus
+    from credit_assign.infra import paths
+
+    monkeypatch.chdir(tmp_path)
+    cache = paths.fill(paths.DATA_CACHE, dataset="digits")
+    info = data.prepare_manifest("digits", None, tmp_path / "source", Path(cache))
+    manifest = Path(paths.fill(paths.DATA_MANIFEST, dataset="digits"))
+    assert json.loads(manifest.read_text())["digest"] == info["digest"]
+    assert sorted(p.name for p in manifest.parent.glob("*.json")) == [manifest.name]
+    Path(cache).unlink()  # load rebuilds it from the manifest it reads
+    assert data.load(cache)["info"]["digest"] == info["digest"]
+
+    cache = paths.fill(paths.CORPUS_CACHE, corpus="pydoc")
+    encoded = corpus.prepare_manifest("pydoc", "download", tmp_path / "source", Path(cache))
+    manifest = Path(paths.fill(paths.CORPUS_MANIFEST, corpus="pydoc"))
+    assert json.loads(manifest.read_text())["sha256"] == encoded["sha256"]
+    assert paths.manifest(tmp_path / "elsewhere" / "x.pt") == tmp_path / "elsewhere" / "x.json"
+    with pytest.raises(ValueError, match="not a cache's name"):
+        paths.manifest("data/digits.npz")

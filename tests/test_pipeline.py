@@ -3,15 +3,19 @@ the config checks and their messages, the target lists, each job's params, the r
 catalogue. Milliseconds each; the tests that start Snakemake (test_workflow.py, marked
 slow) keep what is Snakemake's own: the DAG, reruns, real jobs."""
 
+import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
-from credit_assign.pipeline import ConfigError, catalog, checks, params, paths, targets
+from credit_assign.infra import paths
+from credit_assign.pipeline import ConfigError, catalog, checks, params, targets
 from credit_assign.pipeline.configfiles import ConfigFileError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +45,7 @@ def test_every_pipeline_module_imports_without_torch_or_the_science():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
-    assert {"paths", "catalog", "checks", "targets", "params"} <= set(PIPELINE)
+    assert {"catalog", "checks", "targets", "params"} <= set(PIPELINE)
 
 
 # ---- the rules' catalogue ----------------------------------------------------------------
@@ -318,11 +322,98 @@ def test_lambda_spelling_and_paths():
     assert paths.figures("fig4_penalty_rescue")[1] == "paper/figures/fig4_penalty_rescue.png"
 
 
-def test_no_workflow_file_spells_a_path():
-    """Every path is in credit_assign.pipeline.paths: the rules take them from there."""
-    for smk in [ROOT / "Snakefile", *sorted((ROOT / "workflow/rules").glob("*.smk"))]:
-        code = [line for line in smk.read_text().splitlines()
-                if not line.lstrip().startswith("#") and '"""' not in line]
-        spelled = [line for line in code if '"results/' in line or '"data/' in line
-                   or '"paper/' in line]
-        assert not spelled, (smk.name, spelled)
+# ---- the path table: no file spells a path ------------------------------------------
+PATH_ROOTS = ("results", "data", "paper", "logs", "docs", "config")
+# a string literal that starts with one, or a Markdown code span or a `snakemake` command
+# (in a generated page) that names one
+SPELLED = re.compile(rf"(?:^|`|snakemake )(?:{'|'.join(PATH_ROOTS)})/")
+# what may spell a path: the table itself, and nothing else
+MAY_SPELL = {"src/credit_assign/infra/paths.py"}
+
+
+def _python(file: Path) -> tuple[str, dict[int, int] | None]:
+    """A file's Python code: a .smk file (and the Snakefile) as Snakemake compiles it, with
+    the compiled code's line -> the file's line."""
+    if file.suffix == ".py":
+        return file.read_text(), None
+    from snakemake import parser
+    from snakemake.sourcecache import LocalSourceFile
+
+    opener = SimpleNamespace(open=lambda source: open(  # noqa: SIM115 (parser closes it)
+        source.get_path_or_uri(secret_free=True), encoding="utf-8"))
+    linemap: dict[int, int] = {}
+    code, _ = parser.parse(LocalSourceFile(str(file)), SimpleNamespace(sourcecache=opener),
+                           linemap)
+    return code, linemap
+
+
+def _string_literals(tree: ast.AST):
+    """(line, text) of every string constant in the code, f-strings' parts included;
+    docstrings (a module's, class's, function's, a rule's) are text, not code."""
+    docs = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)):
+            docs.add(id(body[0].value))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "docstring" and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "workflow"):  # a rule's docstring, compiled
+            docs.update(id(arg) for arg in node.args)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            yield node.lineno, node.value
+
+
+def _code_files() -> list[Path]:
+    return [ROOT / "Snakefile", *sorted((ROOT / "workflow/rules").glob("*.smk")),
+            *sorted((ROOT / "src/credit_assign").rglob("*.py")),
+            *sorted((ROOT / "scripts").glob("*.py"))]
+
+
+def test_no_file_spells_a_path():
+    """Every path is in credit_assign.infra.paths: the rules, the scripts and the library
+    take theirs from there, and none spells one (in a string literal, f-strings included;
+    comments and docstrings may mention one)."""
+    spelled = []
+    for file in _code_files():
+        name = file.relative_to(ROOT).as_posix()
+        if name in MAY_SPELL:
+            continue
+        code, linemap = _python(file)
+        for line, text in _string_literals(ast.parse(code, name)):
+            if SPELLED.search(text):
+                spelled.append(f"{name}:{linemap[line] if linemap else line}: {text[:80]!r}")
+    assert not spelled, "paths spelled outside credit_assign.infra.paths:\n" + "\n".join(
+        spelled)
+
+
+def test_the_path_check_finds_a_spelled_path():
+    code = ('"""results/in/a/docstring.json"""\nx = "results/a.json"\n'
+            'y = f"data/{name}.json"\nz = f"from `paper/{name}.pdf`"\nw = "a results/b"\n')
+    found = [line for line, text in _string_literals(ast.parse(code)) if SPELLED.search(text)]
+    assert found == [2, 3, 4]
+
+
+def test_every_rule_takes_its_log_from_the_table():
+    """Each rule with a log: writes paths.LOGS[its name], and each entry is a rule's."""
+    logs = {}
+    for smk in sorted((ROOT / "workflow/rules").glob("*.smk")):
+        tree = ast.parse(_python(smk)[0])
+        for func in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+            calls = {d.func.attr: d for d in func.decorator_list if isinstance(d, ast.Call)
+                     and isinstance(d.func, ast.Attribute)}
+            if "rule" in calls and "log" in calls:
+                name = next(k.value.value for k in calls["rule"].keywords if k.arg == "name")
+                logs[name] = ast.unparse(calls["log"].args[0])
+    assert logs == {rule: f"paths.LOGS['{rule}']" for rule in paths.LOGS}
+
+
+def test_the_path_table_imports_only_the_standard_library():
+    tree = ast.parse((ROOT / "src/credit_assign/infra/paths.py").read_text())
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module}
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported

@@ -14,7 +14,7 @@ rule aggregate:
         layers=paths.LAYERS,
         nulls=paths.NULLS,
     log:
-        "logs/aggregate/{dataset}.log",
+        paths.LOGS["aggregate"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -41,7 +41,7 @@ rule reproduction:
         ),
         md=paths.REPRODUCTION_MD,
     log:
-        "logs/aggregate/{dataset}_reproduction.log",
+        paths.LOGS["reproduction"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -63,7 +63,7 @@ rule aggregate_alignment_probes:
         alignment=paths.PROBE_ALIGNMENT,
         ratios=paths.PROBE_RATIOS,
     log:
-        "logs/aggregate/{dataset}_probes.log",
+        paths.LOGS["aggregate_alignment_probes"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -81,7 +81,7 @@ rule aggregate_measurements:
     output:
         paths.MEASUREMENTS,
     log:
-        "logs/aggregate/{dataset}_measurements.log",
+        paths.LOGS["aggregate_measurements"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -114,7 +114,7 @@ rule variants_gap_map:
         ),
         svg=paths.figure("fig_variants", "svg"),
     log:
-        "logs/figures/fig_variants.log",
+        paths.LOGS["variants_gap_map"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -152,7 +152,7 @@ rule variants_measured_map:
         ),
         eps_svg=paths.figure("fig_variants_measured_eps", "svg"),
     log:
-        "logs/figures/fig_variants_measured.log",
+        paths.LOGS["variants_measured_map"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -185,7 +185,7 @@ rule reproduction_notes:
     output:
         summary(paths.REPRODUCTION_NOTES),
     log:
-        "logs/aggregate/reproduction_notes.log",
+        paths.LOGS["reproduction_notes"],
     conda:
         "../../envs/figures.yaml"
     threads: 1

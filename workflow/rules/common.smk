@@ -1,6 +1,6 @@
 # The workflow's input functions: wildcards -> a function of the config in
 # credit_assign.pipeline (torch-free, unit-tested in tests/test_pipeline.py). The paths
-# are in credit_assign.pipeline.paths, the checks in .checks, the targets in .targets,
+# are in credit_assign.infra.paths, the checks in .checks, the targets in .targets,
 # each job's params in .params; the Snakefile checks the config (checks.prepare).
 import sys
 from pathlib import Path
@@ -8,7 +8,8 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-from credit_assign.pipeline import catalog, paths, targets  # noqa: E402
+from credit_assign.infra import paths  # noqa: E402
+from credit_assign.pipeline import catalog, targets  # noqa: E402
 from credit_assign.pipeline import params as job_params  # noqa: E402
 
 # The learning rules (their catalogue; the Snakefile's checks.prepare has read it).

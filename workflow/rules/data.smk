@@ -6,7 +6,7 @@ rule prepare_data:
         # the first job that reads it rebuilds it (credit_assign.infra.data.load)
         manifest=paths.DATA_MANIFEST,
     log:
-        "logs/prepare_data/{dataset}.log",
+        paths.LOGS["prepare_data"],
     conda:
         "../../envs/pytorch.yaml"
     threads: 1

@@ -9,7 +9,7 @@ rule prepare_corpus:
         # is no output: a deleted one reruns nothing (CharCorpus.load rebuilds it)
         manifest=paths.CORPUS_MANIFEST,
     log:
-        "logs/prepare_corpus/{corpus}.log",
+        paths.LOGS["prepare_corpus"],
     conda:
         "../../envs/pytorch.yaml"
     threads: 1
@@ -31,7 +31,7 @@ rule ep_stack_probe:
         result=paths.EP_RESULT,
         timings=paths.EP_TIMINGS,
     log:
-        "logs/ep_stack/{corpus}_{precision}_seed{seed}.log",
+        paths.LOGS["ep_stack_probe"],
     priority: job_params.EP_PRIORITY
     conda:
         "../../envs/pytorch.yaml"
@@ -61,7 +61,7 @@ rule ep_stack_summary:
         by_seed=paths.EP_BY_SEED,
         report=paths.EP_REPORT,
     log:
-        "logs/ep_stack/summary.log",
+        paths.LOGS["ep_stack_summary"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -90,7 +90,7 @@ rule fig_ep_stack_cosines:
         ),
         svg=paths.figure("fig_ep_stack_cosines", "svg"),
     log:
-        "logs/figures/fig_ep_stack_cosines.log",
+        paths.LOGS["fig_ep_stack_cosines"],
     conda:
         "../../envs/figures.yaml"
     threads: 1

@@ -13,7 +13,7 @@ rule fig4_penalty_rescue:
         ),
         svg=paths.figure("fig4_penalty_rescue", "svg"),
     log:
-        "logs/figures/fig4_penalty_rescue.log",
+        paths.LOGS["fig4_penalty_rescue"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -40,7 +40,7 @@ rule fig_primer_phases:
         ),
         svg=paths.figure("fig_primer_phases", "svg"),
     log:
-        "logs/figures/fig_primer_phases.log",
+        paths.LOGS["fig_primer_phases"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -64,7 +64,7 @@ rule fig_primer_check:
         ),
         svg=paths.figure("fig_primer_check", "svg"),
     log:
-        "logs/figures/fig_primer_check.log",
+        paths.LOGS["fig_primer_check"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -89,7 +89,7 @@ rule fig_alignment_probes:
         ),
         svg=paths.figure("fig_alignment_probes", "svg"),
     log:
-        "logs/figures/fig_alignment_probes.log",
+        paths.LOGS["fig_alignment_probes"],
     conda:
         "../../envs/figures.yaml"
     threads: 1

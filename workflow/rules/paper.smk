@@ -10,7 +10,7 @@ rule paper_numbers:
     output:
         paths.PAPER_NUMBERS,
     log:
-        "logs/paper/numbers.log",
+        paths.LOGS["paper_numbers"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -35,7 +35,7 @@ rule paper:
     output:
         paths.PAPER_PDF,
     log:
-        "logs/paper/ms.log",
+        paths.LOGS["paper"],
     conda:
         "../../envs/paper.yaml"
     threads: 1
@@ -53,7 +53,7 @@ rule arxiv:
     output:
         paths.ARXIV,
     log:
-        "logs/paper/arxiv.log",
+        paths.LOGS["arxiv"],
     conda:
         "../../envs/figures.yaml"
     threads: 1

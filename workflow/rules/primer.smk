@@ -3,7 +3,7 @@ rule primer_check:
     output:
         paths.PRIMER_CHECK,
     log:
-        "logs/primer_check/primer_check.log",
+        paths.LOGS["primer_check"],
     conda:
         "../../envs/pytorch.yaml"
     threads: 1

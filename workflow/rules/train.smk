@@ -8,7 +8,7 @@ rule train:
         timings=paths.TIMINGS,
         snapshots=paths.SNAPSHOTS,
     log:
-        "logs/train/{dataset}/{method}_lam{lam}_seed{seed}.log",
+        paths.LOGS["train"],
     priority: train_priority
     conda:
         "../../envs/pytorch.yaml"
@@ -35,7 +35,7 @@ rule fresh_b_null:
     output:
         paths.NULL,
     log:
-        "logs/fresh_b_null/{dataset}/{method}_lam{lam}_seed{seed}.log",
+        paths.LOGS["fresh_b_null"],
     conda:
         "../../envs/pytorch.yaml"
     threads: 1
@@ -58,7 +58,7 @@ rule alignment_probe:
     output:
         paths.PROBE,
     log:
-        "logs/alignment_probe/{dataset}/{method}_lam{lam}_seed{seed}.log",
+        paths.LOGS["alignment_probe"],
     conda:
         "../../envs/pytorch.yaml"
     threads: 1
@@ -82,7 +82,7 @@ rule measure:
     output:
         paths.MEASURE,
     log:
-        "logs/measure/{dataset}/{method}_lam{lam}_seed{seed}.log",
+        paths.LOGS["measure"],
     conda:
         "../../envs/pytorch.yaml"
     threads: 1

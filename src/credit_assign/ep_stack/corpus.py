@@ -20,8 +20,9 @@ from typing import Any
 
 import torch
 
+from credit_assign.infra import paths
 from credit_assign.infra.checkpoints import atomic_torch_save, load_checkpoint
-from credit_assign.infra.data import DataMissingError, cache_lock, manifest_path, read_current
+from credit_assign.infra.data import DataMissingError, cache_lock, read_current
 from credit_assign.infra.files import atomic_write_text, dumps
 
 CORPORA = ("tinyshakespeare", "pydoc")
@@ -93,7 +94,7 @@ def prepare_manifest(name: str, source: str, data_dir: Path, cache: Path) -> dic
         encoded = prepare_corpus(name, source, data_dir, cache)
         manifest = {k: encoded[k] for k in ("name", "sha256", "n_chars", "vocab")}
         manifest["rebuild_from"] = {"source": source, "data_dir": str(data_dir)}
-        atomic_write_text(manifest_path(cache), dumps(manifest))
+        atomic_write_text(paths.manifest(cache), dumps(manifest))
     return encoded
 
 
@@ -121,7 +122,7 @@ class CharCorpus:
         (one job at a time) from the source its manifest names, and must encode the same
         text (sha256) the manifest records."""
         path = Path(path)
-        manifest = manifest_path(path)
+        manifest = paths.manifest(path)
         if not manifest.exists():  # a cache used on its own (tests, benchmarks)
             return cls(load_checkpoint(path, "corpus cache"))
         want = json.loads(manifest.read_text())

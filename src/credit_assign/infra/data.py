@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from credit_assign.infra import paths
 from credit_assign.infra.checkpoints import atomic_torch_save
 from credit_assign.infra.files import atomic_write_text, dumps
 from credit_assign.infra.provenance import describe_source
@@ -326,15 +327,10 @@ def data_digest(tensors: dict[str, Tensor]) -> str:
 DATASETS = ("cifar10", "digits")
 
 
-def manifest_path(cache: str | Path) -> Path:
-    """The manifest beside a cache: data/<name>.pt -> data/<name>.json."""
-    return Path(cache).with_suffix(".json")
-
-
 def write_manifest(info: dict[str, Any], source: str | None, cache: str | Path) -> Path:
     """The manifest jobs depend on: the cache's info (with the data's digest) and the
     source it was decoded from, so that a job finding the cache gone can rebuild it."""
-    path = manifest_path(cache)
+    path = paths.manifest(cache)
     atomic_write_text(path, dumps({**info, "rebuild_from": source or ""}))
     return path
 
@@ -394,7 +390,7 @@ def read_current(cache: Path, read: Callable[[Path], Any], digest: Callable[[Any
             return obj
         logging.getLogger(__name__).warning(
             "%s is %s; rebuilding it from the source its manifest %s names", cache,
-            "made from other data" if cache.exists() else "missing", manifest_path(cache))
+            "made from other data" if cache.exists() else "missing", paths.manifest(cache))
         rebuild()
     return read(cache)
 
@@ -407,7 +403,7 @@ def load(path: str | Path) -> dict[str, Any]:
     whose data digest differs from the manifest's (made from other data), is rebuilt
     here from the source the manifest names, one job at a time."""
     path = Path(path)
-    manifest = manifest_path(path)
+    manifest = paths.manifest(path)
     if not manifest.exists():  # a cache used on its own (tests, notebooks)
         return _read_cache(path)
     want = json.loads(manifest.read_text())

@@ -2,7 +2,6 @@
 (the Snakefile and workflow/rules/*.smk are a thin layer over it; the tests call it in
 milliseconds, no Snakemake started):
 
-* :mod:`~credit_assign.pipeline.paths` — every file pattern the workflow reads or writes;
 * :mod:`~credit_assign.pipeline.catalog` — the learning rules as the workflow sees them
   (names, labels, colours, options), read from the generated ``rules_catalog.json``;
 * :mod:`~credit_assign.pipeline.checks` — what the schema cannot say about a config;
@@ -12,6 +11,9 @@ milliseconds, no Snakemake started):
 * :mod:`~credit_assign.pipeline.configfiles`, :mod:`~credit_assign.pipeline.recipe`,
   :mod:`~credit_assign.pipeline.compute` — the config files as written, a run's training
   recipe, the study's compute.
+
+Every file pattern is in :mod:`credit_assign.infra.paths` (the infrastructure layer, so
+that the library below the pipeline takes its paths from the same table).
 
 Nothing here imports torch or the science modules (an import-linter contract and a test
 check it): parsing the workflow stays fast.

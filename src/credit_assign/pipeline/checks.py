@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from credit_assign.pipeline import ConfigError, catalog, paths
+from credit_assign.infra import paths
+from credit_assign.pipeline import ConfigError, catalog
 from credit_assign.pipeline.configfiles import check_files, seed_values
 from credit_assign.pipeline.targets import _update, lam_str, runs, study_seeds, variant_config
 

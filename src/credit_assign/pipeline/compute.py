@@ -20,7 +20,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from credit_assign.pipeline import paths
+from credit_assign.infra import paths
 from credit_assign.pipeline.checks import load_config
 from credit_assign.pipeline.recipe import method_training
 from credit_assign.pipeline.targets import runs, variant_config

@@ -10,7 +10,8 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from credit_assign.pipeline import catalog, paths
+from credit_assign.infra import paths
+from credit_assign.pipeline import catalog
 from credit_assign.pipeline.checks import LOCAL_COPY
 from credit_assign.pipeline.recipe import method_training
 from credit_assign.pipeline.targets import (

@@ -1,7 +1,7 @@
 """What the config asks for: the training runs, the files each rule reads, the target
 lists of ``all`` and ``variants``, and the runs each summary table must hold. Plain
 functions of the (validated, filled) config dict; paths from
-:mod:`credit_assign.pipeline.paths`.
+:mod:`credit_assign.infra.paths`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from credit_assign.pipeline import catalog, paths
+from credit_assign.infra import paths
+from credit_assign.pipeline import catalog
 
 Config = dict[str, Any]
 CORPORA = ("tinyshakespeare", "pydoc")

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from credit_assign.infra import paths
 from credit_assign.infra.results import read_result
 from credit_assign.reporting import tables as table_io
 
@@ -28,11 +29,11 @@ def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path],
     """Four tidy DataFrames: ``runs`` (final values), ``epochs``, ``layers``, ``nulls``.
 
     ``timing_paths``: each training result's wall-clock record, in the same order (the
-    workflow passes them; by default the ``timings.json`` beside each result).
+    workflow passes them; by default the timings record beside each result, paths.TIMINGS).
     """
     train_paths = list(train_paths)
     if timing_paths is None:
-        timing_paths = [Path(p).with_name("timings.json") for p in train_paths]
+        timing_paths = [paths.beside(p, paths.TIMINGS) for p in train_paths]
     timing_paths = list(timing_paths)
     if len(timing_paths) != len(train_paths):
         raise ValueError(f"{len(train_paths)} training results but {len(timing_paths)} "
@@ -91,11 +92,11 @@ def write_tables(train_paths, null_paths, outputs: dict[str, str], timing_paths=
     return frames
 
 
-def probe_tables(paths: Iterable[str | Path]) -> dict:
+def probe_tables(probe_paths: Iterable[str | Path]) -> dict:
     """``alignment``: one row per (run, epoch, probed rule, layer); ``ratios``: one row
     per (run, epoch, rule) with the single-step loss-decrease ratio."""
     alignment, ratios = [], []
-    for path in paths:
+    for path in probe_paths:
         r = read_result(path, "probes")
         key = r["run"]
         for rep in r["epochs"]:
@@ -115,11 +116,11 @@ def probe_tables(paths: Iterable[str | Path]) -> dict:
             "ratios": pd.DataFrame(ratios, columns=cols_r)}
 
 
-def write_probe_tables(paths, outputs: dict[str, str]) -> dict:
-    paths = list(paths)
-    frames = probe_tables(paths)
+def write_probe_tables(probe_paths, outputs: dict[str, str]) -> dict:
+    probe_paths = list(probe_paths)
+    frames = probe_tables(probe_paths)
     for name, frame in frames.items():
-        table_io.write(frame, outputs[name], f"probe_{name}", paths)
+        table_io.write(frame, outputs[name], f"probe_{name}", probe_paths)
     return frames
 
 

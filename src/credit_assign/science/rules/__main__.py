@@ -7,10 +7,11 @@ config/README.md."""
 import sys
 from pathlib import Path
 
+from credit_assign.infra import paths
 from credit_assign.pipeline import catalog as pipeline_catalog
 from credit_assign.science.rules import catalog, options_table
 
-README = Path("config/README.md")
+README = Path(paths.RULE_OPTIONS_README)
 ROW = "| `rule."
 HEADING = "## Learning rules' options"
 

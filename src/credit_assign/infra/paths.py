@@ -1,0 +1,180 @@
+"""Every file the workflow reads or writes, as one table of patterns: the rules
+(workflow/rules/*.smk: their inputs, outputs and logs), the target lists
+(credit_assign.pipeline.targets) and the library (the data and corpus manifests, the text
+the reports generate) take their paths from here and never spell one (a test scans the
+code for a spelled path). ``{name}`` fields are Snakemake wildcards where a rule's output
+leaves them open, else ``.format``-ted by the caller (``fill``).
+
+Wildcards: dataset (``cifar10``, or ``cifar10@<variant>`` for a recipe variant), method,
+lam (λ as ``lam_str`` writes it), seed, corpus, precision, fmt (a figure format).
+
+In the infrastructure layer, so that every layer may import it; stdlib only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+from string import Formatter
+
+# ---- data: the manifest is what jobs depend on; the cache beside it is no rule's output
+DATA_MANIFEST = "data/{dataset}.json"
+DATA_CACHE = "data/{dataset}.pt"
+SOURCE_DIGESTS = "data/.source-digests.json"  # credit_assign.infra.sources' cache of digests
+CORPUS_MANIFEST = "data/corpus/{corpus}.json"
+CORPUS_CACHE = "data/corpus/{corpus}.pt"
+
+# ---- one training run's folder, and what it holds
+RUN_DIR = "results/{dataset}/train/{method}/lam{lam}/seed{seed}"
+TRAIN_OUTPUTS = ("metrics.json", "model.pt", "timings.json", "snapshots.pt")
+METRICS = f"{RUN_DIR}/metrics.json"
+MODEL = f"{RUN_DIR}/model.pt"
+TIMINGS = f"{RUN_DIR}/timings.json"
+SNAPSHOTS = f"{RUN_DIR}/snapshots.pt"
+RESUME = f"{RUN_DIR}/resume.pt"  # per-epoch state, outside the outputs: a rerun resumes
+
+# ---- per-run results of the jobs that read a trained model
+NULL = "results/{dataset}/fresh_b_null/{method}/lam{lam}/seed{seed}.json"
+PROBE = "results/{dataset}/probes/{method}/lam{lam}/seed{seed}.json"
+MEASURE = "results/{dataset}/measure/{method}/lam{lam}/seed{seed}.json"
+
+# ---- a dataset's summary tables (each written with a `.digest.json` record beside it)
+SUMMARY = "results/{dataset}/summary"
+RUNS = f"{SUMMARY}/runs.csv"
+EPOCHS = f"{SUMMARY}/epochs.csv"
+LAYERS = f"{SUMMARY}/layers.csv"
+NULLS = f"{SUMMARY}/nulls.csv"
+REPRODUCTION = f"{SUMMARY}/reproduction.csv"
+REPRODUCTION_MD = f"{SUMMARY}/reproduction.md"
+PROBE_ALIGNMENT = f"{SUMMARY}/probe_alignment.csv"
+PROBE_RATIOS = f"{SUMMARY}/probe_ratios.csv"
+MEASUREMENTS = f"{SUMMARY}/measurements.csv"
+VARIANTS_GAP = f"{SUMMARY}/variants_gap.csv"
+REPRODUCTION_VARIANTS = f"{SUMMARY}/reproduction_variants.md"
+REPRODUCTION_NOTES = f"{SUMMARY}/reproduction_notes.md"
+
+# ---- the primer check
+PRIMER_CHECK = "results/primer_check/primer_check.json"
+
+# ---- the EP stack probe: one result per (corpus, pretraining precision, seed)
+EP_RESULT = "results/ep_stack/{corpus}/{precision}/seed{seed}.json"
+EP_TIMINGS = "results/ep_stack/{corpus}/{precision}/seed{seed}.timings.json"
+EP_RESUME = "results/ep_stack/{corpus}/{precision}/seed{seed}.resume.pt"
+EP_SUMMARY = "results/ep_stack/summary"
+EP_COSINES = f"{EP_SUMMARY}/cosines.csv"
+EP_INCREMENTS = f"{EP_SUMMARY}/increments.csv"
+EP_PRETRAIN = f"{EP_SUMMARY}/pretrain.csv"
+EP_TIMINGS_TABLE = f"{EP_SUMMARY}/timings.csv"
+EP_BY_SEED = f"{EP_SUMMARY}/by_seed.csv"
+EP_REPORT = f"{EP_SUMMARY}/report.md"
+
+# ---- figures (one file per format) and the paper
+FIG_FORMATS = ("pdf", "png", "svg")
+FIGURE = "paper/figures/{name}.{fmt}"
+PAPER_TEX = "paper/ms.tex"
+PAPER_NUMBERS = "paper/numbers.tex"
+PAPER_PDF = "paper/ms.pdf"
+ARXIV = "paper/arxiv.tar.gz"
+
+# ---- each rule's log, by rule name (a test checks every rule's log: is its entry)
+LOGS = {
+    # data
+    "prepare_data": "logs/prepare_data/{dataset}.log",
+    "prepare_corpus": "logs/prepare_corpus/{corpus}.log",
+    # training and the jobs that read a trained model
+    "train": "logs/train/{dataset}/{method}_lam{lam}_seed{seed}.log",
+    "fresh_b_null": "logs/fresh_b_null/{dataset}/{method}_lam{lam}_seed{seed}.log",
+    "alignment_probe": "logs/alignment_probe/{dataset}/{method}_lam{lam}_seed{seed}.log",
+    "measure": "logs/measure/{dataset}/{method}_lam{lam}_seed{seed}.log",
+    # a dataset's summary tables and the variants' pages
+    "aggregate": "logs/aggregate/{dataset}.log",
+    "reproduction": "logs/aggregate/{dataset}_reproduction.log",
+    "aggregate_alignment_probes": "logs/aggregate/{dataset}_probes.log",
+    "aggregate_measurements": "logs/aggregate/{dataset}_measurements.log",
+    "variants_gap_map": "logs/figures/fig_variants.log",
+    "variants_measured_map": "logs/figures/fig_variants_measured.log",
+    "reproduction_notes": "logs/aggregate/reproduction_notes.log",
+    # the primer check
+    "primer_check": "logs/primer_check/primer_check.log",
+    # the EP stack probe
+    "ep_stack_probe": "logs/ep_stack/{corpus}_{precision}_seed{seed}.log",
+    "ep_stack_summary": "logs/ep_stack/summary.log",
+    # figures and the paper
+    "fig_ep_stack_cosines": "logs/figures/fig_ep_stack_cosines.log",
+    "fig4_penalty_rescue": "logs/figures/fig4_penalty_rescue.log",
+    "fig_primer_phases": "logs/figures/fig_primer_phases.log",
+    "fig_primer_check": "logs/figures/fig_primer_check.log",
+    "fig_alignment_probes": "logs/figures/fig_alignment_probes.log",
+    "paper_numbers": "logs/paper/numbers.log",
+    "paper": "logs/paper/ms.log",
+    "arxiv": "logs/paper/arxiv.log",
+}
+
+# ---- inputs that are not outputs of any rule
+DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile (paper scale)
+CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
+REBUILD_ESTIMATE = "docs/rebuild_estimate.json"  # per-epoch times (credit_assign.pipeline.compute)
+
+# ---- no workflow's file: the config's rule-options table, rewritten from the rules'
+# code by ``python -m credit_assign.science.rules --write``
+RULE_OPTIONS_README = "config/README.md"
+
+# ---- a cache and the manifest beside it: the same folder, the same name but its suffix
+MANIFESTS = {DATA_CACHE: DATA_MANIFEST, CORPUS_CACHE: CORPUS_MANIFEST}
+
+
+def fill(pattern: str, **wildcards) -> str:
+    """``pattern`` with the given wildcards filled in (all of them: a KeyError names one
+    left open)."""
+    return pattern.format(**wildcards)
+
+
+def figure(name: str, fmt: str) -> str:
+    return FIGURE.format(name=name, fmt=fmt)
+
+
+def figures(name: str) -> list[str]:
+    """A figure's files, one per format (pdf, png, svg)."""
+    return [figure(name, fmt) for fmt in FIG_FORMATS]
+
+
+def manifest(cache: str | Path) -> Path:
+    """The manifest beside ``cache``, named as the table names it: a cache named as
+    DATA_CACHE names it (``<folder>/<dataset>.pt``) has DATA_MANIFEST's name in the same
+    folder (``<folder>/<dataset>.json``), and the same for CORPUS_CACHE and
+    CORPUS_MANIFEST. By the cache's file name only: a cache in another folder (a test's,
+    a benchmark's) has its manifest beside it."""
+    cache = Path(cache)
+    for cache_pattern, manifest_pattern in MANIFESTS.items():
+        fields = _match(PurePosixPath(cache_pattern).name, cache.name)
+        if fields is not None:
+            return cache.with_name(PurePosixPath(manifest_pattern).name.format(**fields))
+    raise ValueError(f"{cache}: not a cache's name ({', '.join(MANIFESTS)})")
+
+
+def _match(pattern: str, name: str) -> dict[str, str] | None:
+    """The fields of ``pattern`` (``{dataset}.pt``) that make it ``name``, or None."""
+    regex = "".join(re.escape(text) + (f"(?P<{field}>.+)" if field else "")
+                    for text, field, _, _ in Formatter().parse(pattern))
+    found = re.fullmatch(regex, name)
+    return found.groupdict() if found else None
+
+
+def beside(path: str | Path, pattern: str) -> Path:
+    """The file of ``pattern`` in ``path``'s folder, where the two patterns share their
+    folder and ``pattern``'s file name has no wildcard: TIMINGS beside a METRICS."""
+    name = PurePosixPath(pattern).name
+    if any(field for _, field, _, _ in Formatter().parse(name)):
+        raise ValueError(f"{pattern}: its file name has a wildcard")
+    return Path(path).with_name(name)
+
+
+def braced(patterns: list[str] | tuple[str, ...], **wildcards) -> str:
+    """Files of one folder and suffix as one shell brace expression, filled in:
+    ``results/ep_stack/summary/{cosines,by_seed}.csv`` (what a generated page names)."""
+    files = [PurePosixPath(fill(p, **wildcards)) for p in patterns]
+    folders, suffixes = {f.parent for f in files}, {f.suffix for f in files}
+    if len(folders) != 1 or len(suffixes) != 1:
+        raise ValueError(f"not one folder and suffix: {patterns}")
+    names = ",".join(f.stem for f in files)
+    return f"{folders.pop()}/{{{names}}}{suffixes.pop()}"
