@@ -221,3 +221,46 @@ def test_the_manifest_is_the_path_tables(tmp_path, monkeypatch):
     assert paths.manifest(tmp_path / "elsewhere" / "x.pt") == tmp_path / "elsewhere" / "x.json"
     with pytest.raises(ValueError, match="not a cache's name"):
         paths.manifest("data/digits.npz")
+
+
+# ---- a data source's stamp: its bytes, not its mtimes (infra.sources) ----------------
+def test_a_sources_stamp_follows_its_bytes_not_its_mtimes(tmp_path, monkeypatch):
+    """A copy or a touch (same bytes, new mtimes) keeps the stamp, so prepare_data and its
+    readers do not rerun; changed bytes, an added file or a renamed one change it. The
+    cache re-reads a source only when its listing (names, sizes, mtimes) changed."""
+    import os
+    import shutil
+
+    from credit_assign.infra import sources
+
+    folder = tmp_path / "src" / "train" / "cat"
+    folder.mkdir(parents=True)
+    (folder / "1.png").write_bytes(b"one")
+    (folder / "2.png").write_bytes(b"two")
+    cache = tmp_path / "digests.json"
+    first = sources.source_digest(tmp_path / "src", cache)
+    assert first.startswith("sha256:")
+    os.utime(folder / "1.png", ns=(1, 10**18))  # touched: same bytes
+    copy = tmp_path / "copy"
+    shutil.copytree(tmp_path / "src", copy)  # copied: same bytes, new mtimes
+    assert sources.source_digest(tmp_path / "src", cache) == first
+    assert sources.source_digest(copy, cache) == first
+    # an unchanged listing is answered from the cache without reading a file
+    monkeypatch.setattr(sources, "_file_sha256", lambda path: pytest.fail(f"read {path}"))
+    assert sources.source_digest(copy, cache) == first
+    monkeypatch.undo()
+    (folder / "2.png").write_bytes(b"TWO")
+    changed = sources.source_digest(tmp_path / "src", cache)
+    (folder / "3.png").write_bytes(b"three")
+    added = sources.source_digest(tmp_path / "src", cache)
+    os.rename(folder / "3.png", folder / "4.png")
+    renamed = sources.source_digest(tmp_path / "src", cache)
+    assert len({first, changed, added, renamed}) == 4
+    # a single file (an archive) the same way
+    tar = tmp_path / "a.tar"
+    tar.write_bytes(b"archive")
+    stamp = sources.source_digest(tar, cache)
+    os.utime(tar, ns=(1, 10**18))
+    assert sources.source_digest(tar, cache) == stamp
+    tar.write_bytes(b"archive2")
+    assert sources.source_digest(tar, cache) != stamp
