@@ -59,8 +59,8 @@ def main() -> None:
               "ratio_to_snakemake_version": {
                   n: m / median["snakemake --version"] for n, m in median.items()}}
     for name, m in median.items():
-        print(f"{name:38s} {m:6.3f} s  ×{report['ratio_to_snakemake_version'][name]:.2f} "
-              f"snakemake --version")
+        print(f"{name:38s} {m:6.3f} s  ×{report['ratio_to_python'][name]:7.1f} python -c pass"
+              f"  ×{report['ratio_to_snakemake_version'][name]:.2f} snakemake --version")
     if args.out:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
 
