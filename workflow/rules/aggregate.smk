@@ -147,7 +147,7 @@ rule variants_measured_map:
         eps_pdf=paths.figure("fig_variants_measured_eps", "pdf"),
         eps_png=report(
             paths.figure("fig_variants_measured_eps", "png"),
-            caption="../report/fig_variants_measured.rst",
+            caption="../report/fig_variants_measured_eps.rst",
             category="Figures",
         ),
         eps_svg=paths.figure("fig_variants_measured_eps", "svg"),

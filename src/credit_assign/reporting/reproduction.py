@@ -184,7 +184,9 @@ def measurement_description(name: str) -> str:
         return "the cosines as one cosine of the batch-flattened (N, d) matrices"
     if name == "gain":
         return ("the seed probes' gain-weighted cosine, read for this model: signal and "
-                "gradient as W1's update sees them, (v W2) ⊙ GELU′(pre) (l0: exact)")
+                "gradient through the block's true W2 and GELU′ at W1's output, "
+                "(v W2) ⊙ GELU′(pre), for every rule (standard FA's own W1 update goes "
+                "through B2 instead; l0: exact)")
     for kind, how in (("eps_cos", "torch's cosine_similarity (eps 1e-8 clamping each norm, "
                                   "float32)"),
                       ("eps_den", "u·v / (‖u‖‖v‖ + 1e-8) in float32")):
@@ -324,8 +326,9 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
               + (f" (unverified: {why})" if why else "") + ".")
     return (f"# Reproduction of the paper's CIFAR-10 numbers\n\n{context}\n\n{counts}\n\n"
             "Gap (tolerances): (ours − paper) / tolerance (log10 units for norms), |gap| ≤ 1 "
-            "within. Gap (our sd): (ours − paper) / our seed-to-seed sd (ddof = 1; — with "
-            "one seed); † where the tolerance is tighter than that sd.\n\n"
+            "within. Gap (our sd): (ours − paper) / our seed-to-seed sd (ddof = 1; for norms "
+            "the log10 difference over the sd of our log10 values; — with one seed); † "
+            "where the tolerance is tighter than that sd.\n\n"
             f"## Paper vs ours\n\n{table}\n\n"
             f"## Every run (final epoch, mean ± std over seeds)\n\n{table2}\n")
 
@@ -795,16 +798,18 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
         "below, the columns are the recipes and each measurement is a labelled row set of "
         "the numbers it remeasures (· : not measured for that recipe). Figures: "
         f"`{paths.figure('fig_variants', 'png')}` (the recipes' own numbers) and, where "
-        f"measurements ran, `{paths.figure('fig_variants_measured', 'png')}` (one panel per "
+        f"measurements ran, `{paths.figure('fig_variants_measured', 'png')}` and "
+        f"`{paths.figure('fig_variants_measured_eps', 'png')}` (one panel per "
         "measurement).\n\n"
         "Every recipe ran on the same seeds, and the ranking rule was fixed in "
         "config/variants.yaml (`study`) before the runs: recipes are ranked "
         f"{rule_text(study)}. Variants are ranked in two groups: `open` ones fill a detail "
         "the paper's record leaves open, `departs` ones depart from what it states (the "
-        "headline best recipe is the best `open` one); the measurement columns are a "
-        "third group. Counts are given with and without the unverified paper numbers. "
-        "Gap (our sd): (ours − paper) / our seed-to-seed sd; † where the tolerance is "
-        "tighter than that sd.\n\n"
+        "headline best recipe is the best `open` one); each recipe's measurement columns "
+        "are ranked apart, with the recipe's kind. Counts are given with and without the "
+        "unverified paper numbers. "
+        "Gap (our sd): (ours − paper) / our seed-to-seed sd (for norms in log10); † "
+        "where the tolerance is tighter than that sd.\n\n"
         f"{table}\n\n## The default recipe and the {title} (`{shown}`) side by "
         f"side\n\n{side}\n\n{holdout_markdown(holdout(gaps, study))}\n"
         f"## The gap map\n\n{full}\n")

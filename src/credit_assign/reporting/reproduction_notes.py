@@ -331,8 +331,9 @@ def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame
         ", every variant's `runs.csv` and the gap map "
         "`variants_gap.csv`: no number on this page is typed. The full tables, the default "
         "recipe beside the best variant, and the gap map: [reproduction.md](reproduction.md); "
-        + ("the figures: [fig_variants.png](fig_variants.png) and "
-           "[fig_variants_measured.png](fig_variants_measured.png). "
+        + ("the figures: [fig_variants.png](fig_variants.png), "
+           "[fig_variants_measured.png](fig_variants_measured.png) and "
+           "[fig_variants_measured_eps.png](fig_variants_measured_eps.png). "
            if rep_io.has_measured(gaps) else "the figure: [fig_variants.png](fig_variants.png). ")
         + "Each number is formatted once, from the unrounded value in its table.\n")
     parts = [head, _runs_section(runs, epochs, variant_runs, info, compute),

@@ -13,8 +13,8 @@ measurements.csv the pipeline wrote.
   default's models (the recipe did not rerun that method).
 
 Both are drawn at the size the paper prints them (scale ≈ 1), so a font size here is its
-printed size: ``fig_variants`` on a rotated page (ms.tex: sidewaysfigure),
-``fig_variants_measured`` on a portrait one (a full-page figure)."""
+printed size: every one on a rotated page (ms.tex: sidewaysfigure), the measured map on
+two (``fig_variants_measured``, ``fig_variants_measured_eps``: the epsilon cosines)."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ PAD_PT, GAP_PT = 24.0, 8.0
 def measured_layout(rows_per_line: list[int], n_panels: int, n_cols: int, label_chars: int,
                     name_chars: int, page=MEASURED_PAGE_IN) -> tuple[float, float]:
     """(font size, figure height) for lines of panels with ``rows_per_line`` rows each
-    and ``n_cols`` recipe columns on the portrait page: the largest font (≤ MAX_PT)
+    and ``n_cols`` recipe columns on the (rotated) page: the largest font (≤ MAX_PT)
     at which every row and every cell's text fit; the page's height unless even
     MIN_PT does not fit (then taller, and scaled down in print)."""
     k = math.ceil(n_panels / len(rows_per_line))

@@ -9,7 +9,7 @@ pass of the model with every transposed forward weight replaced by a fixed rando
 matrix of the same shape — the head's W, and W2, W1 of each block — and everything
 else kept: the identity skip path, GELU′, the LayerNorm Jacobians (each block's
 pre-LN and the terminal LN_out). With the random matrices equal to the forward weights
-it is BP exactly.
+it is BP exactly at λ = 0 (the penalty is local to each block, as for DFA).
 
 ``jacobian``: the form this project had first, ``a_L = e B_Lᵀ`` (B_L d×C) and
 ``a_l = a_{l+1} B_lᵀ`` (B_l d×d): one matrix stands in for each block's whole Jacobian,
