@@ -1,7 +1,8 @@
 # Two entry points for a fresh machine; each sets up .venv itself.
 #   make quick   the main pipeline on the embedded digits data (offline, minutes)
 #   make test    the test suite (make test-fast: without the Snakemake-invoking `slow` tests)
-# Other targets: paper (full CIFAR-10 rebuild), variants (the recipe-variant study),
+# Other targets: paper (full CIFAR-10 rebuild), variants (the recipe-variant study; study:
+# the same, recipe by recipe),
 # manuscript (paper/ms.pdf and paper/arxiv.tar.gz; needs TeX, see README), publish
 # (copy the paper config's generated pages, figures and PDF into docs/), lint, format,
 # clean.
@@ -15,7 +16,7 @@ BIN     = $(VENV)/bin
 # let pip keep (or choose) a CUDA build.
 CONSTRAINTS ?= $(if $(shell command -v nvidia-smi 2>/dev/null),,-c constraints/ci.txt)
 
-.PHONY: setup quick paper variants manuscript publish test test-fast lint format clean
+.PHONY: setup quick paper variants study manuscript publish test test-fast lint format clean
 
 # one stamp per set of extras: `make test EXTRAS=dev,slurm` after a plain `make setup`
 # installs the slurm extra instead of finding the environment up to date
@@ -38,7 +39,19 @@ paper: setup
 
 variants: setup
 	$(BIN)/snakemake --cores $(CORES) variants paper/figures/fig4_penalty_rescue.png \
-		--configfile config/config.yaml config/variants.yaml
+		--configfile config/config.yaml config/variants.yaml $(SNAKEMAKE_ARGS)
+
+# the same study, recipe by recipe (the stated recipe, the open variants, the departing
+# ones: python -m credit_assign.pipeline.compute --steps), then `variants`: a study
+# stopped between recipes holds whole ones. SNAKEMAKE_ARGS: e.g. --config for a data source
+STUDY_FILES = config/config.yaml config/variants.yaml
+study: setup
+	$(BIN)/python -m credit_assign.pipeline.compute --steps $(STUDY_FILES) | \
+	while read -r step; do \
+		$(BIN)/snakemake --cores $(CORES) $$step --configfile $(STUDY_FILES) \
+			$(SNAKEMAKE_ARGS) || exit 1; \
+	done
+	$(MAKE) variants
 
 # the reproduction paper from the results present (with the study's when it was run)
 manuscript: setup

@@ -417,3 +417,21 @@ def test_the_path_table_imports_only_the_standard_library():
     imported |= {node.module.split(".")[0] for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom) and node.module}
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
+
+
+def test_the_study_runs_recipe_by_recipe_stated_then_open_then_departing():
+    """make study's steps (compute --steps): one per recipe, the stated recipe first, the
+    open variants before the departing ones (config order within each), every variant
+    once, each step its reproduction and measurements tables."""
+    config = checks.load_config([ROOT / "config/variants.yaml"], ROOT)
+    steps = targets.study_steps(config)
+    recipes = [step[0].split("/")[1] for step in steps]
+    kinds = [config["variants"][r.split("@")[1]]["kind"] for r in recipes[1:]]
+    assert recipes[0] == config["dataset"] and len(recipes) == 1 + len(config["variants"])
+    assert kinds == sorted(kinds, key=["open", "departs"].index)
+    assert [r.split("@")[1] for r in recipes[1:] if "@" in r] == [
+        v for k in ("open", "departs") for v, spec in config["variants"].items()
+        if spec["kind"] == k]
+    for step, ds in zip(steps, recipes, strict=True):
+        assert step == [paths.fill(paths.REPRODUCTION, dataset=ds),
+                        paths.fill(paths.MEASUREMENTS, dataset=ds)]

@@ -10,6 +10,9 @@ workflow's (checks.load_config: the files laid over config/config.yaml as
 ``--configfile`` lays them, checked and filled in).
 
     PYTHONPATH=src python -m credit_assign.pipeline.compute config/config.yaml config/variants.yaml
+
+With ``--steps`` it prints the study's steps instead, one line of targets per recipe in
+the config's order (targets.study_steps): what ``make study`` runs one after the other.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pathlib import Path
 from credit_assign.infra import paths
 from credit_assign.pipeline.checks import load_config
 from credit_assign.pipeline.recipe import method_training
-from credit_assign.pipeline.targets import runs, variant_config
+from credit_assign.pipeline.targets import runs, study_steps, variant_config
 
 ROOT = Path(__file__).resolve().parents[3]
 ESTIMATE = ROOT / paths.REBUILD_ESTIMATE
@@ -93,7 +96,13 @@ def main(argv=None) -> int:
     if not argv:
         print(__doc__.strip().splitlines()[-1].strip())
         return 2
+    steps = "--steps" in argv
+    argv = [a for a in argv if a != "--steps"]
     config = load_config([Path(a).resolve() for a in argv], ROOT)
+    if steps:
+        for step in study_steps(config):
+            print(" ".join(step))
+        return 0
     est = core_minutes(config, per_epoch_seconds(json.loads(ESTIMATE.read_text())))
     for recipe, minutes in est["by_recipe"].items():
         print(f"{recipe:>20}  {minutes:8.1f} core-min")

@@ -159,6 +159,25 @@ def measured_figure(config: Config) -> list[str]:
     return paths.figures("fig_variants_measured") + paths.figures("fig_variants_measured_eps")
 
 
+def study_steps(config: Config) -> list[list[str]]:
+    """The study recipe by recipe: the stated recipe, then the `open` variants, then the
+    `departs` ones (what the headline ranking needs first), each group in the config's
+    order. A step's targets are one recipe's reproduction table and, where measurements
+    run, its measurements table, so that a study stopped between steps holds whole
+    recipes (``make study``; the gap map and the notes come after the last step)."""
+    group = {"open": 0, "departs": 1}
+    names = sorted(config["variants"],
+                   key=lambda v: group.get(config["variants"][v].get("kind"), 2))
+    steps = []
+    for ds in [config["dataset"], *(f"{config['dataset']}@{v}" for v in names)]:
+        table = paths.REPRODUCTION if config["reproduction"]["reference"] else paths.RUNS
+        step = [summary(config, table, ds)]
+        if config["measurements"]["run"]:
+            step.append(summary(config, paths.MEASUREMENTS, ds))
+        steps.append(step)
+    return steps
+
+
 def variant_targets(config: Config) -> list[str]:
     """What `snakemake variants` builds: every variant's reproduction table, the gap map."""
     if not config["variants"]:
