@@ -204,15 +204,23 @@ class LocalLosses(LearningRule):
 
     def update(self, model, cache, y):
         signals = self.teaching_signals(model, cache, y)
-        ce = F.cross_entropy(cache.logits, y)  # reaches only LN_out and head
-        local = zip(cache.f, signals[1:], strict=True)  # block l: f_l and a_l
+        logits, f = self.local_outputs(model, cache)
+        ce = F.cross_entropy(logits, y)  # reaches only LN_out and head
+        local = zip(f, signals[1:], strict=True)  # block l: f_l and a_l
         loss = ce + sum((f_l * a_l).sum() for f_l, a_l in local)
         if self.lam:
-            loss = loss + self.lam * branch_penalty(cache.f)
+            loss = loss + self.lam * branch_penalty(f)
         if self.options.train_embedding:
             loss = loss + (cache.h[0] * signals[0]).sum()
         grads, _ = param_grads(loss, self.trainable(model))
         return RuleOutput(signals, grads, ce.detach())
+
+    def local_outputs(self, model, cache):
+        """(logits, the blocks' outputs f_l) whose graphs the update differentiates: the
+        forward's own (each block's input detached by the local forward), so that a block
+        learns through its true weights. A rule whose blocks learn through other matrices
+        (standard FA) recomputes them with its own backward."""
+        return cache.logits, cache.f
 
     def trainable(self, model):
         params = dict(model.named_parameters())

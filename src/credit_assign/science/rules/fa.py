@@ -24,14 +24,11 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-from credit_assign.science.model import branch_penalty
 from credit_assign.science.rules.base import (
     LocalLosses,
-    RuleOutput,
     draw_matrix,
     error_reduction_option,
     output_error,
-    param_grads,
     register,
     train_embedding_option,
 )
@@ -183,27 +180,23 @@ class FA(LocalLosses):
         self.feedback = saved
 
     # -- the update --------------------------------------------------------------------
-    def update(self, model, cache, y):
+    def local_outputs(self, model, cache):
+        """With ``in_block: feedback``, the head's logits and each block's f_l recomputed
+        from their detached inputs through linear layers whose backward goes through B
+        (``_FeedbackLinear``): LocalLosses.update then differentiates the same local
+        losses, and W1, the blocks' LayerNorms and LN_out learn as FA defines it."""
         if self.options.in_block == "exact":
-            return super().update(model, cache, y)
-        signals = self.teaching_signals(model, cache, y)
+            return super().local_outputs(model, cache)
         fb = self.feedback
         top = model.norm_out(cache.h[-1].detach())
-        ce = F.cross_entropy(
-            _FeedbackLinear.apply(top, model.head.weight, model.head.bias, fb[-1]), y)
+        logits = _FeedbackLinear.apply(top, model.head.weight, model.head.bias, fb[-1])
         fs = []
         for l, block in enumerate(model.blocks):
             z = block.norm(cache.h[l].detach())
             pre = _FeedbackLinear.apply(z, block.fc1.weight, block.fc1.bias, fb[2 * l])
             fs.append(_FeedbackLinear.apply(F.gelu(pre), block.fc2.weight, block.fc2.bias,
                                             fb[2 * l + 1]))
-        loss = ce + sum((f_l * a_l).sum() for f_l, a_l in zip(fs, signals[1:], strict=True))
-        if self.lam:
-            loss = loss + self.lam * branch_penalty(fs)
-        if self.options.train_embedding:
-            loss = loss + (cache.h[0] * signals[0]).sum()
-        grads, _ = param_grads(loss, self.trainable(model))
-        return RuleOutput(signals, grads, ce.detach())
+        return logits, fs
 
     # -- the signals ---------------------------------------------------------------------
     def teaching_signals(self, model, cache, y):
