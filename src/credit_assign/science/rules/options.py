@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar, get_type_hints
 
+from credit_assign.pipeline.catalog import check_conflicts, checked_value
+
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
 
 
@@ -38,24 +40,10 @@ class Options:
     conflicts: ClassVar[tuple[tuple[dict[str, Any], str], ...]] = ()
 
     def __post_init__(self):
-        hints = get_type_hints(type(self))
-        for f in dataclasses.fields(self):
-            value, meta = getattr(self, f.name), f.metadata
-            kind = hints[f.name]
-            if kind is float and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-                setattr(self, f.name, value)
-            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-                raise ValueError(f"{f.name} must be of type {_JSON_TYPES[kind]}, got {value!r}")
-            if "choices" in meta and value not in meta["choices"]:
-                raise ValueError(f"{f.name} must be one of {list(meta['choices'])}, got {value!r}")
-            if "minimum" in meta and value < meta["minimum"]:
-                raise ValueError(f"{f.name} must be >= {meta['minimum']}, got {value!r}")
-            if "exclusiveMinimum" in meta and value <= meta["exclusiveMinimum"]:
-                raise ValueError(f"{f.name} must be > {meta['exclusiveMinimum']}, got {value!r}")
-        for values, message in self.conflicts:
-            if all(getattr(self, k) == v for k, v in values.items()):
-                raise ValueError(message)
+        schema = self.schema()
+        for name, allowed in schema.items():
+            setattr(self, name, checked_value(name, getattr(self, name), allowed))
+        check_conflicts({name: getattr(self, name) for name in schema}, self.conflicts)
 
     @classmethod
     def from_config(cls, block: dict | None, where: str = "options") -> Options:
