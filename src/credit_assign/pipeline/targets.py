@@ -166,11 +166,11 @@ def study_steps(config: Config) -> list[list[str]]:
     run, its measurements table, so that a study stopped between steps holds whole
     recipes (``make study``; the gap map and the notes come after the last step)."""
     group = {"open": 0, "departs": 1}
-    names = sorted(config["variants"],
-                   key=lambda v: group.get(config["variants"][v].get("kind"), 2))
+    variants = sorted(variant_datasets(config), key=lambda ds: group.get(
+        config["variants"][variant_of(ds)].get("kind"), 2))
+    table = paths.REPRODUCTION if config["reproduction"]["reference"] else paths.RUNS
     steps = []
-    for ds in [config["dataset"], *(f"{config['dataset']}@{v}" for v in names)]:
-        table = paths.REPRODUCTION if config["reproduction"]["reference"] else paths.RUNS
+    for ds in [config["dataset"], *variants]:
         step = [summary(config, table, ds)]
         if config["measurements"]["run"]:
             step.append(summary(config, paths.MEASUREMENTS, ds))
