@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import yaml
 
 from credit_assign.pipeline import catalog, compute
 
@@ -34,3 +35,20 @@ def test_core_minutes_are_epochs_times_the_recorded_seconds_per_epoch(tmp_path):
     path.write_text(json.dumps(ESTIMATE))
     assert f"{est['total']:.0f} core-minutes" in compute.statement(CONFIG, path)
     assert "not estimated" in compute.statement(CONFIG, tmp_path / "none.json")
+
+
+def test_cli_names_a_missing_config_file_and_prints_the_steps(capsys, tmp_path):
+    """The command line: --help and a missing file are argparse's (exit 2, the file
+    named), and --steps prints one line of targets per recipe."""
+    with pytest.raises(SystemExit) as exc:
+        compute.main(["--help"])
+    assert exc.value.code == 0
+    assert "--steps" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        compute.main([str(tmp_path / "nope.yaml")])
+    assert exc.value.code == 2
+    assert "nope.yaml does not exist" in capsys.readouterr().err
+    assert compute.main(["--steps", "config/config.yaml", "config/variants.yaml"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("results/cifar10/summary/")
+    assert len(lines) == 1 + len(yaml.safe_load(open("config/variants.yaml"))["variants"])

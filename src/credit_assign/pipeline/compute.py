@@ -17,6 +17,7 @@ the config's order (targets.study_steps): what ``make study`` runs one after the
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import statistics
@@ -92,14 +93,21 @@ def statement(config: dict, estimate_path: str | Path = ESTIMATE) -> str:
 
 
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        print(__doc__.strip().splitlines()[-1].strip())
-        return 2
-    steps = "--steps" in argv
-    argv = [a for a in argv if a != "--steps"]
-    config = load_config([Path(a).resolve() for a in argv], ROOT)
-    if steps:
+    parser = argparse.ArgumentParser(
+        prog="python -m credit_assign.pipeline.compute",
+        description="The study's training compute in core-minutes, estimated from the "
+        "config files laid over each other as --configfile lays them.")
+    parser.add_argument("configfiles", nargs="+", type=Path, metavar="CONFIG",
+                        help="e.g. config/config.yaml config/variants.yaml")
+    parser.add_argument("--steps", action="store_true",
+                        help="print the study's steps (one line of targets per recipe) "
+                        "instead: what `make study` runs")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    for path in args.configfiles:
+        if not path.is_file():
+            parser.error(f"config file {path} does not exist")
+    config = load_config([p.resolve() for p in args.configfiles], ROOT)
+    if args.steps:
         for step in study_steps(config):
             print(" ".join(step))
         return 0
