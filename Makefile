@@ -69,6 +69,10 @@ publish:
 	cp paper/figures/fig_variants_measured_eps.png docs/fig_variants_measured_eps.png
 	cp paper/figures/fig4_penalty_rescue.png docs/fig4_penalty_rescue_cifar10.png
 	cp paper/ms.pdf docs/paper.pdf
+	cp results/ep_stack/summary/report.md docs/ep_stack.md
+	cp results/ep_stack/summary/by_seed.csv docs/ep_stack_by_seed.csv
+	cp results/ep_stack/summary/cosines.csv docs/ep_stack_cosines.csv
+	cp paper/figures/fig_ep_stack_cosines.png docs/fig_ep_stack_cosines_tinyshakespeare.png
 
 # the test modules spread over TEST_WORKERS processes (pytest-xdist; a module's tests stay
 # in one process, so its fixtures run once): the slow tests mostly wait on Snakemake's
