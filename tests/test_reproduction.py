@@ -350,6 +350,16 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     assert row.loc[2, "mean_drop_of_kind"] == pytest.approx((2 + 1) / 2)
     text = reproduction.holdout_markdown(out)
     assert "winner's curse" in text and "held-out seed" in text
+    # the table's change is held-out minus selected (seed 2: 2 → 0 is −2), and the
+    # sentence reads the direction from the numbers
+    assert "| 2 | `lucky` | 2 of 2 | 0 of 2 | -2 | -1.50 |" in text
+    assert "the winner's extra fall" in text or "detects no inflation" in text
+    grew = out.assign(within_held_out=out.within_selected + 1, mean_drop_of_kind=0.0)
+    assert "detects no inflation" in reproduction.curse_sentence(grew)
+    assert "rises by 1.00" in reproduction.curse_sentence(grew)
+    fell = out.assign(within_held_out=0, mean_drop_of_kind=0.0)
+    sentence = reproduction.curse_sentence(fell)
+    assert "falls by" in sentence and "inflates its count" in sentence
     # without per-seed gaps there is nothing to estimate, and the page says so
     empty = reproduction.holdout(hand_gaps(DISAGREE, KINDS))
     assert empty.empty and "not estimated" in reproduction.holdout_markdown(empty)
