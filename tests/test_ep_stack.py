@@ -429,6 +429,33 @@ def test_report_spreads_over_settled_seeds_and_counts_the_rest():
     assert "**no** (t_best), 1 of 2" in text  # seed 1 at T1 = 100 in the every-seed table
 
 
+def b0_estimates(residuals, cosines):
+    """Block 0 estimates of one precision, a seed each, all settled."""
+    n = len(cosines)
+    return pd.DataFrame({"group": "block0", "precision": "float32", "seed": range(n),
+                         "residual": residuals, "cosine": cosines, "settled": True})
+
+
+@pytest.mark.parametrize("cosines, says, rho", [
+    ([0.9, 0.7, 0.5, 0.1], "block 0's cosine falls as the free-phase residual rises", "-1.00"),
+    ([0.1, 0.5, 0.7, 0.9], "block 0's cosine rises as the free-phase residual rises", "+1.00"),
+    ([0.5, 0.9, 0.1, 0.7], "shows no clear monotone relation to the free-phase residual",
+     "+0.00")])
+def test_block0_sentence_follows_the_sign_of_rho(cosines, says, rho):
+    lines = ep_summary.block0_beside_residual(b0_estimates([1e-6, 1e-5, 1e-4, 1e-3], cosines))
+    text = "\n".join(lines)
+    assert "## Block 0's cosine beside the free-phase residual" in text
+    assert says in text and f"Spearman ρ = {rho}" in text
+    assert "rank correlation over the estimates" in text and "not whether" in text
+    assert "What sets" not in text
+
+
+def test_block0_sentence_names_an_undefined_rho():
+    text = "\n".join(ep_summary.block0_beside_residual(
+        b0_estimates([1e-5] * 3, [0.9, 0.5, 0.1])))
+    assert "no clear monotone relation" in text and "undefined" in text and "nan" not in text
+
+
 def test_figure_draws_unsettled_seeds_hollow():
     import matplotlib
 
