@@ -517,3 +517,25 @@ def test_ep_numbers_label_their_statistics():
     assert n["epSettleTBest"] == "$20$"
     assert n["epverdict"].startswith("reaches the bottom block in the 1 settled seed:")
     assert "seeds 1 and 2, whose free phase did not settle" in n["epverdict"]
+
+
+def test_ep_numbers_list_each_seeds_block0_cosine_with_its_flag():
+    """The mean over settled seeds may hide a bimodal outcome: the paper also gets block
+    0's cosine seed by seed, each named with its settled flag and, when unsettled, the
+    value that failed the criterion; every number from the by-seed table."""
+    from credit_assign.reporting.paper import ep_numbers, numbers_tex
+
+    _, _, _, _, seeds = fake_summary()
+    n = ep_numbers(seeds, "float32")
+    assert n["epBlockZeroSeedsLong"] == (
+        "each seed's mean over its probe batches: seed 0: $+0.970$ (settled); "
+        "seed 1: $+0.250$ (unsettled: earliest hindsight step $20$); "
+        "seed 2: $+0.650$ (unsettled: largest residual $2.00 \\times 10^{-4}$)")
+    short = n["epBlockZeroSeedsShort"]
+    for seed in (0, 1, 2):
+        assert f"seed {seed}: " in short
+    assert short.count("(settled)") == 1 and short.count("unsettled") == 2
+    assert ("(unsettled: largest residual $0.003$, earliest hindsight step $20$)"
+            in short)
+    assert "\\newcommand{\\epBlockZeroSeedsLong}{each seed" in numbers_tex(n, {}, "test")
+    assert ep_numbers(None, "float32")["epBlockZeroSeedsLong"] == "not run"
