@@ -429,6 +429,33 @@ def test_report_spreads_over_settled_seeds_and_counts_the_rest():
     assert "**no** (t_best), 1 of 2" in text  # seed 1 at T1 = 100 in the every-seed table
 
 
+def b0_estimates(residuals, cosines):
+    """Block 0 estimates of one precision, a seed each, all settled."""
+    n = len(cosines)
+    return pd.DataFrame({"group": "block0", "precision": "float32", "seed": range(n),
+                         "residual": residuals, "cosine": cosines, "settled": True})
+
+
+@pytest.mark.parametrize("cosines, says, rho", [
+    ([0.9, 0.7, 0.5, 0.1], "block 0's cosine falls as the free-phase residual rises", "-1.00"),
+    ([0.1, 0.5, 0.7, 0.9], "block 0's cosine rises as the free-phase residual rises", "+1.00"),
+    ([0.5, 0.9, 0.1, 0.7], "shows no clear monotone relation to the free-phase residual",
+     "+0.00")])
+def test_block0_sentence_follows_the_sign_of_rho(cosines, says, rho):
+    lines = ep_summary.block0_beside_residual(b0_estimates([1e-6, 1e-5, 1e-4, 1e-3], cosines))
+    text = "\n".join(lines)
+    assert "## Block 0's cosine beside the free-phase residual" in text
+    assert says in text and f"Spearman ρ = {rho}" in text
+    assert "rank correlation over the estimates" in text and "not whether" in text
+    assert "What sets" not in text
+
+
+def test_block0_sentence_names_an_undefined_rho():
+    text = "\n".join(ep_summary.block0_beside_residual(
+        b0_estimates([1e-5] * 3, [0.9, 0.5, 0.1])))
+    assert "no clear monotone relation" in text and "undefined" in text and "nan" not in text
+
+
 def test_figure_draws_unsettled_seeds_hollow():
     import matplotlib
 
@@ -490,3 +517,25 @@ def test_ep_numbers_label_their_statistics():
     assert n["epSettleTBest"] == "$20$"
     assert n["epverdict"].startswith("reaches the bottom block in the 1 settled seed:")
     assert "seeds 1 and 2, whose free phase did not settle" in n["epverdict"]
+
+
+def test_ep_numbers_list_each_seeds_block0_cosine_with_its_flag():
+    """The mean over settled seeds may hide a bimodal outcome: the paper also gets block
+    0's cosine seed by seed, each named with its settled flag and, when unsettled, the
+    value that failed the criterion; every number from the by-seed table."""
+    from credit_assign.reporting.paper import ep_numbers, numbers_tex
+
+    _, _, _, _, seeds = fake_summary()
+    n = ep_numbers(seeds, "float32")
+    assert n["epBlockZeroSeedsLong"] == (
+        "each seed's mean over its probe batches: seed 0: $+0.970$ (settled); "
+        "seed 1: $+0.250$ (unsettled: earliest hindsight step $20$); "
+        "seed 2: $+0.650$ (unsettled: largest residual $2.00 \\times 10^{-4}$)")
+    short = n["epBlockZeroSeedsShort"]
+    for seed in (0, 1, 2):
+        assert f"seed {seed}: " in short
+    assert short.count("(settled)") == 1 and short.count("unsettled") == 2
+    assert ("(unsettled: largest residual $0.003$, earliest hindsight step $20$)"
+            in short)
+    assert "\\newcommand{\\epBlockZeroSeedsLong}{each seed" in numbers_tex(n, {}, "test")
+    assert ep_numbers(None, "float32")["epBlockZeroSeedsLong"] == "not run"

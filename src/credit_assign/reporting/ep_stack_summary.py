@@ -113,24 +113,45 @@ def _unsettled(sub) -> str:
                      for _, r in rows.iterrows())
 
 
-def _operating_point(cos) -> list[str]:
-    """What sets block 0's cosine: its rank correlation with the free-phase residual over
-    every estimate, and its range among settled and among unsettled estimates."""
+# |Spearman ρ| below this is called no clear monotone relation. 0.3 is the conventional
+# floor of a "moderate" correlation (Cohen 1988: 0.1 small, 0.3 medium, 0.5 large); the
+# estimates share seeds and probe batches, so they are not independent draws and no
+# p-value is attached: the wording only says which way the ranks go, and how clearly.
+RHO_CLEAR = 0.3
+
+
+def rank_relation(rho: float) -> str:
+    """How block 0's cosine moves with the free-phase residual, worded from the sign and
+    size of their Spearman ρ (``RHO_CLEAR``); NaN (either one constant) is no relation."""
+    if rho <= -RHO_CLEAR:
+        return "falls as the free-phase residual rises"
+    if rho >= RHO_CLEAR:
+        return "rises as the free-phase residual rises"
+    return "shows no clear monotone relation to the free-phase residual"
+
+
+def block0_beside_residual(cos) -> list[str]:
+    """Block 0's cosine beside the free-phase residual: their rank correlation over every
+    estimate (a correlation, not a cause), and the cosine's range among settled and
+    among unsettled estimates."""
     b0 = cos[cos["group"] == "block0"].dropna(subset=["cosine"])
     if len(b0) < 3:
         return []
     rho = b0["residual"].rank().corr(b0["cosine"].rank())
-    lines = ["", "## What sets block 0's cosine", "",
+    rho_text = f"{rho:+.2f}" if rho == rho else "undefined (one of the two is constant)"
+    lines = ["", "## Block 0's cosine beside the free-phase residual", "",
              f"Over all {len(b0)} EP estimates (every precision, seed, probe batch and T1), "
-             f"block 0's cosine falls as the free-phase residual rises: Spearman ρ = "
-             f"{rho:+.2f}."]
+             f"block 0's cosine {rank_relation(rho)}: Spearman ρ = {rho_text} (|ρ| below "
+             f"{RHO_CLEAR} is read as no clear relation). This is a rank correlation over "
+             "the estimates, which share seeds and batches: it describes how the two are "
+             "ordered together, not whether the residual sets the cosine."]
     settled = b0["settled"].astype(bool)
     for label, part in (("settled", b0[settled]), ("did not settle", b0[~settled])):
         if len(part):
             lines[-1] += (f" Estimates whose free phase {label}: block 0 cosine "
-                          f"{part['cosine'].min():.3f}–{part['cosine'].max():.3f} "
-                          f"({len(part)} estimates, {part.groupby(['precision', 'seed']).ngroups}"
-                          f" seed runs).")
+                          f"{part['cosine'].min():.3f}–{part['cosine'].max():.3f} (min–max; "
+                          f"{len(part)} estimates, "
+                          f"{part.groupby(['precision', 'seed']).ngroups} seed runs).")
     by_prec = b0.groupby("precision")
     lines[-1] += (" Settled estimates, per pretraining precision: "
                   + ", ".join(f"{p} {int(g['settled'].astype(bool).sum())} of {len(g)}"
@@ -202,7 +223,7 @@ def report(results: list[dict], seeds, pre, tim, cos=None) -> str:
                          f"{col(blocks[1]) if len(blocks) > 1 else '—'} | {col('all')} | "
                          f"{col('embeddings')} | {_unsettled(one)} |")
     if cos is not None:
-        lines += _operating_point(cos)
+        lines += block0_beside_residual(cos)
     lines += ["", "## Every seed", "",
               "Cosines: mean over the seed's probe batches; residual: the largest over its "
               "batches; t_best: the smallest over its batches (the values the criterion is "

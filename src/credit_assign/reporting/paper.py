@@ -488,13 +488,37 @@ def ep_verdict(block0: pd.DataFrame) -> str:
             f"({_seed_list(low_ok.seed)}){rest}")
 
 
+def _block0_per_seed(rows: pd.DataFrame) -> str:
+    """Each seed's block-0 cosine (its mean over its probe batches) with its settling flag
+    and, when unsettled, the value that failed the criterion: "seed 0: $+0.977$
+    (settled); seed 1: $+0.160$ (unsettled: largest residual $7.70 \\times 10^{-4}$)".
+    ``rows``: one block-0 row per seed of the by-seed table, at one free-phase length."""
+    def flag(r) -> str:
+        if r.settled:
+            return "settled"
+        why = ([f"largest residual {sci(float(r.residual_max))}"] if not r.residual_ok
+               else []) + ([f"earliest hindsight step ${int(r.t_best_min)}$"]
+                           if not r.t_best_ok else [])
+        return "unsettled" + (": " + ", ".join(why) if why else "")
+
+    def cosine(x: float) -> str:
+        return value_tex("cosine", x) if math.isfinite(x) else sci(x)
+
+    return ("each seed's mean over its probe batches: "
+            + "; ".join(f"seed {int(r.seed)}: {cosine(float(r.cosine))} ({flag(r)})"
+                        for r in rows.itertuples()))
+
+
 def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
     """EP's cosine to BPTT per parameter group at the shortest and longest free phase:
     mean ± std over the *settled* seeds (each seed the mean over its probe batches; the
     macro says "settled seeds" beside n), the count of unsettled seeds at each, the
-    settling criterion, and each seed's free-phase residual (the largest over its
-    batches). The verdict is taken at the longest free phase."""
-    keys = ("epBlockZeroShort", "epBlockZeroLong", "epAllShort", "epAllLong",
+    settling criterion, each seed's free-phase residual (the largest over its batches),
+    and each seed's block-0 cosine with its settled flag at both lengths (a mean over
+    settled seeds may hide a bimodal outcome). The verdict is taken at the longest free
+    phase."""
+    keys = ("epBlockZeroShort", "epBlockZeroLong", "epBlockZeroSeedsShort",
+            "epBlockZeroSeedsLong", "epAllShort", "epAllLong",
             "epEmbShort", "epEmbLong", "epFreeShort", "epFreeLong", "epResidualLong",
             "epUnsettledShort", "epUnsettledLong", "epSettleResidual", "epSettleTBest")
     if by_seed is None or by_seed.empty:
@@ -517,12 +541,17 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
         rows = d[(d.group == "all") & (d.free_steps == t)]
         return f"${int((~rows.settled).sum())}$ of ${len(rows)}$"
 
+    def seeds_b0(t):
+        rows = d[(d.group == "block0") & (d.free_steps == t)].sort_values("seed")
+        return _block0_per_seed(rows) if len(rows) else NOT_RUN
+
     block0 = d[(d.group == "block0") & (d.free_steps == long_)]
     res = d[(d.group == "all") & (d.free_steps == long_)].sort_values("seed")
     residuals = ", ".join(
         f"{sci(float(r.residual_max))} (seed {int(r.seed)}"
         + ("" if r.settled else ", unsettled") + ")" for r in res.itertuples())
     out = {"epBlockZeroShort": cos("block0", short), "epBlockZeroLong": cos("block0", long_),
+           "epBlockZeroSeedsShort": seeds_b0(short), "epBlockZeroSeedsLong": seeds_b0(long_),
            "epAllShort": cos("all", short), "epAllLong": cos("all", long_),
            "epEmbShort": cos("embeddings", short), "epEmbLong": cos("embeddings", long_),
            "epFreeShort": f"${int(short)}$", "epFreeLong": f"${int(long_)}$",

@@ -3,7 +3,7 @@
 A: cosine of EP's gradient to BPTT's per parameter group, at the config's pretraining
 precision (dot: one seed, averaged over its probe batches; bar and whisker: mean ± sd
 over the settled seeds). B: block 0's cosine against the free-phase residual, every
-(seed, batch, T1) — the operating point beside the number it explains. C: the BPTT
+(seed, batch, T1) — the operating point beside the cosine (a scatter, not a cause). C: the BPTT
 pretraining that set the operating point. D, E: block 0's cosine and the free-phase
 residual per seed for every pretraining precision run (lines join a seed's precisions;
 bar: mean over settled seeds). F: the hindsight selection traces. Hollow markers
@@ -168,13 +168,14 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
 
     b0_seeds = seeds[seeds["group"] == "block0"]
     _paired(axes[1, 0], b0_seeds, "cosine", precisions, colors, free_steps)
-    axes[1, 0].set_ylabel("block 0 cosine to BPTT (seed mean)")
+    axes[1, 0].set_ylabel("block 0 cosine to BPTT\n(a seed's mean over its batches)")
     axes[1, 0].set_title("D  block 0 by precision (line: a seed;\n"
                          "bar: mean over settled seeds)", loc="left")
     _paired(axes[1, 1], b0_seeds, "residual", precisions, colors, free_steps)
     axes[1, 1].set_yscale("log")
-    axes[1, 1].set_ylabel("free-phase residual (seed mean)")
-    axes[1, 1].set_title("E  residual by precision", loc="left")
+    axes[1, 1].set_ylabel("free-phase residual\n(a seed's mean over its batches)")
+    axes[1, 1].set_title("E  residual by precision (line: a seed;\n"
+                         "bar: mean over settled seeds)", loc="left")
 
     ax = axes[1, 2]
     for (*_, t1), sub in inc[inc["precision"] == main].groupby(
