@@ -357,6 +357,12 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     grew = out.assign(within_held_out=out.within_selected + 1, mean_drop_of_kind=0.0)
     assert "detects no inflation" in reproduction.curse_sentence(grew)
     assert "rises by 1.00" in reproduction.curse_sentence(grew)
+    # the goal's pick (the best of the columns that depart from nothing stated) gets the
+    # same check: its count is reported beside the held-out one, with k
+    met = reproduction.goal(reproduction.ranking(gaps, {"goal": 1}), {"goal": 1}, gaps)
+    assert met["candidates"] == 3 and met["held_out_seeds"] == 2
+    text = reproduction.goal_text(met)
+    assert "best of 3 columns" in text and "held-out seeds" in text
     fell = out.assign(within_held_out=0, mean_drop_of_kind=0.0)
     sentence = reproduction.curse_sentence(fell)
     assert "falls by" in sentence and "inflates its count" in sentence

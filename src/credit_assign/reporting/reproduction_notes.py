@@ -101,7 +101,7 @@ def _ranking_section(gaps: pd.DataFrame, study: dict | None) -> str:
             f"variant: {f'`{best}`' if best else 'none'}; best departing one: "
             f"{f'`{departs}`' if departs else 'none'}. Each recipe's measurement columns are "
             "ranked apart, by the recipe's kind, in reproduction.md. "
-            + (rep_io.goal_text(rep_io.goal(rank, study)) + "\n\n")
+            + (rep_io.goal_text(rep_io.goal(rank, study, gaps)) + "\n\n")
             + md_table(["kind", "rank", "recipe", "within (ranked)", "within (every number)",
                         "within (verified only)", "Σ clipped ∣gap∣ (ranked)"], rows) + "\n\n")
     return text + rep_io.holdout_markdown(rep_io.holdout(gaps, study)).replace("## ", "### ")
