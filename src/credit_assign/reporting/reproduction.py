@@ -166,7 +166,7 @@ def compare(reference: dict, runs, layers, nulls) -> pd.DataFrame:
 # The gap map's columns. A recipe (``default`` or a variant's name) is a column of the
 # numbers its own runs report; ``<recipe>/<measurement>`` is a column of the same recipe's
 # saved models measured another way (credit_assign.science.measurement, no retraining), e.g.
-# ``dfa_no_aug/eps_cos_b128``: e_sum's models, cosines as torch's cosine_similarity at batch 128.
+# ``dfa_no_aug/eps_cos_b128``: dfa_no_aug's models, cosines as torch's cosine_similarity at batch 128.
 MEASUREMENT_SEP = "/"
 # the summary metrics a measurement replaces, and its measurements.csv column
 MEASURED = {"h_L_norm_median": "h_L_norm", "deep_cosine": "deep_cosine"}
@@ -302,7 +302,7 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
         rows.append([run, metric, paper, ours, _fmt(r.difference), r.tolerance or "—",
                      _gap_text(r.gap, plain=True), _sd_text(r.gap_sd, r.tolerance_below_sd),
                      verdict])
-    table = md_table(["run", "metric", "paper", "ours (mean ± std)", "ours − paper",
+    table = md_table(["run", "metric", "paper", "ours (arithmetic mean ± sd)", "ours − paper",
                        "tolerance", "gap (tolerances)", "gap (our sd)", "within"], rows)
     layer_cols = sorted((c for c in summary.columns if c.startswith("cosine_l")),
                         key=lambda c: int(c[8:]))
@@ -311,7 +311,8 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
               _fmt(s.deep_cosine, s.deep_cosine_std),
               *[_fmt(getattr(s, c), digits=2) for c in layer_cols],
               _fmt(s.fresh_b_mean, s.fresh_b_std)] for s in summary.itertuples()]
-    table2 = md_table(["method", "λ", "seeds", "epochs", "test accuracy", "median ‖h_L‖",
+    table2 = md_table(["method", "λ", "seeds", "epochs", "test accuracy",
+                       "median ‖h_L‖ (each run's median over images; mean over seeds)",
                         "deep cosine", *[f"cos l{c[8:]}" for c in layer_cols],
                         "fresh-B null"], rows2)
     ok = comparison.within_tolerance == True  # noqa: E712
@@ -330,7 +331,7 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
             "the log10 difference over the sd of our log10 values; — with one seed); † "
             "where the tolerance is tighter than that sd.\n\n"
             f"## Paper vs ours\n\n{table}\n\n"
-            f"## Every run (final epoch, mean ± std over seeds)\n\n{table2}\n")
+            f"## Every run (final epoch, arithmetic mean ± sd over seeds)\n\n{table2}\n")
 
 
 def write(reference_path, runs_csv, layers_csv, nulls_csv, out_csv, out_md,
@@ -386,7 +387,7 @@ def context(config: dict, info: dict) -> str:
 
 
 def split_recipe(name: str) -> tuple[str, str]:
-    """``dfa_no_aug/eps_cos_b128`` → (e_sum, eps_cos_b128); a recipe's own column → (name,
+    """``dfa_no_aug/eps_cos_b128`` → (dfa_no_aug, eps_cos_b128); a recipe's own column → (name,
     "reported")."""
     base, _, measurement = name.partition(MEASUREMENT_SEP)
     return base, measurement or "reported"
@@ -504,7 +505,7 @@ def gap_grid(gaps: pd.DataFrame, column: str = "gap") -> pd.DataFrame:
     """The gap map laid out for reading: columns are the recipes; rows are the paper
     numbers as each recipe reports them (``reported``), then one labelled row set per
     measurement holding only the numbers that measurement remeasures — a cell of the row
-    set ``[eps_cos_b128]`` under ``e_sum`` is the column ``dfa_no_aug/eps_cos_b128``.
+    set ``[eps_cos_b128]`` under ``dfa_no_aug`` is the column ``dfa_no_aug/eps_cos_b128``.
     Index: (measurement, run, metric); a missing combination is NaN."""
     recipes = list(dict.fromkeys(gaps.base_recipe))
     measurements = list(dict.fromkeys(gaps.measurement))

@@ -391,7 +391,7 @@ def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame
         + "`"
         ", every variant's `runs.csv` and the gap map "
         "`variants_gap.csv`: no number on this page is typed. The full tables, the default "
-        "recipe beside the best variant, and the gap map: [reproduction.md](reproduction.md); "
+        "recipe beside the best open variant, and the gap map: [reproduction.md](reproduction.md); "
         + ("the figures: [fig_variants.png](fig_variants.png), "
            "[fig_variants_measured.png](fig_variants_measured.png) and "
            "[fig_variants_measured_eps.png](fig_variants_measured_eps.png). "
