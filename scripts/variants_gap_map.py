@@ -17,4 +17,4 @@ with snakemake_job(snakemake):
                          reference_path=i.reference, measurements=measured,
                          default_md=i.default_md, out_md=o.md, about=snakemake.params.about,
                          expect=snakemake.params.expect, study=snakemake.params.study)
-    variants.make(gaps, [o.pdf, o.png, o.svg])
+    variants.make(gaps, [o.pdf, o.png, o.svg], study=snakemake.params.study)

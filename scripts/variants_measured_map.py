@@ -12,4 +12,5 @@ with snakemake_job(snakemake):
     out = snakemake.output
     variants.make_measured(snakemake.input.gaps, {
         "fig_variants_measured": [out.pdf, out.png, out.svg],
-        "fig_variants_measured_eps": [out.eps_pdf, out.eps_png, out.eps_svg]})
+        "fig_variants_measured_eps": [out.eps_pdf, out.eps_png, out.eps_svg]},
+        study=snakemake.params.study)

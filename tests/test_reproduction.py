@@ -516,6 +516,81 @@ def test_the_reported_map_leaves_the_measurements_to_their_own_figure(gap_figure
         fig_variants.plot_measured(study_gaps(measurements=False))
 
 
+def _names(labels) -> list[str]:
+    """A gap-map column label's recipe: its first line, less its rank ("2. name")."""
+    return [t.get_text().split("\n")[0].split(". ")[-1] for t in labels]
+
+
+def test_the_gap_map_groups_its_columns_by_kind_in_the_rankings_order():
+    """Config order interleaves the kinds; the figure puts the stated recipe first, then
+    the open variants, then the departing ones, each as ranking() orders it, counts
+    both ways under each, and stars the unverified paper number's row."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from credit_assign.reporting.figures import variants as fig_variants
+
+    order = ["default", "bad", "many", "off", "close"]  # departs, open interleaved
+    gaps = hand_gaps({r: DISAGREE[r] for r in order}, KINDS,
+                     verified=[True, True, False, True]).assign(
+        base_recipe=lambda g: g.recipe, measurement="reported", remeasured=True)
+    for study, expected in (
+            # by the count within (verified only): many and close 2 of 3, close the
+            # smaller clipped sum (its unverified 1.5 left out)
+            (None, ["default", "close", "many", "off", "bad"]),
+            ({"ranking": {"primary": "clipped_gap_sum"}},
+             ["default", "close", "many", "off", "bad"]),
+            ({"exclude_unverified": False}, ["default", "many", "close", "off", "bad"])):
+        rank = reproduction.ranking(gaps, study)
+        columns = fig_variants.column_order(gaps, study)
+        assert list(columns.index) == list(rank.recipe) == expected
+        assert list(columns.group) == ["stated", "open", "open", "departs", "departs"]
+        fig = fig_variants.plot(gaps, study)
+        ax = fig.axes[0]
+        assert _names(ax.get_xticklabels()) == expected
+        # a dark line between the groups, and a bracket naming each over them
+        assert sorted(line.get_xdata()[0] for line in ax.lines
+                      if len(line.get_xdata()) == 2 and line.get_xdata()[0]
+                      == line.get_xdata()[1]) == [1, 3]
+        # (the short name where the long one is wider than its columns)
+        marks = {(fig_variants.GROUPS[g], fig_variants.SHORT_GROUPS[g]): g
+                 for g in ("stated", "open", "departs")}
+        assert [g for t in ax.texts for names, g in marks.items()
+                if t.get_text() in names] == ["stated", "open", "departs"]
+        plt.close(fig)
+    # under each column: within/compared on the verified numbers, then on every number
+    labels = {_names([t])[0]: t.get_text() for t in ax.get_xticklabels()}
+    assert labels["many"] == "1. many\n2/3 · 3/4" and labels["default"] == "default\n0/3 · 0/4"
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    assert rows == ["n0: m", "n1: m", "n2: m *", "n3: m"]
+    assert "(the ranking counts all)" in ax.get_title(loc="left")
+    assert fig_variants.UNVERIFIED_KEY in ax.get_title(loc="left")
+
+
+def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
+    fig_variants, gaps, figs = gap_figures
+    rank = reproduction.ranking(gaps)
+    own = [r for r in rank.recipe if reproduction.MEASUREMENT_SEP not in r]
+    kinds = rank.set_index("recipe").kind[own]
+    assert list(kinds) == sorted(kinds, key=["stated", "open", "departs"].index)
+    assert _names(figs["fig_variants"].axes[0].get_xticklabels()) == own
+    unverified = {f"{r}: {m}" for r, m, v in zip(gaps.run, gaps.metric, gaps.verified,
+                                                  strict=True) if not v}
+    assert unverified == {"dfa, λ=0: deep cosine"}
+    for name in fig_variants.MEASURED_FIGURES:
+        panels = [ax for ax in figs[name].axes if ax.get_title(loc="left")]
+        starred = 0
+        for ax in panels:
+            top = [t.label2.get_text() for t in ax.xaxis.get_major_ticks()]
+            assert top == own
+            rows = [t.get_text() for t in ax.get_yticklabels()]  # the panels on the left
+            starred += "dfa, λ=0: deep cosine *" in rows
+            assert not [r for r in rows if r.endswith(" *") and r[:-2] not in unverified]
+        assert starred
+
+
 HAVE_TEX = all(shutil.which(t) for t in ("latexmk", "pdflatex", "pdftoppm", "pdftotext"))
 
 

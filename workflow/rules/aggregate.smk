@@ -159,6 +159,8 @@ rule variants_measured_map:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        study=config["study"],
     script:
         "../../scripts/variants_measured_map.py"
 
