@@ -166,7 +166,8 @@ def compare(reference: dict, runs, layers, nulls) -> pd.DataFrame:
 # The gap map's columns. A recipe (``default`` or a variant's name) is a column of the
 # numbers its own runs report; ``<recipe>/<measurement>`` is a column of the same recipe's
 # saved models measured another way (credit_assign.science.measurement, no retraining), e.g.
-# ``dfa_no_aug/eps_cos_b128``: dfa_no_aug's models, cosines as torch's cosine_similarity at batch 128.
+# ``dfa_no_aug/eps_cos_b128``: dfa_no_aug's models, cosines as torch's cosine_similarity
+# at batch 128.
 MEASUREMENT_SEP = "/"
 # the summary metrics a measurement replaces, and its measurements.csv column
 MEASURED = {"h_L_norm_median": "h_L_norm", "deep_cosine": "deep_cosine"}
