@@ -635,7 +635,7 @@ def goal_text(result: dict | None) -> str:
     verdict = "reached" if result["reached"] else "not reached"
     held = (f" Picked as the best of {result['candidates']} columns, that count is "
             "optimistic: making the same pick on all seeds but one and counting on that one "
-            f"gives {result['held_out_within']:.1f} of {result['held_out_compared']:.1f} "
+            f"gives {result['held_out_within']:.1f} of {round(result['held_out_compared'], 1):g} "
             f"on average over the {result['held_out_seeds']} held-out seeds."
             if "held_out_within" in result else
             f" Picked as the best of {result['candidates']} columns, that count is "
