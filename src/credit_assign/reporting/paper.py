@@ -443,8 +443,9 @@ def goal_verdict(result: dict | None) -> str:
             f"${result['within']}$ of ${result['compared']}$, an optimistic count as the "
             f"best of ${result['candidates']}$ columns"
             + (f" (picked on all seeds but one and counted on that one: "
-               f"${result['held_out_within']:.1f}$ of ${round(result['held_out_compared'], 1):g}$ on "
-               f"average over ${result['held_out_seeds']}$ held-out seeds)"
+               f"${result['held_out_within']:.1f}$ of "
+               f"${round(result['held_out_compared'], 1):g}$ on average over "
+               f"${result['held_out_seeds']}$ held-out seeds)"
                if "held_out_within" in result else ""))
 
 
