@@ -134,7 +134,10 @@ def test_the_headline_sentences_follow_the_numbers():
     rows = pd.DataFrame({"recipe": ["default", "const_lr", "default/one_batch"],
                          "kind": ["stated", "departs", "stated+measurement"],
                          "gap": [-2.8, -0.5, -1.2]})
-    assert "Within tolerance of it" in paper.headline_verdict(rows)
+    assert "Within tolerance of the paper's headline norm" in paper.headline_verdict(rows)
+    assert "a departing column among them" in paper.headline_verdict(rows)
+    opened = rows.assign(kind=["stated", "open", "stated+measurement"])
+    assert "departing" not in paper.headline_verdict(opened)
     assert "departs, gap $-0.5$" in paper.headline_verdict(rows)
     far = rows.assign(gap=[-2.8, -1.5, -1.2])
     text = paper.headline_verdict(far)

@@ -353,7 +353,10 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     # the table's change is held-out minus selected (seed 2: 2 → 0 is −2), and the
     # sentence reads the direction from the numbers
     assert "| 2 | `lucky` | 2 of 2 | 0 of 2 | -2 | -1.50 |" in text
-    assert "the winner's extra fall" in text or "detects no inflation" in text
+    # here the winner (lucky 2 → 0, steady 1 → 2) falls by 0.50 on average, a typical
+    # open recipe's count stays the same on average (−1.5 and +1.5): 0.50 of inflation
+    assert "falls by 0.50" in text and "stays the same" in text
+    assert "moves 0.50 numbers less favourably" in text
     grew = out.assign(within_held_out=out.within_selected + 1, mean_drop_of_kind=0.0)
     assert "detects no inflation" in reproduction.curse_sentence(grew)
     assert "rises by 1.00" in reproduction.curse_sentence(grew)
@@ -361,8 +364,15 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     # same check: its count is reported beside the held-out one, with k
     met = reproduction.goal(reproduction.ranking(gaps, {"goal": 1}), {"goal": 1}, gaps)
     assert met["candidates"] == 3 and met["held_out_seeds"] == 2
+    # the held-out pick is the goal's own pick (across the kinds pooled), never the stated
+    # recipe merely because the ranking lists it first
+    pooled = reproduction.holdout(gaps, {"goal": 1}, reproduction.GOAL_KINDS)
+    assert set(pooled.winner) <= {"lucky", "steady"}
     text = reproduction.goal_text(met)
     assert "best of 3 columns" in text and "held-out seeds" in text
+    # the winner rises less than a typical recipe: a less favourable move, named so
+    lagged = out.assign(within_held_out=out.within_selected + 1, mean_drop_of_kind=-2.0)
+    assert "moves 1.00 numbers less favourably" in reproduction.curse_sentence(lagged)
     fell = out.assign(within_held_out=0, mean_drop_of_kind=0.0)
     sentence = reproduction.curse_sentence(fell)
     assert "falls by" in sentence and "inflates its count" in sentence

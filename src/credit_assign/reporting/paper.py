@@ -422,14 +422,18 @@ def headline_verdict(own: pd.DataFrame) -> str:
     within = own[own.gap.abs() <= 1]
     closest = own.loc[own.gap.abs().idxmin()]
     if within.empty:
-        return ("No recipe or measurement run here brings it within tolerance (closest: "
+        return ("No recipe or measurement run here brings the headline norm within "
+                "tolerance (closest: "
                 f"\\texttt{{{tex_escape(closest.recipe)}}}, {closest.kind}, gap "
                 f"${closest.gap:+.1f}$), so what produced the paper's value stays open.")
     names = ", ".join(f"\\texttt{{{tex_escape(r.recipe)}}} ({r.kind}, gap ${r.gap:+.1f}$)"
                       for r in within.itertuples())
-    return (f"Within tolerance of it: {names}. That the authors ran such a recipe or "
-            "measured so is a hypothesis these runs make plausible, not a finding: the "
-            "paper's numbers alone cannot separate the candidates.")
+    departs = any(str(k).startswith("departs") for k in within.kind)
+    return (f"Within tolerance of the paper's headline norm: {names}. That the authors ran "
+            "such a recipe or measured so is a hypothesis these runs make plausible, not a "
+            "finding: the paper's numbers alone cannot separate the candidates"
+            + ("; a departing column among them would mean the recipe the paper states is "
+               "not the one that made its number." if departs else "."))
 
 
 def goal_verdict(result: dict | None) -> str:

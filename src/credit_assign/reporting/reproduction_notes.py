@@ -213,10 +213,12 @@ def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) 
         decades = math.log10(float(best.paper) / float(best.ours_mean))
         text += (f"\nThe largest λ = 0 norm of any recipe's own runs (mean over its seeds) "
                  f"is `{best.recipe}`'s ({best.kind}) {_g(best.ours_mean)}, "
-                 f"{_f(decades, 2)} decades {'below' if decades > 0 else 'above'} the "
+                 f"{_f(abs(decades), 2)} decades {'below' if decades > 0 else 'above'} the "
                  f"paper's {_g(float(best.paper))}; "
                  + ("it is within tolerance." if abs(best.gap) <= 1 else
-                    "no recipe tried here reaches the paper's number. The table above shows "
+                    "no recipe's own runs come within tolerance of the paper's number "
+                    + ("(the largest one falls short). " if decades > 0 else
+                       "(the largest one overshoots it). ") + "The table above shows "
                     "which recipes move it, and by how much, seed by seed; the remaining "
                     "factor is not shown by any run here.") + "\n")
     return text
