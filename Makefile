@@ -59,7 +59,12 @@ manuscript: setup
 		--configfile config/config.yaml $(if $(wildcard results/cifar10/summary/variants_gap.csv),config/variants.yaml)
 
 # docs/ holds copies of what the paper config and the study generated (never edited by hand)
+# (first: the EP pages only from the paper config's probes; the quick config's share the folder)
 publish:
+	@$(BIN)/python -c "import csv, sys, yaml; \
+	want = set(yaml.safe_load(open('config/config.yaml'))['ep_stack']['corpora']); \
+	have = {r['corpus'] for r in csv.DictReader(open('results/ep_stack/summary/by_seed.csv'))}; \
+	sys.exit(None if have == want else f'results/ep_stack holds the EP probes of {sorted(have)}, not the paper config\'s {sorted(want)}: run snakemake --cores N results/ep_stack/summary/report.md first')"
 	cp results/cifar10/summary/reproduction_variants.md docs/reproduction.md
 	cp results/cifar10/summary/reproduction_notes.md docs/reproduction-notes.md
 	cp results/cifar10/summary/reproduction.csv docs/reproduction.csv
@@ -69,10 +74,6 @@ publish:
 	cp paper/figures/fig_variants_measured_eps.png docs/fig_variants_measured_eps.png
 	cp paper/figures/fig4_penalty_rescue.png docs/fig4_penalty_rescue_cifar10.png
 	cp paper/ms.pdf docs/paper.pdf
-	@$(BIN)/python -c "import csv, sys, yaml; \
-	want = set(yaml.safe_load(open('config/config.yaml'))['ep_stack']['corpora']); \
-	have = {r['corpus'] for r in csv.DictReader(open('results/ep_stack/summary/by_seed.csv'))}; \
-	sys.exit(None if have == want else f'results/ep_stack holds the EP probes of {sorted(have)}, not the paper config\'s {sorted(want)}: run snakemake --cores N results/ep_stack/summary/report.md first')"
 	cp results/ep_stack/summary/report.md docs/ep_stack.md
 	cp results/ep_stack/summary/by_seed.csv docs/ep_stack_by_seed.csv
 	cp results/ep_stack/summary/cosines.csv docs/ep_stack_cosines.csv
