@@ -327,7 +327,7 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
     departs = rep_io.best(rank, "departs")
     counted = gaps[gaps.gap.notna()]
     n_numbers = counted[counted.recipe == "default"].shape[0]
-    headline = counted[(counted.run == "dfa, λ=0") & counted.metric.str.contains("h_L")]
+    headline = rep_io.headline_rows(gaps)
 
     def norm_of(recipe):
         row = headline[headline.recipe == recipe]

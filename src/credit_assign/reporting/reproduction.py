@@ -284,6 +284,13 @@ def _label(r) -> tuple[str, str]:
     return run, metric
 
 
+def headline_rows(gaps: pd.DataFrame) -> pd.DataFrame:
+    """The gap map's rows of the headline number, DFA's unpenalised ‖h_L‖, where a gap was
+    computed (every column: recipes, inherited ones, measurements)."""
+    return gaps[(gaps.run == "dfa, λ=0") & (gaps.metric == METRIC_NAMES["h_L_norm_median"])
+                & gaps.gap.notna()]
+
+
 def md_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -613,7 +620,7 @@ def goal(rank: pd.DataFrame, study: dict | None = None, gaps: pd.DataFrame | Non
     rows = rank[rank.kind.isin(GOAL_KINDS)]
     if target is None or rows.empty:
         return None
-    r = _ordered(rows, study).iloc[0]
+    r = rows[rows.recipe == _pick(rows, GOAL_KINDS, study)].iloc[0]
     out = {"goal": int(target), "recipe": r.recipe, "kind": r.kind,
            "within": int(r.within), "compared": int(r.compared),
            "within_all": int(r.within_all), "compared_all": int(r.compared_all),
@@ -648,11 +655,18 @@ def goal_text(result: dict | None) -> str:
             f"{result['compared_all']} counting every number)." + held)
 
 
-def best(rank: pd.DataFrame, kind: str | tuple[str, ...] = "open") -> str | None:
+def best(rank: pd.DataFrame, kind: str = "open") -> str | None:
     """The winner of a kind under the ranking (None if the study has none of that kind):
     the headline "best recipe" is the best ``open`` one."""
-    rows = rank[rank.kind.isin([kind] if isinstance(kind, str) else kind)]
+    rows = rank[rank.kind == kind]
     return rows.recipe.iloc[0] if len(rows) else None
+
+
+def _pick(rank: pd.DataFrame, kinds, study: dict | None) -> str | None:
+    """The first recipe of ``kinds`` pooled, in the study's order across them (what
+    goal() picks; for one kind it is best()): None if there is none."""
+    pool = rank[rank.kind.isin(kinds)]
+    return _ordered(pool, study).recipe.iloc[0] if len(pool) else None
 
 
 def _seed_map(cell) -> dict[str, float]:
@@ -672,6 +686,7 @@ def holdout(gaps: pd.DataFrame, study: dict | None = None,
     drop from the ranking seeds to the held-out seed averaged over every recipe of the
     kind (part of any drop is only one seed being noisier than a mean of two; the
     winner's drop beyond it is the selection's inflation). Empty without per-seed gaps."""
+    kinds = [kind] if isinstance(kind, str) else list(kind)
     seeds = sorted({s for cell in gaps.gap_seed for s in _seed_map(cell)}, key=int) \
         if "gap_seed" in gaps else []
     rows = []
@@ -680,15 +695,11 @@ def holdout(gaps: pd.DataFrame, study: dict | None = None,
             g = gaps.assign(gap=[_seed_map(c).get(s, math.nan) for c in gaps[column]])
             return g.assign(within=g.gap.abs() <= 1)
         picked, held = ranking(on("gap_without_seed"), study), ranking(on("gap_seed"), study)
-        if isinstance(kind, str):
-            winner = best(picked, kind)
-        else:  # several kinds pooled (the goal's): one order across them, as goal() picks
-            pool = picked[picked.kind.isin(kind)]
-            winner = _ordered(pool, study).recipe.iloc[0] if len(pool) else None
+        winner = _pick(picked, kinds, study)
         if winner is None:
             continue
         p, h = picked.set_index("recipe"), held.set_index("recipe")
-        of_kind = p.index[p.kind.isin([kind] if isinstance(kind, str) else kind)]
+        of_kind = p.index[p.kind.isin(kinds)]
         drop = (p.loc[of_kind, "within"] - h.loc[of_kind, "within"]).mean()
         rows.append({"held_out": int(s), "winner": winner,
                      "within_selected": int(p.loc[winner, "within"]),

@@ -205,7 +205,7 @@ def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) 
                 "which exceeds their median wherever a few samples carry most of the norm: "
                 f"a measurement choice worth {_f(math.log10(ratio), 2)} decades.\n")
     # the recipes' own runs only (not an inherited column, nor a measurement of them)
-    row = _headline(gaps)
+    row = rep_io.headline_rows(gaps)
     row = row[~row.inherited.astype(bool)
               & ~row.recipe.str.contains(rep_io.MEASUREMENT_SEP, regex=False)]
     if len(row):
@@ -224,14 +224,8 @@ def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) 
     return text
 
 
-def _headline(gaps: pd.DataFrame) -> pd.DataFrame:
-    """The gap map's rows of DFA's unpenalised ‖h_L‖ (the headline number)."""
-    return gaps[(gaps.run == "dfa, λ=0") & (gaps.metric == "median ‖h_L‖")
-                & gaps.gap.notna()]
-
-
 def _paper_norm_sentence(gaps: pd.DataFrame) -> str:
-    row = _headline(gaps)
+    row = rep_io.headline_rows(gaps)
     row = row[row.recipe == "default"]
     return (f"The paper reports {_g(float(row.paper.iloc[0]))}. " if len(row)
             and pd.notna(row.paper.iloc[0]) else "")
@@ -338,19 +332,16 @@ def _null_section(nulls: pd.DataFrame | None, penalty: float | None) -> str:
 
 
 def _null_per_seed(nulls: pd.DataFrame, lam: float) -> list[str]:
-    """Each seed's trained-with-B deep cosine against its own fresh draws (mean ± sd,
-    the same two-sd screen)."""
-    sel = select_runs(nulls, "dfa", lam)
+    """Each seed's trained-with-B deep cosine against its own fresh draws: the same
+    screen (paper.null_test) on that seed's rows."""
     out = []
-    for seed, g in sel.groupby("seed"):
-        t = g[g.feedback == "trained"].deep_cosine
-        f = g[g.feedback == "fresh"].deep_cosine
-        if not (len(t) and len(f) > 1):
+    for seed, rows in nulls.groupby("seed"):
+        trained, fresh, above = null_test(rows, lam)
+        if above is None or len(fresh) < 2:
             continue
-        above = float(t.mean()) > float(f.mean()) + 2 * float(f.std(ddof=1))
-        out.append(f"seed {int(seed)} {_f(float(t.mean()))} vs {_f(float(f.mean()))} ± "
-                   f"{_f(float(f.std(ddof=1)))} ({len(f)} draws), "
-                   + ("above" if above else "not above"))
+        out.append(f"seed {int(seed)} {_f(float(trained.mean()))} vs "
+                   f"{_f(float(fresh.mean()))} ± {_f(float(fresh.std(ddof=1)))} "
+                   f"({len(fresh)} draws), " + ("above" if above else "not above"))
     return out
 
 
