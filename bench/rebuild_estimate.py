@@ -1,14 +1,16 @@
-"""How long the paper config's full rebuild takes on N cores: measured end to end from
-the run's own Snakemake log (``--snakemake-log``: the first job's start to the last
-job's end, and the jobs per rule), beside an estimate from the jobs' recorded wall
-times — every training job of the default recipe (its timings.json), every fresh-B
-null, every float32 EP stack probe (pretraining + probe phases, summed over resumed
-attempts) — packed onto N one-thread slots longest first.
+"""How long the paper config's full rebuild takes on N cores: measured from the runs'
+own Snakemake logs (``--snakemake-log``, one or more: each log's first job start to its
+last job end, and its jobs per rule; several logs are the pieces of one rebuild that
+resumed), beside an estimate from the jobs' recorded wall times — every training job
+(its timings.json), every measurement and fresh-B null, every float32 EP stack probe
+(pretraining + probe phases, summed over resumed attempts) — packed onto N one-thread
+slots longest first. ``--datasets`` picks the recipes: ``cifar10`` (the default) is
+the paper config's stated recipe, ``'cifar10*'`` adds config/variants.yaml's study.
 
 The estimate brackets the run from below (total work / N, and the longest-first
 packing; the small jobs are left out); the measurement is the run itself.
 
-    python bench/rebuild_estimate.py --results results --cores 2 \
+    python bench/rebuild_estimate.py --results results --cores 2 --datasets 'cifar10*' \
         --snakemake-log .snakemake/log/<the run>.snakemake.log --out docs/rebuild_estimate.json
     python bench/rebuild_estimate.py --report docs/rebuild_estimate.json > docs/rebuild_estimate.md
 """
@@ -27,23 +29,63 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from credit_assign.infra.results import read_result  # noqa: E402
 
+STALL = 10.0  # an epoch this many times its run's median epoch was stopped, not slow
 
-def jobs(results: Path, ep_results: Path, dataset: str = "cifar10") -> list[dict]:
+
+def stalls(epoch_s: list[float]) -> dict:
+    """The epochs of a run whose wall time is over STALL × the run's median epoch: the
+    process was stopped (SIGSTOP, a suspended laptop, a preempted node) while the epoch
+    ran, so its time measures the pause, not the work. Returns how many, and the seconds
+    above the median they add (what the estimate leaves out)."""
+    if not epoch_s:
+        return {"epochs": 0, "excess_s": 0.0}
+    median = sorted(epoch_s)[len(epoch_s) // 2]
+    over = [s for s in epoch_s if s > STALL * median]
+    return {"epochs": len(over), "excess_s": sum(s - median for s in over)}
+
+
+def jobs(results: Path, ep_results: Path, datasets: str = "cifar10") -> list[dict]:
+    """Every job's recorded wall time, for the result folders matching ``datasets`` (a
+    glob: ``cifar10`` the stated recipe, ``cifar10*`` every recipe of the study)."""
     out = []
-    for path in sorted((results / dataset / "train").glob("*/*/*/timings.json")):
-        t = read_result(path, "train_timings")
-        run = path.parent.relative_to(results / dataset / "train").parts
-        out.append({"rule": "train", "job": "/".join(run), "seconds": t["total_s"],
-                    "epochs": len(t["epoch_train_s"])})
-    for path in sorted((results / dataset / "fresh_b_null").glob("*/*/*.json")):
-        r = read_result(path, "fresh_b_null")
-        out.append({"rule": "fresh_b_null", "job": str(path.relative_to(results)),
-                    "seconds": r["timings"]["total_s"]})
+    for root in sorted(p for p in results.glob(datasets) if p.is_dir()):
+        for path in sorted((root / "train").glob("*/*/*/timings.json")):
+            t = read_result(path, "train_timings")
+            run = path.parent.relative_to(root / "train").parts
+            stalled = stalls(t["epoch_train_s"])
+            out.append(
+                {
+                    "rule": "train",
+                    "recipe": root.name,
+                    "job": "/".join(run),
+                    "seconds": t["total_s"] - stalled["excess_s"],
+                    "recorded_s": t["total_s"],
+                    "stalled_epochs": stalled["epochs"],
+                    "epochs": len(t["epoch_train_s"]),
+                }
+            )
+        for rule in ("measure", "fresh_b_null"):
+            for path in sorted((root / rule).glob("*/*/*.json")):
+                r = read_result(path, rule)
+                out.append(
+                    {
+                        "rule": rule,
+                        "recipe": root.name,
+                        "job": str(path.relative_to(results)),
+                        "seconds": r["timings"]["total_s"],
+                    }
+                )
     for path in sorted(ep_results.glob("ep_stack/*/float32/seed*.timings.json")):
         t = json.loads(path.read_text())
         probe = sum(p["reference"] + sum(e["total"] for e in p["ep"]) for p in t["probes"])
-        out.append({"rule": "ep_stack_probe", "job": f"{t['corpus']}/float32/seed{t['seed']}",
-                    "seconds": t["pretrain"] + probe})
+        out.append(
+            {
+                "rule": "ep_stack_probe",
+                "recipe": "ep_stack",
+                "job": f"{t['corpus']}/float32/seed{t['seed']}",
+                "seconds": t["pretrain"] + probe,
+            }
+        )
     return out
 
 
@@ -55,8 +97,10 @@ def pack(seconds: list[float], cores: int) -> float:
     return max(slots)
 
 
-def estimate(results: Path, ep_results: Path, cores: int) -> dict:
-    listed = jobs(results, ep_results)
+def estimate(results: Path, ep_results: Path, cores: int, datasets: str = "cifar10") -> dict:
+    listed = jobs(results, ep_results, datasets)
+    if not listed:
+        raise SystemExit(f"no job results under {results}/{datasets}: nothing to estimate")
     seconds = [j["seconds"] for j in listed]
     by_rule: dict[str, dict] = {}
     for j in listed:
@@ -64,9 +108,27 @@ def estimate(results: Path, ep_results: Path, cores: int) -> dict:
         r["jobs"] += 1
         r["seconds"] += j["seconds"]
         r["longest_s"] = max(r["longest_s"], j["seconds"])
-    return {"cores": cores, "jobs": listed, "by_rule": by_rule,
-            "work_s": sum(seconds), "bound_s": max(sum(seconds) / cores, max(seconds)),
-            "packed_s": pack(seconds, cores)}
+    by_recipe: dict[str, dict] = {}
+    for j in listed:
+        r = by_recipe.setdefault(j["recipe"], {"jobs": 0, "seconds": 0.0})
+        r["jobs"] += 1
+        r["seconds"] += j["seconds"]
+    stalled = [j for j in listed if j.get("stalled_epochs")]
+    return {
+        "cores": cores,
+        "datasets": datasets,
+        "jobs": listed,
+        "by_rule": by_rule,
+        "stalled": {
+            "jobs": len(stalled),
+            "epochs": sum(j["stalled_epochs"] for j in stalled),
+            "excess_s": sum(j["recorded_s"] - j["seconds"] for j in stalled),
+        },
+        "by_recipe": by_recipe,
+        "work_s": sum(seconds),
+        "bound_s": max(sum(seconds) / cores, max(seconds)),
+        "packed_s": pack(seconds, cores),
+    }
 
 
 _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$", re.M)
@@ -77,68 +139,155 @@ def measured(log_path: Path) -> dict:
     job's start) to the last (the last job's end), the jobs per rule (its "Job stats"),
     and whether it completed."""
     text = log_path.read_text()
-    stamps = [datetime.strptime(" ".join(m.group(1).split()), "%a %b %d %H:%M:%S %Y")
-              for m in _STAMP.finditer(text)]
+    stamps = [
+        datetime.strptime(" ".join(m.group(1).split()), "%a %b %d %H:%M:%S %Y")
+        for m in _STAMP.finditer(text)
+    ]
     if not stamps:
         raise ValueError(f"{log_path}: no job timestamps: not a Snakemake run log")
     stats = text.split("Job stats:", 1)[1] if "Job stats:" in text else ""
-    counts = {m.group(1): int(m.group(2))
-              for m in re.finditer(r"^(\w+)\s+(\d+)$", stats.split("\n\n", 2)[1]
-                                   if stats.count("\n\n") >= 2 else stats, re.M)}
+    counts = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(
+            r"^(\w+)\s+(\d+)$",
+            stats.split("\n\n", 2)[1] if stats.count("\n\n") >= 2 else stats,
+            re.M,
+        )
+    }
     done = re.findall(r"^(\d+) of (\d+) steps \(100%\) done$", text, re.M)
-    return {"log": log_path.name, "start": stamps[0].isoformat(), "end": stamps[-1].isoformat(),
-            "wall_s": (stamps[-1] - stamps[0]).total_seconds(), "jobs": counts,
-            "complete": bool(done)}
+    return {
+        "log": log_path.name,
+        "start": stamps[0].isoformat(),
+        "end": stamps[-1].isoformat(),
+        "wall_s": (stamps[-1] - stamps[0]).total_seconds(),
+        "jobs": counts,
+        "complete": bool(done),
+    }
+
+
+def _measured_text(data: dict) -> str:
+    runs = data.get("measured")
+    if not runs:
+        return ""
+    runs = runs if isinstance(runs, list) else [runs]
+    what = (
+        "config/config.yaml"
+        if data.get("datasets", "cifar10") == "cifar10"
+        else "config/config.yaml with config/variants.yaml (the study)"
+    )
+    target = data.get("target_min", 75)
+    if len(runs) == 1:
+        run = runs[0]
+        total = run["jobs"].get("total", sum(run["jobs"].values()))
+        return (
+            f"**Measured end to end: {run['wall_s'] / 60:.1f} min** on {data['cores']} cores, "
+            + ("within" if run["wall_s"] <= 60 * target else "over")
+            + f" the target of {target:g} min "
+            f"({total} jobs, {'complete' if run['complete'] else 'INCOMPLETE'}; "
+            f"{run['start']} to {run['end']}, from the run's Snakemake log "
+            f"`{run['log']}`): `snakemake --cores {data['cores']}` on {what} "
+            "with no results present, the data from local copies (no download).\n\n"
+        )
+    rows = "\n".join(
+        f"| `{r['log']}` | {r['start']} | {r['end']} | {r['wall_s'] / 60:.1f} | "
+        f"{r['jobs'].get('train', 0)} | {r['jobs'].get('ep_stack_probe', 0)} | "
+        f"{'yes' if r['complete'] else 'no (stopped; resumed by the next)'} |"
+        for r in runs
+    )
+    wall = sum(r["wall_s"] for r in runs)
+    return (
+        f"**Measured in {len(runs)} pieces: {wall / 60:.1f} min** of wall time on "
+        f"{data['cores']} cores, summed over the Snakemake runs that built {what} (each "
+        "piece is one `snakemake --cores 2` call on the same targets that resumed where the "
+        "one before stopped; the time between pieces is not counted, the jobs a stopped "
+        "piece lost are):\n\n"
+        "| Snakemake log | start | end | minutes | train jobs run | EP probes run | "
+        "complete |\n|---|---|---|---|---|---|---|\n" + rows + "\n\n"
+    )
+
+
+def _stalled_text(stalled: dict | None) -> str:
+    if not stalled or not stalled["jobs"]:
+        return ""
+    return (
+        f"{stalled['jobs']} training jobs recorded {stalled['epochs']} epochs over "
+        f"{STALL:g}× their run's median epoch: the process was stopped while they ran. "
+        f"Each such epoch counts at its run's median here (the recorded times are "
+        f"{stalled['excess_s'] / 60:.1f} min longer in all).\n\n"
+    )
 
 
 def report(data: dict) -> str:
-    rows = "\n".join(f"| `{rule}` | {r['jobs']} | {r['seconds'] / 60:.1f} | "
-                     f"{r['longest_s'] / 60:.1f} |" for rule, r in data["by_rule"].items())
-    run = data.get("measured")
-    head = "# Full paper rebuild: measured, and estimated from the jobs' times\n\n"
-    if run:
-        total = run["jobs"].get("total", sum(v for k, v in run["jobs"].items()))
-        head += (
-            f"**Measured end to end: {run['wall_s'] / 60:.1f} min** on {data['cores']} cores, "
-            + ("within" if run["wall_s"] <= 60 * data.get("target_min", 75) else "over")
-            + f" the target of {data.get('target_min', 75):g} min "
-            f"({total} jobs, {'complete' if run['complete'] else 'INCOMPLETE'}; "
-            f"{run['start']} to {run['end']}, from the run's Snakemake log "
-            f"`{run['log']}`): `snakemake --cores {data['cores']}` on config/config.yaml "
-            "with no results present, the data from local copies (no download).\n\n")
+    rows = "\n".join(
+        f"| `{rule}` | {r['jobs']} | {r['seconds'] / 60:.1f} | {r['longest_s'] / 60:.1f} |"
+        for rule, r in data["by_rule"].items()
+    )
+    recipes = data.get("by_recipe", {})
+    by_recipe = (
+        ""
+        if len(recipes) < 2
+        else "| recipe | jobs | minutes (sum) |\n|---|---|---|\n"
+        + "\n".join(
+            f"| `{name}` | {r['jobs']} | {r['seconds'] / 60:.1f} |" for name, r in recipes.items()
+        )
+        + "\n\n"
+    )
     return (
-        head + "## The estimate from the jobs' recorded times\n\n"
+        "# Full paper rebuild: measured, and estimated from the jobs' times\n\n"
+        + _measured_text(data)
+        + "## The estimate from the jobs' recorded times\n\n"
         "Generated by `bench/rebuild_estimate.py --report` from "
         "`docs/rebuild_estimate.json`. Each job's wall time is the one its result records "
         "(measured with another job beside it on the same cores, one thread each); the "
         "packing onto the cores is ideal, and the small jobs (data decoding, tables, "
         "figures) are left out.\n\n"
-        "| rule | jobs | minutes (sum) | longest job (min) |\n|---|---|---|---|\n"
+        + _stalled_text(data.get("stalled"))
+        + "| rule | jobs | minutes (sum) | longest job (min) |\n|---|---|---|---|\n"
         f"{rows}\n\n"
-        f"Work: {data['work_s'] / 60:.1f} core-minutes. On {data['cores']} cores: at least "
+        + by_recipe
+        + f"Work: {data['work_s'] / 60:.1f} core-minutes. On {data['cores']} cores: at least "
         f"{data['bound_s'] / 60:.1f} min (work / cores, or the longest job); packed longest "
-        f"first: {data['packed_s'] / 60:.1f} min.\n")
+        f"first: {data['packed_s'] / 60:.1f} min.\n"
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, default=Path("results"))
-    ap.add_argument("--ep-results", type=Path, help="where results/ep_stack lives "
-                    "(default: --results)")
+    ap.add_argument(
+        "--ep-results", type=Path, help="where results/ep_stack lives (default: --results)"
+    )
     ap.add_argument("--cores", type=int, default=2)
-    ap.add_argument("--target-min", type=float, default=75.0,
-                    help="the wall-time target the report compares the measurement with")
-    ap.add_argument("--snakemake-log", type=Path, help="the run's .snakemake/log file: "
-                    "report its measured wall time too")
+    ap.add_argument(
+        "--target-min",
+        type=float,
+        default=75.0,
+        help="the wall-time target the report compares the measurement with",
+    )
+    ap.add_argument(
+        "--datasets",
+        default="cifar10",
+        help="result folders to count, a glob "
+        "(default cifar10: the stated recipe; 'cifar10*': the study's recipes too)",
+    )
+    ap.add_argument(
+        "--snakemake-log",
+        type=Path,
+        action="append",
+        help="the run's "
+        ".snakemake/log file (repeat for a rebuild made in resumed pieces): "
+        "report its measured wall time too",
+    )
     ap.add_argument("--out", type=Path)
     ap.add_argument("--report", type=Path, help="print the markdown of a written estimate")
     args = ap.parse_args()
     if args.report:
         print(report(json.loads(args.report.read_text())), end="")
         return
-    data = estimate(args.results, args.ep_results or args.results, args.cores)
+    data = estimate(args.results, args.ep_results or args.results, args.cores, args.datasets)
     if args.snakemake_log:
-        data["measured"] = measured(args.snakemake_log)
+        runs = [measured(log) for log in args.snakemake_log]
+        data["measured"] = runs[0] if len(runs) == 1 else runs
         data["target_min"] = args.target_min
     text = json.dumps(data, indent=1)
     if args.out:

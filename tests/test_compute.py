@@ -7,19 +7,26 @@ import yaml
 
 from credit_assign.pipeline import catalog, compute
 
-ESTIMATE = {"jobs": [{"rule": "train", "job": "dfa/lam0/seed1", "seconds": 60.0, "epochs": 10},
-                     {"rule": "train", "job": "dfa/lam0/seed2", "seconds": 80.0, "epochs": 10},
-                     {"rule": "train", "job": "fa/lam0/seed1", "seconds": 120.0, "epochs": 10},
-                     {"rule": "fresh_b_null", "job": "dfa/lam0/seed1", "seconds": 5.0}]}
+ESTIMATE = {
+    "jobs": [
+        {"rule": "train", "job": "dfa/lam0/seed1", "seconds": 60.0, "epochs": 10},
+        {"rule": "train", "job": "dfa/lam0/seed2", "seconds": 80.0, "epochs": 10},
+        {"rule": "train", "job": "fa/lam0/seed1", "seconds": 120.0, "epochs": 10},
+        {"rule": "fresh_b_null", "job": "dfa/lam0/seed1", "seconds": 5.0},
+    ]
+}
 # A checked config's shape (every registered rule in the sweep, as checks.prepare fills it)
-CONFIG = {"dataset": "cifar10",
-          "training": {"epochs": 30, "per_method": {"fa": {"epochs": 100}}},
-          "sweep": {m: [] for m in catalog.methods()}
-          | {"seeds": [1, 2, 3], "dfa": [0, 0.01], "fa": [0], "bp": []},
-          "study": {"seeds": [1, 2, 3]},
-          "variants": {"long": {"kind": "departs", "methods": ["dfa"],
-                                "overrides": {"training": {"epochs": 60}}},
-                       "fa_x": {"kind": "open", "methods": ["fa"], "overrides": {}}}}
+CONFIG = {
+    "dataset": "cifar10",
+    "training": {"epochs": 30, "per_method": {"fa": {"epochs": 100}}},
+    "sweep": {m: [] for m in catalog.methods()}
+    | {"seeds": [1, 2, 3], "dfa": [0, 0.01], "fa": [0], "bp": []},
+    "study": {"seeds": [1, 2, 3]},
+    "variants": {
+        "long": {"kind": "departs", "methods": ["dfa"], "overrides": {"training": {"epochs": 60}}},
+        "fa_x": {"kind": "open", "methods": ["fa"], "overrides": {}},
+    },
+}
 
 
 def test_core_minutes_are_epochs_times_the_recorded_seconds_per_epoch(tmp_path):
@@ -52,3 +59,46 @@ def test_cli_names_a_missing_config_file_and_prints_the_steps(capsys, tmp_path):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("results/cifar10/summary/")
     assert len(lines) == 1 + len(yaml.safe_load(open("config/variants.yaml"))["variants"])
+
+
+def _rebuild_estimate():
+    import importlib
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    return importlib.import_module("rebuild_estimate")
+
+
+def test_rebuild_estimate_counts_a_stopped_epoch_at_its_runs_median():
+    est = _rebuild_estimate()
+    assert est.stalls([5.0, 5.2, 4.9, 5.1]) == {"epochs": 0, "excess_s": 0.0}
+    # one epoch 200 s long in a run of ~5 s epochs: the process was stopped
+    out = est.stalls([5.0, 5.0, 200.0, 5.0, 6.0])
+    assert out["epochs"] == 1 and out["excess_s"] == pytest.approx(195.0)
+    # slow but not stopped (another job beside it): counted as it was
+    assert est.stalls([5.0, 5.0, 40.0, 5.0])["epochs"] == 0
+
+
+def test_rebuild_report_sums_the_pieces_of_a_resumed_rebuild():
+    est = _rebuild_estimate()
+    piece = {
+        "log": "a.snakemake.log",
+        "start": "2026-12-01T10:00:00",
+        "end": "2026-12-01T10:30:00",
+        "wall_s": 1800.0,
+        "jobs": {"train": 3, "total": 5},
+        "complete": False,
+    }
+    data = {
+        "cores": 2,
+        "datasets": "cifar10*",
+        "work_s": 600.0,
+        "bound_s": 300.0,
+        "packed_s": 300.0,
+        "by_rule": {"train": {"jobs": 3, "seconds": 600.0, "longest_s": 200.0}},
+        "measured": [piece, dict(piece, log="b.snakemake.log", wall_s=600.0, complete=True)],
+    }
+    text = est.report(data)
+    assert "Measured in 2 pieces: 40.0 min" in text
+    assert "config/variants.yaml" in text and "no (stopped" in text
