@@ -685,3 +685,28 @@ def test_a_measurement_column_keeps_its_recipes_kind_and_the_goal_counts_only_op
     assert missed["recipe"] == "many" and not missed["reached"]
     assert "not reached" in reproduction.goal_text(missed)
     assert reproduction.goal(rank, {}) is None and reproduction.goal_text(None) == ""
+
+
+def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nearest():
+    """The hypothesis section: the default's and the nearest-norm recipe's λ = 0 layer
+    cosines under every measurement, the column that puts them all within tolerance when
+    one does, and the nearest one (with its misses) when none does."""
+    from credit_assign.reporting import reproduction_notes as notes
+
+    gaps = study_gaps()
+    layer = (gaps.run == "dfa, λ=0") & gaps.metric.str.fullmatch(r"cosine l\d+")
+    gaps.loc[layer & (gaps.gap.abs() <= 1), "gap"] = 3.0  # no column within anywhere
+    text = notes._measured_cosines_section(gaps)
+    assert text.startswith("## How the paper most likely measured its layer cosines")
+    for m in STUDY_MEASUREMENTS[1:]:
+        assert f"| `default/{m}` |" in text
+    assert "No column puts all 5 layer cosines within tolerance" in text
+    assert "with 0 of 5" in text
+    # one column within on all five layers: named, and nothing called nearest
+    one = layer & (gaps.recipe == "const_lr/eps_cos_b2048")
+    gaps.loc[one, "gap"] = 0.2
+    text = notes._measured_cosines_section(gaps)
+    assert "All 5 layer cosines fall within tolerance under `const_lr/eps_cos_b2048`" in text
+    assert "No column" not in text
+    # without measurement columns there is nothing to set side by side
+    assert notes._measured_cosines_section(study_gaps(measurements=False)) == ""

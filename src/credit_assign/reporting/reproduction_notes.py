@@ -150,6 +150,71 @@ def _misses_section(gaps: pd.DataFrame) -> str:
             + table + "\n")
 
 
+def _layer_number(metric: str) -> int:
+    return int(metric.rsplit("l", 1)[1])
+
+
+def _measured_cosines_section(gaps: pd.DataFrame) -> str:
+    """How the paper most likely measured its layer cosines — a hypothesis the
+    measurement columns test: DFA's λ = 0 layer cosines (the paper: l0 survives, the
+    deeper layers ≈ 0) under each measurement, for the default's models and for the
+    recipe whose own λ = 0 ‖h_L‖ comes nearest the paper's (an epsilon cosine reads ≈ 0
+    only where a layer's gradient is below its epsilon, so where ‖h_L‖ is large); then
+    every column that puts all of them within tolerance, or the nearest one."""
+    layer = gaps[(gaps.run == "dfa, λ=0") & gaps.metric.str.fullmatch(r"cosine l\d+")
+                 & gaps.gap.notna()]
+    if layer.empty or not rep_io.has_measured(gaps):
+        return ""
+    metrics = sorted(layer.metric.unique(), key=_layer_number)
+    head = rep_io.headline_rows(gaps)
+    own = head[~head.inherited.astype(bool)
+               & ~head.recipe.str.contains(rep_io.MEASUREMENT_SEP, regex=False)]
+    recipes = ["default"]
+    if len(own) and (near := own.loc[own.gap.abs().idxmin()].recipe) != "default":
+        recipes.append(near)
+    norm = head.set_index("recipe").ours_mean
+    first = layer[layer.recipe == "default"].set_index("metric")
+    rows = [["paper", "", "", *[str(first.paper.get(m, "—")) for m in metrics], ""]]
+    for recipe in recipes:
+        cols = [recipe] + sorted(layer[(layer.base_recipe == recipe)
+                                       & (layer.recipe != recipe)].recipe.unique())
+        for col in cols:
+            r = layer[layer.recipe == col].set_index("metric")
+            rows.append([f"`{col}`", str(r.kind.iloc[0]), _g(norm.get(col, math.nan)),
+                         *[f"{_f(r.ours_mean[m])} ({r.gap[m]:+.1f})" if m in r.index else "—"
+                           for m in metrics],
+                         f"{int((r.gap.abs() <= 1).sum())} of {len(r)}"])
+    table = md_table(["column", "kind", "‖h_L‖ (λ = 0)", *metrics, "within"], rows)
+    counts = layer.assign(ok=layer.gap.abs() <= 1).groupby("recipe").agg(
+        ok=("ok", "sum"), n=("ok", "size"), kind=("kind", "first"),
+        spread=("gap", lambda g: g.abs().clip(upper=5).sum()))
+    full = counts[counts.ok == counts.n]
+    if len(full):
+        verdict = (f"All {len(metrics)} layer cosines fall within tolerance under "
+                   + ", ".join(f"`{c}` ({r.kind})" for c, r in full.iterrows()) + ". ")
+    else:
+        best = counts.sort_values(["ok", "spread"], ascending=[False, True]).iloc[0]
+        name = counts.sort_values(["ok", "spread"], ascending=[False, True]).index[0]
+        misses = layer[(layer.recipe == name) & (layer.gap.abs() > 1)]
+        verdict = (f"No column puts all {len(metrics)} layer cosines within tolerance; the "
+                   f"nearest (most within, then the smallest Σ min(|gap|, 5)) is `{name}` "
+                   f"({best.kind}) with {int(best.ok)} of {int(best.n)}, missing "
+                   + ", ".join(f"{m.metric} {_f(m.ours_mean)} (gap {m.gap:+.1f})"
+                               for m in misses.itertuples()) + ". ")
+    return (
+        "## How the paper most likely measured its layer cosines (a hypothesis)\n\n"
+        "DFA's layer cosines at λ = 0, each a mean over the seeds with its gap in "
+        "parentheses: the headline measurement (epsilon-free) and the same models measured "
+        "the other ways (`measurements.csv`, no retraining), for the stated recipe and for "
+        "the recipe whose own λ = 0 ‖h_L‖ comes nearest the paper's. An epsilon cosine reads "
+        "≈ 0 wherever a layer's gradient is smaller than its epsilon, whatever the "
+        "directions, so it can only matter where ‖h_L‖ is large.\n\n"
+        + table + "\n\n" + verdict
+        + "A column that gives the paper's pattern makes that way of measuring a plausible "
+        "account of how the paper's numbers were made; it does not show that the authors "
+        "measured so, and a departing recipe among them does not show that they ran it.\n")
+
+
 def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) -> str:
     dfa0 = select_runs(runs, "dfa", 0.0)
     final = select_runs(layers, "dfa", 0.0).merge(dfa0[["seed", "final_epoch"]], on="seed")
@@ -392,6 +457,7 @@ def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame
         + "Each number is formatted once, from the unrounded value in its table.\n")
     parts = [head, _runs_section(runs, epochs, variant_runs, info, compute),
              _matches_section(gaps), _ranking_section(gaps, study), _misses_section(gaps),
+             _measured_cosines_section(gaps),
              _null_section(summary.get("nulls"), penalty),
              _norm_section(runs, layers, epochs, variant_runs, measurements, gaps),
              _invariance_section(),
