@@ -155,12 +155,16 @@ def measured(log_path: Path) -> dict:
         )
     }
     done = re.findall(r"^(\d+) of (\d+) steps \(100%\) done$", text, re.M)
+    finished: dict[str, int] = {}
+    for rule in re.findall(r"^Finished jobid: \d+ \(Rule: (\w+)\)$", text, re.M):
+        finished[rule] = finished.get(rule, 0) + 1
     return {
         "log": log_path.name,
         "start": stamps[0].isoformat(),
         "end": stamps[-1].isoformat(),
         "wall_s": (stamps[-1] - stamps[0]).total_seconds(),
         "jobs": counts,
+        "finished": finished,
         "complete": bool(done),
     }
 
@@ -190,8 +194,9 @@ def _measured_text(data: dict) -> str:
         )
     rows = "\n".join(
         f"| `{r['log']}` | {r['start']} | {r['end']} | {r['wall_s'] / 60:.1f} | "
-        f"{r['jobs'].get('train', 0)} | {r['jobs'].get('ep_stack_probe', 0)} | "
-        f"{'yes' if r['complete'] else 'no (stopped; resumed by the next)'} |"
+        f"{r.get('finished', {}).get('train', 0)} | "
+        f"{r.get('finished', {}).get('ep_stack_probe', 0)} | "
+        f"{'yes' if r['complete'] else 'no (stopped or failed; resumed by the next)'} |"
         for r in runs
     )
     wall = sum(r["wall_s"] for r in runs)
@@ -201,7 +206,7 @@ def _measured_text(data: dict) -> str:
         "piece is one `snakemake --cores 2` call on the same targets that resumed where the "
         "one before stopped; the time between pieces is not counted, the jobs a stopped "
         "piece lost are):\n\n"
-        "| Snakemake log | start | end | minutes | train jobs run | EP probes run | "
+        "| Snakemake log | start | end | minutes | train jobs finished | EP probes finished | "
         "complete |\n|---|---|---|---|---|---|---|\n" + rows + "\n\n"
     )
 

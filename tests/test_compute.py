@@ -88,6 +88,7 @@ def test_rebuild_report_sums_the_pieces_of_a_resumed_rebuild():
         "end": "2026-12-01T10:30:00",
         "wall_s": 1800.0,
         "jobs": {"train": 3, "total": 5},
+        "finished": {"train": 2},
         "complete": False,
     }
     data = {
@@ -102,3 +103,20 @@ def test_rebuild_report_sums_the_pieces_of_a_resumed_rebuild():
     text = est.report(data)
     assert "Measured in 2 pieces: 40.0 min" in text
     assert "config/variants.yaml" in text and "no (stopped" in text
+    # the jobs a piece finished, not the ones it planned
+    assert "| 30.0 | 2 | 0 | no (stopped" in text
+
+
+def test_rebuild_measured_reads_a_snakemake_log(tmp_path):
+    est = _rebuild_estimate()
+    log = tmp_path / "run.snakemake.log"
+    log.write_text(
+        "Job stats:\njob      count\n-------  -------\ntrain          3\nall            1\n"
+        "total          4\n\n"
+        "[Tue Dec  1 10:00:00 2026]\nlocalrule train:\n"
+        "[Tue Dec  1 10:10:00 2026]\nFinished jobid: 2 (Rule: train)\n1 of 4 steps (25%) done\n"
+        "[Tue Dec  1 10:30:00 2026]\nFinished jobid: 3 (Rule: train)\n2 of 4 steps (50%) done\n"
+    )
+    run = est.measured(log)
+    assert run["wall_s"] == 1800.0 and run["jobs"]["train"] == 3
+    assert run["finished"] == {"train": 2} and run["complete"] is False

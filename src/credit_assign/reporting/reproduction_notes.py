@@ -60,10 +60,12 @@ def _runs_section(runs: pd.DataFrame, epochs: pd.DataFrame, variant_runs: dict, 
         f"- Data: `{info['source']}` ({info['n_train']} training, {info['n_test']} test "
         f"images; order: {info.get('order', '?')}).\n"
         f"- Compute (1 thread per job, two jobs sharing 2 cores): {jobs}; an epoch takes "
-        f"{_f(per_epoch, 2)} s (median training + diagnostics). All training jobs together: "
+        f"{_f(per_epoch, 2)} s (median training + diagnostics). All training jobs together, "
+        f"as their timings recorded them (an epoch during which a process was stopped "
+        f"included; docs/rebuild_estimate.md counts such epochs at their run's median): "
         f"{_f(core_h, 2)} core-hours.\n"
-        + (f"- The study's compute, estimated before running it (`python -m "
-           f"credit_assign.pipeline.compute`): {compute}\n" if compute else ""))
+        + (f"- The study's compute as `python -m credit_assign.pipeline.compute` estimates it "
+           f"from the config: {compute}\n" if compute else ""))
 
 
 def _verified(gaps: pd.DataFrame) -> pd.Series:
