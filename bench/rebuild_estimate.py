@@ -44,6 +44,23 @@ def stalls(epoch_s: list[float]) -> dict:
     return {"epochs": len(over), "excess_s": sum(s - median for s in over)}
 
 
+def train_seconds(t: dict) -> dict:
+    """A training job's time from its timings.json: every epoch it ran (its resumed
+    processes' epochs too: ``total_s`` holds only the last process), a stopped epoch at its
+    run's median, plus the last process's time outside its epochs (start-up, the final
+    diagnostics); the recorded time beside it (every process's epochs as recorded, plus
+    that overhead)."""
+    train = t["epoch_train_s"]
+    diag = t.get("epoch_diagnostics_s") or [0.0] * len(train)
+    stalled = stalls(train)
+    recorded_epochs = sum(train) + sum(diag)
+    last = t.get("epochs_this_process") or len(train)
+    overhead = max(0.0, t["total_s"] - sum(train[-last:]) - sum(diag[-last:]))
+    return {"seconds": recorded_epochs - stalled["excess_s"] + overhead,
+            "recorded_s": recorded_epochs + overhead, "stalled_epochs": stalled["epochs"],
+            "epochs": len(train), "resumed": t.get("resumed_from_epoch") is not None}
+
+
 def jobs(results: Path, ep_results: Path, datasets: str = "cifar10") -> list[dict]:
     """Every job's recorded wall time, for the result folders matching ``datasets`` (a
     glob: ``cifar10`` the stated recipe, ``cifar10*`` every recipe of the study)."""
@@ -52,18 +69,9 @@ def jobs(results: Path, ep_results: Path, datasets: str = "cifar10") -> list[dic
         for path in sorted((root / "train").glob("*/*/*/timings.json")):
             t = read_result(path, "train_timings")
             run = path.parent.relative_to(root / "train").parts
-            stalled = stalls(t["epoch_train_s"])
-            out.append(
-                {
-                    "rule": "train",
-                    "recipe": root.name,
-                    "job": "/".join(run),
-                    "seconds": t["total_s"] - stalled["excess_s"],
-                    "recorded_s": t["total_s"],
-                    "stalled_epochs": stalled["epochs"],
-                    "epochs": len(t["epoch_train_s"]),
-                }
-            )
+            out.append({"rule": "train", "recipe": root.name, "job": "/".join(run),
+                        "finished_at": (t.get("record") or {}).get("finished_at"),
+                        **train_seconds(t)})
         for rule in ("measure", "fresh_b_null"):
             for path in sorted((root / rule).glob("*/*/*.json")):
                 r = read_result(path, rule)
@@ -150,7 +158,7 @@ def measured(log_path: Path) -> dict:
         m.group(1): int(m.group(2))
         for m in re.finditer(
             r"^(\w+)\s+(\d+)$",
-            stats.split("\n\n", 2)[1] if stats.count("\n\n") >= 2 else stats,
+            stats.split("\n\n", 1)[0],  # the table: the first block after the header
             re.M,
         )
     }
@@ -200,6 +208,7 @@ def _measured_text(data: dict) -> str:
         for r in runs
     )
     wall = sum(r["wall_s"] for r in runs)
+    coverage = _coverage(data, runs)
     return (
         f"**Measured in {len(runs)} pieces: {wall / 60:.1f} min** of wall time on "
         f"{data['cores']} cores, summed over the Snakemake runs that built {what} (each "
@@ -207,8 +216,33 @@ def _measured_text(data: dict) -> str:
         "one before stopped; the time between pieces is not counted, the jobs a stopped "
         "piece lost are):\n\n"
         "| Snakemake log | start | end | minutes | train jobs finished | EP probes finished | "
-        "complete |\n|---|---|---|---|---|---|---|\n" + rows + "\n\n"
+        "complete |\n|---|---|---|---|---|---|---|\n" + rows + "\n\n" + coverage
     )
+
+
+def _coverage(data: dict, runs: list[dict]) -> str:
+    """What the pieces cover, from the data: the jobs they finished against the estimate's,
+    and the stopped jobs whose end falls inside a piece (their pause is in the sum)."""
+    finished = {k: sum(r.get("finished", {}).get(k, 0) for r in runs)
+                for k in ("train", "ep_stack_probe")}
+    listed = {k: data["by_rule"].get(k, {}).get("jobs", 0) for k in finished}
+    windows = [(datetime.fromisoformat(r["start"]), datetime.fromisoformat(r["end"]))
+               for r in runs]
+    stalled = [j for j in data.get("jobs", []) if j.get("stalled_epochs")]
+    inside = [j for j in stalled if j.get("finished_at") and any(
+        a <= datetime.fromisoformat(j["finished_at"]).replace(tzinfo=None) <= b
+        for a, b in windows)]
+    text = (f"These pieces finished {finished['train']} of the estimate's {listed['train']} "
+            f"training jobs and {finished['ep_stack_probe']} of its "
+            f"{listed['ep_stack_probe']} EP probes")
+    text += (": every job ended inside them (a resumed job's epochs from before its "
+             "piece may lie outside). " if finished == listed else
+             "; the rest ran outside them, so the sum leaves their time out. ")
+    if stalled:
+        text += (f"{len(inside)} of the {len(stalled)} training jobs with stopped epochs "
+                 "(below) finished inside a piece: the sum includes the time their process "
+                 "was stopped, which the estimate below leaves out. ")
+    return text + "\n\n"
 
 
 def _stalled_text(stalled: dict | None) -> str:

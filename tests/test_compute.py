@@ -120,3 +120,30 @@ def test_rebuild_measured_reads_a_snakemake_log(tmp_path):
     run = est.measured(log)
     assert run["wall_s"] == 1800.0 and run["jobs"]["train"] == 3
     assert run["finished"] == {"train": 2} and run["complete"] is False
+
+
+def test_rebuild_estimate_counts_every_epoch_of_a_resumed_job():
+    """total_s holds only the last process; the job's time is every epoch it ran (a stopped
+    one at the median) plus the last process's overhead — never negative."""
+    est = _rebuild_estimate()
+    train = [5.0] * 30
+    train[3] = 200.0  # stopped, in an earlier process
+    t = {"epoch_train_s": train, "epoch_diagnostics_s": [0.5] * 30,
+         "epochs_this_process": 2, "resumed_from_epoch": 28, "total_s": 12.0}
+    out = est.train_seconds(t)
+    assert out["seconds"] == pytest.approx(30 * 5.5 + 1.0)  # 1 s of start-up overhead
+    assert out["recorded_s"] == pytest.approx(30 * 5.5 + 195.0 + 1.0)
+    assert out["stalled_epochs"] == 1 and out["resumed"] is True
+
+
+def test_rebuild_measured_reads_the_job_stats_table_not_what_follows(tmp_path):
+    est = _rebuild_estimate()
+    log = tmp_path / "run.snakemake.log"
+    log.write_text(
+        "Building DAG of jobs...\nJob stats:\njob      count\n-------  -------\n"
+        "train          2\ntotal          2\n\nSelect jobs to execute...\n\n"
+        "[Tue Dec  1 10:00:00 2026]\nlocalrule train:\n    jobid: 1\n\n"
+        "[Tue Dec  1 10:05:00 2026]\nFinished jobid: 1 (Rule: train)\n"
+        "1 of 2 steps (50%) done\n\nwildcards 7\n\n"
+    )
+    assert est.measured(log)["jobs"] == {"train": 2, "total": 2}

@@ -701,9 +701,21 @@ def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nea
     for m in STUDY_MEASUREMENTS[1:]:
         assert f"| `default/{m}` |" in text
     assert "No column puts all 5 layer cosines within tolerance" in text
-    assert "with 0 of 5" in text
+    # a column within on four layers is the nearest, named with its one miss and seeds
+    own = ~gaps.inherited.astype(bool)
+    near = layer & own & (gaps.recipe == "const_lr/eps_den_b128")
+    gaps.loc[near & (gaps.metric != "cosine l0"), "gap"] = 0.5
+    text = notes._measured_cosines_section(gaps)
+    assert "is `const_lr/eps_den_b128` (open+measurement) with 4 of 5, missing cosine l0" \
+        in text
+    assert "Its gaps seed by seed: seed 42: l0" in text and "so its fit is optimistic" in text
+    # an inherited column (a copy of another's numbers) is never named, however close
+    copy = layer & ~own
+    assert copy.any()
+    gaps.loc[copy, "gap"] = 0.0
+    assert "is `const_lr/eps_den_b128`" in notes._measured_cosines_section(gaps)
     # one column within on all five layers: named, and nothing called nearest
-    one = layer & (gaps.recipe == "const_lr/eps_cos_b2048")
+    one = layer & own & (gaps.recipe == "const_lr/eps_cos_b2048")
     gaps.loc[one, "gap"] = 0.2
     text = notes._measured_cosines_section(gaps)
     assert "All 5 layer cosines fall within tolerance under `const_lr/eps_cos_b2048`" in text
