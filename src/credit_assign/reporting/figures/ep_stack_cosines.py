@@ -124,7 +124,8 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
     ax.set_xticks(range(len(groups)), [_group_label(g) for g in groups])
     ax.set_ylabel("cosine of EP's gradient to BPTT's")
     low = float(np.nanmin(seeds["cosine"].to_numpy(float)))
-    ax.set_ylim(min(-0.1, low - 0.05), 1.05)
+    # a band below the lowest dot for the legend and the key, clear of bars and dots
+    ax.set_ylim(min(-0.1, low - 0.05) - 0.35, 1.05)
     ax.set_title(f"A  EP vs BPTT by group, {main} pretraining", loc="left")
     ax.text(0.99, 0.02, f"{n_seeds} seeds; dot: a seed's mean over batches\n"
             "(hollow: free phase not settled);\nbar: mean ± sd over settled seeds",
