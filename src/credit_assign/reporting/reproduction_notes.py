@@ -157,7 +157,7 @@ def _layer_number(metric: str) -> int:
     return int(metric.rsplit("l", 1)[1])
 
 
-def _per_seed_gaps(rows: pd.DataFrame, metrics: list[str], name: str, k: int) -> str:
+def _per_seed_gaps(rows: pd.DataFrame, metrics: list[str], k: int) -> str:
     """The named column's gaps seed by seed (a mean over seeds can hide one seed's miss),
     and the caveat that it was picked as the best of k columns."""
     by_metric = {r.metric: rep_io._seed_map(r.gap_seed) for r in rows.itertuples()}
@@ -173,21 +173,28 @@ def _per_seed_gaps(rows: pd.DataFrame, metrics: list[str], name: str, k: int) ->
             "on these same numbers, so its fit is optimistic. ")
 
 
-def _measured_cosines_section(gaps: pd.DataFrame) -> str:
+def _own_headline(gaps: pd.DataFrame) -> pd.DataFrame:
+    """The headline ‖h_L‖ rows of the recipes' own runs (not an inherited column, nor a
+    measurement of them)."""
+    row = rep_io.headline_rows(gaps)
+    return row[~row.inherited.astype(bool)
+               & ~row.recipe.str.contains(rep_io.MEASUREMENT_SEP, regex=False)]
+
+
+def _measured_cosines_section(gaps: pd.DataFrame, study: dict | None = None) -> str:
     """How the paper most likely measured its layer cosines — a hypothesis the
     measurement columns test: DFA's λ = 0 layer cosines (the paper: l0 survives, the
     deeper layers ≈ 0) under each measurement, for the default's models and for the
-    recipe whose own λ = 0 ‖h_L‖ comes nearest the paper's (an epsilon cosine reads ≈ 0
-    only where a layer's gradient is below its epsilon, so where ‖h_L‖ is large); then
-    every column that puts all of them within tolerance, or the nearest one."""
+    recipe whose own λ = 0 ‖h_L‖ comes nearest the paper's; then every column that puts
+    all of them within tolerance, or the nearest one (most within, then the study's
+    clipped gap sum) with its seeds."""
     layer = gaps[(gaps.run == "dfa, λ=0") & gaps.metric.str.fullmatch(r"cosine l\d+")
                  & gaps.gap.notna()]
     if layer.empty or not rep_io.has_measured(gaps):
         return ""
     metrics = sorted(layer.metric.unique(), key=_layer_number)
     head = rep_io.headline_rows(gaps)
-    own = head[~head.inherited.astype(bool)
-               & ~head.recipe.str.contains(rep_io.MEASUREMENT_SEP, regex=False)]
+    own = _own_headline(gaps)
     recipes = ["default"]
     if len(own) and (near := own.loc[own.gap.abs().idxmin()].recipe) != "default":
         recipes.append(near)
@@ -207,9 +214,10 @@ def _measured_cosines_section(gaps: pd.DataFrame) -> str:
     # the columns that measured these numbers themselves (an inherited column is a copy of
     # another's and would only repeat it)
     own_cols = layer[~layer.inherited.astype(bool)]
+    clip = rep_io.study_rule(study)["ranking"]["clip"]
     counts = own_cols.assign(ok=own_cols.gap.abs() <= 1).groupby("recipe").agg(
         ok=("ok", "sum"), n=("ok", "size"), kind=("kind", "first"),
-        spread=("gap", lambda g: g.abs().clip(upper=5).sum()))
+        spread=("gap", lambda g: g.abs().clip(upper=clip).sum()))
     full = counts[counts.ok == counts.n]
     order = counts.sort_values(["ok", "spread"], ascending=[False, True])
     if len(full):
@@ -220,11 +228,12 @@ def _measured_cosines_section(gaps: pd.DataFrame) -> str:
         best, name = order.iloc[0], order.index[0]
         misses = own_cols[(own_cols.recipe == name) & (own_cols.gap.abs() > 1)]
         verdict = (f"No column puts all {len(metrics)} layer cosines within tolerance; the "
-                   f"nearest (most within, then the smallest Σ min(|gap|, 5)) is `{name}` "
+                   f"nearest (most within, then the smallest Σ min(|gap|, {clip:g})) is "
+                   f"`{name}` "
                    f"({best.kind}) with {int(best.ok)} of {int(best.n)}, missing "
                    + ", ".join(f"{m.metric} {_f(m.ours_mean)} (gap {m.gap:+.1f})"
                                for m in misses.itertuples()) + ". ")
-    verdict += _per_seed_gaps(own_cols[own_cols.recipe == name], metrics, name, len(counts))
+    verdict += _per_seed_gaps(own_cols[own_cols.recipe == name], metrics, len(counts))
     return (
         "## How the paper most likely measured its layer cosines (a hypothesis)\n\n"
         "DFA's layer cosines at λ = 0, each a mean over the seeds with its gap in "
@@ -296,10 +305,7 @@ def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) 
                 "batch's Frobenius norm is √batch times the RMS of the per-sample norms, "
                 "which exceeds their median wherever a few samples carry most of the norm: "
                 f"a measurement choice worth {_f(math.log10(ratio), 2)} decades.\n")
-    # the recipes' own runs only (not an inherited column, nor a measurement of them)
-    row = rep_io.headline_rows(gaps)
-    row = row[~row.inherited.astype(bool)
-              & ~row.recipe.str.contains(rep_io.MEASUREMENT_SEP, regex=False)]
+    row = _own_headline(gaps)
     if len(row):
         best = row.loc[row.ours_mean.idxmax()]
         decades = math.log10(float(best.paper) / float(best.ours_mean))
@@ -484,7 +490,7 @@ def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame
         + "Each number is formatted once, from the unrounded value in its table.\n")
     parts = [head, _runs_section(runs, epochs, variant_runs, info, compute),
              _matches_section(gaps), _ranking_section(gaps, study), _misses_section(gaps),
-             _measured_cosines_section(gaps),
+             _measured_cosines_section(gaps, study),
              _null_section(summary.get("nulls"), penalty),
              _norm_section(runs, layers, epochs, variant_runs, measurements, gaps),
              _invariance_section(),
