@@ -493,7 +493,8 @@ def test_verdict_low_only_in_unsettled_seeds_blames_the_free_phase_not_depth():
     text = ep_verdict(verdict_rows([0.97, 0.16, 0.96], [True, False, True]))
     assert text.startswith("reaches the bottom block in the 2 settled seeds")
     assert "seed 1, whose free phase did not settle" in text
-    assert "only partly" not in text and "not a limit of depth" in text
+    assert "only partly" not in text and "whose free phase did not settle" in text
+    assert "limit of depth" not in text  # n of settled seeds cannot carry a depth claim
 
 
 def test_verdict_low_in_a_settled_seed_is_partial():

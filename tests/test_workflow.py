@@ -12,6 +12,8 @@ from conftest import TINY, fresh_copy, job_counts, pdf_text, snakemake
 
 from credit_assign.infra.results import read_result
 
+ROOT_CLAIMS = Path(__file__).resolve().parents[1] / "config" / "claims.yaml"
+
 pytestmark = pytest.mark.slow  # every test here runs Snakemake on a tiny config
 
 TINY_REFERENCE = {
@@ -318,6 +320,49 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
         assert (tiny_run / f"paper/figures/fig_variants.{fmt}").stat().st_size > 1000
     assert "Nothing to be done" in snakemake(tiny_run, "--configfile", "config/tiny.yaml",
                                              "-n").stdout  # the default target is unchanged
+
+
+def test_the_claims_target_judges_fresh_seeds_beside_the_study(tiny_run):
+    """`snakemake claims`: the claims file's runs on its fresh and study seeds (the
+    study's already there, not rerun), each DFA run's per-layer null, the EP probe on its
+    own seeds; the verdicts, the page and the figure, from the same findings."""
+    import pandas as pd
+
+    spec = yaml.safe_load((ROOT_CLAIMS).read_text())
+    spec["seeds"] = {"fresh": [3, 4, 5], "study": [1, 2], "ep_fresh": [0]}
+    spec["runs"] = {"dfa": [0, 1.0e-2], "bp": [0, 1.0e-2], "frozen": [0]}
+    spec["claims"] = [c for c in spec["claims"] if c["id"] not in
+                      ("small_penalty_no_alignment", "fa_over_dfa")]
+    spec["claims"][-1]["effect"]["free_steps"] = TINY["ep_stack"]["probe"]["free_steps"]
+    layers = {"learned_alignment": [0, 1, 2, "deep"], "no_information_unpenalised": [1, 2]}
+    for c in spec["claims"]:
+        c["effect"]["layers"] = layers.get(c["id"], c["effect"].get("layers"))
+        if c["effect"]["layers"] is None:
+            del c["effect"]["layers"]
+    (tiny_run / "config" / "tiny-claims.yaml").write_text(
+        yaml.safe_dump(spec, allow_unicode=True))
+    args = ("claims", "--configfile", "config/tiny.yaml", "--config",
+            "claims={'file': 'config/tiny-claims.yaml'}")
+    counts = job_counts(snakemake(tiny_run, *args, "-n").stdout)
+    # 5 runs × 3 fresh seeds (the study's seeds 1, 2 are the tiny config's own runs)
+    assert counts["train"] == 15 and counts["fresh_b_null"] == 6
+    assert "ep_stack_probe" not in counts  # seed 0 is the tiny config's probe
+    snakemake(tiny_run, *args)
+    out = tiny_run / "results/digits/claims"
+    verdicts = pd.read_csv(out / "claims.csv")
+    assert set(verdicts.verdict) <= {"holds", "contradicted", "undecided"}
+    assert set(verdicts.seed_set) == {"fresh", "study", "ep_fresh"}
+    # the study's 2 seeds are fewer than the rule's 3: every study verdict is undecided
+    assert set(verdicts[verdicts.seed_set == "study"].reason) == {"too_few"}
+    by_seed = pd.read_csv(out / "claims_by_seed.csv")
+    assert set(by_seed.status) <= {"ok", "unsettled"}  # nothing diverged on the digits
+    found = json.loads((out / "findings.json").read_text())
+    assert found["order"]["results"] == 15
+    page = (out / "claims.md").read_text()
+    assert page.startswith("# The paper's claims") and "nan" not in page
+    for fmt in ("pdf", "png", "svg"):
+        assert (tiny_run / f"paper/figures/fig_claims.{fmt}").stat().st_size > 1000
+    assert "Nothing to be done" in snakemake(tiny_run, *args, "-n").stdout
 
 
 # ---- the paper (TeX is optional for users; CI installs it and sets REQUIRE_TEX) -------

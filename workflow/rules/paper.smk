@@ -24,6 +24,25 @@ rule paper_numbers:
         "../../scripts/paper_numbers.py"
 
 
+rule paper_claims:
+    """The claims' verdicts (where the config has claims) and what was fixed when, as
+    TeX macros (templates/claims.tex.j2)."""
+    input:
+        unpack(lambda w: targets.paper_claims_inputs(config)),
+    output:
+        paths.PAPER_CLAIMS,
+    log:
+        paths.LOGS["paper_claims"],
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../../scripts/paper_claims.py"
+
+
 rule paper:
     """paper/ms.pdf: latexmk + pdflatex on ms.tex, numbers.tex and the figure PDFs.
     pdflatex runs with -no-shell-escape and kpathsea's openin_any=p (no file read by an

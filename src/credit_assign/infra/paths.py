@@ -53,6 +53,17 @@ VARIANTS_GAP = f"{SUMMARY}/variants_gap.csv"
 REPRODUCTION_VARIANTS = f"{SUMMARY}/reproduction_variants.md"
 REPRODUCTION_NOTES = f"{SUMMARY}/reproduction_notes.md"
 
+# ---- the claims (config/claims.yaml): their runs' tables, the verdicts, the page
+CLAIMS = "results/{dataset}/claims"
+CLAIMS_RUNS = f"{CLAIMS}/runs.csv"
+CLAIMS_EPOCHS = f"{CLAIMS}/epochs.csv"
+CLAIMS_NULLS = f"{CLAIMS}/null_layers.csv"
+CLAIMS_EP = f"{CLAIMS}/ep_by_seed.csv"
+CLAIMS_VERDICTS = f"{CLAIMS}/claims.csv"
+CLAIMS_BY_SEED = f"{CLAIMS}/claims_by_seed.csv"
+CLAIMS_FINDINGS = f"{CLAIMS}/findings.json"
+CLAIMS_MD = f"{CLAIMS}/claims.md"
+
 # ---- the primer check
 PRIMER_CHECK = "results/primer_check/primer_check.json"
 
@@ -73,6 +84,7 @@ FIG_FORMATS = ("pdf", "png", "svg")
 FIGURE = "paper/figures/{name}.{fmt}"
 PAPER_TEX = "paper/ms.tex"
 PAPER_NUMBERS = "paper/numbers.tex"
+PAPER_CLAIMS = "paper/claims.tex"
 PAPER_PDF = "paper/ms.pdf"
 ARXIV = "paper/arxiv.tar.gz"
 
@@ -94,6 +106,10 @@ LOGS = {
     "variants_gap_map": "logs/figures/fig_variants.log",
     "variants_measured_map": "logs/figures/fig_variants_measured.log",
     "reproduction_notes": "logs/aggregate/reproduction_notes.log",
+    # the claims
+    "claims_tables": "logs/claims/{dataset}_tables.log",
+    "claims_verdicts": "logs/claims/{dataset}_verdicts.log",
+    "fig_claims": "logs/figures/fig_claims.log",
     # the primer check
     "primer_check": "logs/primer_check/primer_check.log",
     # the EP stack probe
@@ -106,6 +122,7 @@ LOGS = {
     "fig_primer_check": "logs/figures/fig_primer_check.log",
     "fig_alignment_probes": "logs/figures/fig_alignment_probes.log",
     "paper_numbers": "logs/paper/numbers.log",
+    "paper_claims": "logs/paper/claims.log",
     "paper": "logs/paper/ms.log",
     "arxiv": "logs/paper/arxiv.log",
 }
@@ -114,6 +131,7 @@ LOGS = {
 DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile (paper scale)
 CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
 REBUILD_ESTIMATE = "docs/rebuild_estimate.json"  # per-epoch times (credit_assign.pipeline.compute)
+HISTORY = "config/history.yaml"  # what was fixed when: events found in git (reporting.history)
 
 # ---- no workflow's file: the config's rule-options table, rewritten from the rules'
 # code by ``python -m credit_assign.science.rules --write``

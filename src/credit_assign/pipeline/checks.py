@@ -104,7 +104,7 @@ def check_config_values(config: Config) -> None:
 
 
 def check_study(config: Config) -> None:
-    """The study's pre-registered seeds: the same for every recipe. study.seeds must be
+    """The study's seeds: the same for every recipe. study.seeds must be
     the sweep's (the default recipe's); a variant with other seeds than the study's is
     an error naming it (per-variant screening seeds are what the study rules out)."""
     seeds = study_seeds(config)
@@ -204,6 +204,9 @@ def prepare(config: Config, configfiles: Iterable[str | Path] = (),
     except WorkflowError as err:
         raise ConfigError(str(err)) from None
     check_config(config, root)
+    from credit_assign.pipeline.targets import claims_spec
+
+    claims_spec(config)  # the claims file, if the config names one (a ClaimsError)
 
 
 def load_config(configfiles=(), root: str | Path = ".", overrides: Config | None = None

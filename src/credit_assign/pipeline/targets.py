@@ -7,6 +7,7 @@ functions of the (validated, filled) config dict; paths from
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -221,6 +222,84 @@ def ep_targets(config: Config) -> list[str]:
     return [paths.EP_COSINES] + paths.figures("fig_ep_stack_cosines")
 
 
+# ---- the claims (config claims.file: credit_assign.pipeline.claims)
+@functools.lru_cache
+def _claims_spec(path: str):
+    from credit_assign.pipeline.claims import load
+
+    return load(path)
+
+
+def claims_spec(config: Config):
+    """The claims file the config names, read and checked (None: no claims)."""
+    path = config["claims"]["file"]
+    return _claims_spec(str(path)) if path else None
+
+
+def claims_runs(config: Config, methods: Iterable[str] | None = None
+                ) -> list[tuple[str, str, int]]:
+    """(method, λ-string, seed) of every training run the claims read."""
+    spec = claims_spec(config)
+    if spec is None:
+        return []
+    from credit_assign.pipeline.claims import runs_needed
+
+    return [(m, lam_str(lam), s) for m, lam, s in runs_needed(spec)
+            if methods is None or m in methods]
+
+
+def _claims_per_run(config: Config, pattern: str, methods=None) -> list[str]:
+    from credit_assign.pipeline.claims import check_against
+
+    check_against(claims_spec(config), config, config["claims"]["file"])
+    return [paths.fill(pattern, dataset=config["dataset"], method=m, lam=lam, seed=seed)
+            for m, lam, seed in claims_runs(config, methods)]
+
+
+def claims_train(config: Config) -> list[str]:
+    return _claims_per_run(config, paths.METRICS)
+
+
+def claims_timings(config: Config) -> list[str]:
+    return _claims_per_run(config, paths.TIMINGS)
+
+
+def claims_nulls(config: Config) -> list[str]:
+    """The per-layer fresh-B null of every DFA run the claims read."""
+    return _claims_per_run(config, paths.NULL, ("dfa",))
+
+
+def claims_ep(config: Config, pattern: str = paths.EP_RESULT) -> list[str]:
+    """The EP probes the claims read: the seeds of every claim on the EP probe, on the
+    config's first corpus at its pretraining precision. Refused (a ClaimsError) where a
+    claim reads a free-phase length the config's probe does not run."""
+    spec, ep = claims_spec(config), config["ep_stack"]
+    if spec is None or not ep["corpora"]:
+        return []
+    from credit_assign.pipeline.claims import check_against
+
+    check_against(spec, config, config["claims"]["file"])
+    seeds = sorted({s for c in spec["claims"] if c["effect"]["kind"] == "value"
+                    for s in spec["seeds"][c.get("seeds", "fresh")]})
+    return [paths.fill(pattern, corpus=ep["corpora"][0],
+                       precision=ep["pretrain"]["precision"], seed=s) for s in seeds]
+
+
+def claims_expect(config: Config) -> dict[str, list]:
+    """The runs the claims' tables must hold, as [method, λ, seed]."""
+    return {"runs": [[m, float(lam), int(s)] for m, lam, s in claims_runs(config)],
+            "null_layers": [[m, float(lam), int(s)] for m, lam, s in
+                            claims_runs(config, ("dfa",))]}
+
+
+def claims_targets(config: Config) -> list[str]:
+    """What `snakemake claims` builds: the verdicts, their page and figure."""
+    if claims_spec(config) is None:
+        return []
+    return ([summary(config, p) for p in (paths.CLAIMS_VERDICTS, paths.CLAIMS_MD)]
+            + paths.figures("fig_claims"))
+
+
 def intermediates(config: Config) -> list[str]:
     """Every file a job writes that later jobs read. Part of `all`, so that one
     deleted (by hand, as an error message advised, or by a failed rerun) is rebuilt
@@ -289,6 +368,7 @@ def paper_figures(config: Config) -> list[str]:
     names += (["fig_variants_measured", "fig_variants_measured_eps"]
               if measured_figure(config) else [])
     names += ["fig_alignment_probes"] if config["probes"]["epochs"] else []
+    names += ["fig_claims"] if claims_spec(config) is not None else []
     return [paths.figure(name, "pdf") for name in names]
 
 
@@ -310,5 +390,14 @@ def paper_number_inputs(config: Config) -> dict[str, str]:
 
 
 def paper_sources(config: Config) -> dict[str, Any]:
-    return {"tex": paths.PAPER_TEX, "numbers": paths.PAPER_NUMBERS,
+    return {"tex": paths.PAPER_TEX, "numbers": [paths.PAPER_NUMBERS, paths.PAPER_CLAIMS],
             "figures": paper_figures(config)}
+
+
+def paper_claims_inputs(config: Config) -> dict[str, str]:
+    """What claims.tex is written from: the claims' findings where the config has claims,
+    and what was fixed when (paths.HISTORY)."""
+    inputs = {"history": paths.HISTORY}
+    if claims_spec(config) is not None:
+        inputs["findings"] = summary(config, paths.CLAIMS_FINDINGS)
+    return inputs

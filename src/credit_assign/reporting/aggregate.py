@@ -53,6 +53,7 @@ def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path],
             "n_nonfinite": len(r["nonfinite"]),
             "total_s": t["total_s"], "device": r["provenance"]["device"]["type"],
             "git_commit": r["provenance"]["code"]["git_commit"], "path": str(path),
+            "finished_at": t.get("record", {}).get("finished_at"),
         })
         for i, epoch in enumerate(h["epoch"]):
             epochs.append({**key, "epoch": epoch, **{k: h[k][i] for k in EPOCH_SCALARS},
@@ -78,6 +79,25 @@ def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path],
         "nulls": pd.DataFrame(nulls, columns=[*RUN_KEYS, "feedback", "draw", "deep_cosine"])
         .astype({"draw": "Int64"}),
     }
+
+
+def null_layer_table(null_paths: Iterable[str | Path]) -> pd.DataFrame:
+    """The fresh-B null per layer: one row per (run, feedback, draw, layer), ``layer``
+    0 … L or ``deep`` (the mean of l1 … lL), the cosine with the trained-with feedback
+    (``trained``, no draw) and with each fresh draw (``fresh``)."""
+    rows = []
+    for path in null_paths:
+        r = read_result(path, "fresh_b_null")
+        key = r["run"]
+        sets = [("trained", None, r["trained"]["cosine"], r["trained"]["deep_cosine"])]
+        sets += [("fresh", k, cos, deep) for k, (cos, deep) in
+                 enumerate(zip(r["fresh"]["cosine"], r["fresh"]["deep_cosine"], strict=True))]
+        for feedback, draw, cosines, deep in sets:
+            layers = [(str(layer), c) for layer, c in enumerate(cosines)] + [("deep", deep)]
+            rows += [{**key, "feedback": feedback, "draw": draw, "layer": layer, "cosine": c}
+                     for layer, c in layers]
+    return pd.DataFrame(rows, columns=[*RUN_KEYS, "feedback", "draw", "layer", "cosine"]
+                        ).astype({"draw": "Int64"})
 
 
 def write_tables(train_paths, null_paths, outputs: dict[str, str], timing_paths=None) -> dict:
@@ -155,3 +175,4 @@ def write_measurement_table(result_paths, out) -> None:
     result_paths = list(result_paths)
     frame = measurement_table([read_result(p, "measure") for p in result_paths])
     table_io.write(frame, out, "measurements", result_paths, float_format="%.6g")
+

@@ -29,6 +29,7 @@ from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import reproduction as rep_io
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
+from credit_assign.reporting.render import tex_escape
 
 NOT_RUN = "not run"
 DATASET_NAMES = {"cifar10": "CIFAR-10", "digits": "the $8 \\times 8$ digits of scikit-learn"}
@@ -45,41 +46,6 @@ TEX_HELP = ("the paper needs latexmk and pdflatex. Install them: Debian/Ubuntu "
 
 
 # ---- formatting ----------------------------------------------------------------------
-# How each character of a string from a config, a path or a result is set in TeX, so that
-# it prints as written (checked with pdftotext) and TeX reads it as text, never as markup:
-# no brace, backslash or ^ survives (^^5c is TeX's notation for a backslash), no
-# ligature forms (-- ,, !` ''), and the characters OT1 text fonts lack come from the
-# typewriter font by code. Anything outside printable ASCII and the few symbols our own
-# labels use becomes "?".
-_TT_CHARS = set('\\{}^~_"<>|')
-_SYMBOLS = {"λ": "$\\lambda$", "‖": "$\\|$", "±": "$\\pm$", "Σ": "$\\Sigma$", "—": "---",
-            "–": "--", "…": "\\dots{}", "≤": "$\\le$", "≥": "$\\ge$", "−": "$-$",
-            "×": "$\\times$"}
-
-
-def _tex_char(c: str) -> str:
-    if c.isascii() and (c.isalnum() or c == " "):
-        return c
-    if c in _TT_CHARS:
-        return f"{{\\ttfamily\\char{ord(c)}}}"
-    if c == "'":
-        return "\\textquotesingle{}"
-    if c == "`":
-        return "\\textasciigrave{}"
-    if c in "$&#%":
-        return "\\" + c
-    if c.isascii() and c.isprintable():
-        return c + "{}"  # punctuation: the empty group stops a ligature with the next one
-    if c in _SYMBOLS:
-        return _SYMBOLS[c]
-    return " " if c.isspace() else "?"
-
-
-def tex_escape(text: str) -> str:
-    """Any string as TeX that prints it as written and cannot run as TeX (see above)."""
-    return "".join(_tex_char(c) for c in str(text))
-
-
 def sci(x: float, digits: int = 2) -> str:
     """A number in math mode: 0.123, or 1.23 \\times 10^{5} when large or tiny."""
     if x is None or not math.isfinite(x):
@@ -207,11 +173,11 @@ def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
     out["rescueverdict"] = (
         "lies above the fresh-$B$ null by more than two of the null's standard deviations"
         f"{_screen(trained)}: "
-        "the blocks' teaching signals align with the true gradient because of the $B$ they "
-        "were trained with" if above else
+        "by that screen the alignment is specific to the $B$ the blocks were trained with"
+        if above else
         "does not rise above the fresh-$B$ null by two of its standard deviations"
-        f"{_screen(trained)}: these "
-        "runs show no alignment beyond chance" if above is not None else "was not measured")
+        f"{_screen(trained)}: by that screen these runs do not separate the trained $B$ "
+        "from a fresh one" if above is not None else "was not measured")
     trained0, fresh0, above0 = null_test(nulls, 0.0)
     out["nullTrainedZero"] = spread(trained0, "cosine")
     out["nullFreshZero"] = spread(fresh0, "cosine")
@@ -315,7 +281,7 @@ def curse_verdict(table: pd.DataFrame) -> str:
 
 
 def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dict[str, str]:
-    """The gap map's ranking, by the study's pre-registered rule (config ``study``,
+    """The gap map's ranking, by the study's ranking rule (config ``study``,
     reproduction.ranking, the one ordering): the best ``open`` variant is the headline,
     the best ``departs`` variant is named apart; counts with and without unverified
     numbers; the winner's curse (reproduction.holdout)."""
@@ -439,8 +405,9 @@ def headline_verdict(own: pd.DataFrame) -> str:
 def goal_verdict(result: dict | None) -> str:
     """The study's goal (config study.goal) as a sentence of the paper."""
     if result is None:
-        return "no goal was set before the runs"
-    return (f"the goal fixed before the runs, at least ${result['goal']}$ numbers within "
+        return "no goal was set"
+    return (f"the goal (set during the study's build, Section~\\ref{{sec:history}}), at "
+            f"least ${result['goal']}$ numbers within "
             f"tolerance under a recipe that departs from nothing the paper states (with any "
             f"measurement), is {'reached' if result['reached'] else 'not reached'}: the "
             f"best such column, \\texttt{{{tex_escape(result['recipe'])}}}, has "
@@ -485,8 +452,8 @@ def ep_verdict(block0: pd.DataFrame) -> str:
             return text + ", and every seed settled"
         if len(low_bad):
             return text + (f"; it is lower in {_seed_list(low_bad.seed)}, whose free phase "
-                           "did not settle: a free phase that did not reach its fixed point, "
-                           "not a limit of depth")
+                           "did not settle (unsettled seeds are not counted: these runs do "
+                           "not say whether depth or the free phase lowered it)")
         return text + (f"; {_plural(len(bad), 'seed')} whose free phase did not settle "
                        "are not counted")
     rest = (f" ({_plural(len(bad), 'unsettled seed')} not counted)" if len(bad) else "")
@@ -745,9 +712,10 @@ def figure_names(tex_text: str) -> list[str]:
     return sorted(set(re.findall(r"\\includegraphics(?:\[[^\]]*\])?\{([^}]+)\}", tex_text)))
 
 
-def bundle(tex: str | Path, numbers_file: str | Path, figures: list[str | Path],
+def bundle(tex: str | Path, numbers_files, figures: list[str | Path],
            out: str | Path) -> None:
-    """arxiv.tar.gz: the manuscript, numbers.tex and the figure PDFs, laid out so that
+    """arxiv.tar.gz: the manuscript, its generated TeX (numbers.tex, claims.tex: a path
+    or a list) and the figure PDFs, laid out so that
     ``latexmk -pdf ms.tex`` compiles in the unpacked folder (same mtime on every member,
     so the same inputs give the same archive)."""
     def add(tar, path, arcname):
@@ -761,7 +729,9 @@ def bundle(tex: str | Path, numbers_file: str | Path, figures: list[str | Path],
         with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
                 tarfile.open(fileobj=gz, mode="w") as tar:
             add(tar, tex, Path(tex).name)
-            add(tar, numbers_file, Path(numbers_file).name)
+            for generated in ([numbers_files] if isinstance(numbers_files, str | Path)
+                              else numbers_files):
+                add(tar, generated, Path(generated).name)
             for fig in sorted(map(Path, figures)):
                 add(tar, fig, f"figures/{fig.name}")
     os.replace(tmp, out)

@@ -563,7 +563,7 @@ def rule_text(study: dict | None = None) -> str:
 
 
 def ranking(gaps: pd.DataFrame, study: dict | None = None) -> pd.DataFrame:
-    """The recipes in the order of the study's pre-registered rule (config ``study``,
+    """The recipes in the order of the study's ranking rule (config ``study``,
     study_rule): ranked within their kind (KINDS: the stated recipe, ``open`` variants,
     ``departs`` variants, measurement columns), by ``ranking.primary`` then
     ``ranking.tiebreak`` then name; ``exclude_unverified`` leaves the reference's
@@ -647,7 +647,8 @@ def goal_text(result: dict | None) -> str:
             if "held_out_within" in result else
             f" Picked as the best of {result['candidates']} columns, that count is "
             "optimistic.")
-    return (f"Goal, fixed before the runs (config `study.goal`): at least {result['goal']} "
+    return (f"Goal (config `study.goal`, set during the study's build: the claims page, "
+            f"\"How this study was made\"): at least {result['goal']} "
             f"numbers within tolerance under a recipe that departs from nothing the paper "
             f"states, with any measurement — {verdict}: the best such column is "
             f"`{result['recipe']}` ({result['kind']}) with {result['within']} of "
@@ -860,8 +861,9 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
         f"measurements ran, `{paths.figure('fig_variants_measured', 'png')}` and "
         f"`{paths.figure('fig_variants_measured_eps', 'png')}` (one panel per "
         "measurement).\n\n"
-        "Every recipe ran on the same seeds, and the ranking rule was fixed in "
-        "config/variants.yaml (`study`) before the runs: recipes are ranked "
+        "Every recipe ran on the same seeds, and the ranking rule is the one in "
+        "config/variants.yaml (`study`; when it was written down, and that a pilot used it "
+        "first: the claims page, \"How this study was made\"): recipes are ranked "
         f"{rule_text(study)}. Variants are ranked in two groups: `open` ones fill a detail "
         "the paper's record leaves open, `departs` ones depart from what it states (the "
         "headline best recipe is the best `open` one); each recipe's measurement columns "

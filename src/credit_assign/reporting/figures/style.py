@@ -16,6 +16,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 PALETTE = sns.color_palette("colorblind")
+# The paper's text width (paper/ms.tex: letter paper, 25 mm margins): a figure drawn at
+# this width is printed at its own size, so its 7-pt text prints at 7 pt.
+TEXT_WIDTH_IN = 6.5
+MIN_FONT_PT = 7
 NULL_COLOR = "0.6"
 # The same quantity carries the same label on every axis.
 LABELS = {

@@ -1,0 +1,90 @@
+"""The claims file (config/claims.yaml): read and checked against its schema, and the
+runs it needs (the target `claims` builds them). The judging is
+credit_assign.reporting.claims.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from credit_assign.pipeline import ConfigError
+
+Spec = dict[str, Any]
+SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "claims.schema.yaml"
+
+
+class ClaimsError(ConfigError):
+    """A claims file that does not say what the rule needs, or tables that lack a run."""
+
+
+# ---- the file ------------------------------------------------------------------------
+def load(path: str | Path) -> Spec:
+    """config/claims.yaml, checked against its schema (a wrong key is named)."""
+    import jsonschema
+
+    path = Path(path)
+    try:
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise ClaimsError(f"{path}: cannot read the claims file: {err}") from None
+    if isinstance(spec, dict) and None in spec:  # YAML 1.1 reads the key `null:` as None
+        spec["null"] = spec.pop(None)
+    schema = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(spec),
+                    key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
+        raise ClaimsError(f"{path}: {where}: {e.message}")
+    ids = [c["id"] for c in spec["claims"]]
+    if len(set(ids)) != len(ids):
+        raise ClaimsError(f"{path}: claim ids repeat: {sorted(i for i in ids if ids.count(i) > 1)}")
+    for c in spec["claims"]:
+        if c.get("seeds", "fresh") not in spec["seeds"]:
+            raise ClaimsError(f"{path}: claim {c['id']}: seeds '{c['seeds']}' is not a set "
+                              f"of seeds.* ({', '.join(spec['seeds'])})")
+    return spec
+
+
+def verdict_set(claim: dict) -> str:
+    """The seeds a claim's verdict is taken on (``fresh`` unless the claim names a set)."""
+    return claim.get("seeds", "fresh")
+
+
+def runs_needed(spec: Spec) -> list[tuple[str, float, int]]:
+    """Every (method, λ, seed) the claims read: the spec's runs on the fresh and the
+    study seeds, and each run a claim names on its own verdict set."""
+    out = {(m, float(lam), int(s)) for m, lams in spec["runs"].items() for lam in lams
+           for s in (*spec["seeds"]["fresh"], *spec["seeds"]["study"])}
+    for c in spec["claims"]:
+        if c["effect"]["kind"] == "value":
+            continue
+        for side in ("a", "b"):
+            if side in c["effect"]:
+                run = c["effect"][side]
+                out |= {(run["method"], float(run["lam"]), int(s))
+                        for s in spec["seeds"][verdict_set(c)]}
+    return sorted(out)
+
+
+def check_against(spec: Spec, config: dict, path: str) -> None:
+    """What the claims read must be what the config runs: an EP claim's free-phase
+    lengths are the probe's (config ep_stack.probe.free_steps), a null claim's layers
+    the model's (0 … model.depth)."""
+    ran = config["ep_stack"]["probe"]["free_steps"]
+    depth = config["model"]["depth"]
+    for c in spec["claims"]:
+        beyond = [layer for layer in c["effect"].get("layers", [])
+                  if layer != "deep" and layer > depth]
+        if beyond:
+            raise ClaimsError(f"{path}: claim {c['id']} reads layer(s) "
+                              f"{', '.join(map(str, beyond))}, but the model has layers 0 … "
+                              f"{depth} (model.depth: {depth})")
+        missing = [t for t in c["effect"].get("free_steps", []) if t not in ran]
+        if c["effect"]["kind"] == "value" and missing:
+            raise ClaimsError(f"{path}: claim {c['id']} reads the EP probe at T1 = "
+                              f"{', '.join(map(str, missing))}, which the config's probe does "
+                              f"not run (ep_stack.probe.free_steps: {ran})")

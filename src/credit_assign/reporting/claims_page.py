@@ -1,0 +1,140 @@
+"""Rules claims_tables and claims_verdicts: the runs the claims read as tables; the
+verdicts (claims.csv), the effects seed by seed (claims_by_seed.csv), every finding as
+one record (findings.json) and the page (claims.md, from templates/claims.md.j2)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from credit_assign.infra.files import atomic_write_text
+from credit_assign.infra.results import read_result
+from credit_assign.pipeline.claims import load
+from credit_assign.reporting import aggregate, claims, history, render
+from credit_assign.reporting import tables as table_io
+from credit_assign.reporting.ep_stack_summary import by_seed, summary_tables
+
+# the metrics an effect names, as the page names them
+METRIC_NAMES = {"test_acc": "accuracy", "h_L_norm_median": "median ‖h_L‖"}
+# the seed sets of config/claims.yaml, as the page names them
+SET_NAMES = {"fresh": "the fresh seeds", "study": "the study's seeds",
+             "ep_fresh": "the EP probe's fresh seeds"}
+
+
+def _clean(x):
+    """JSON has no NaN: an undefined number is null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_clean(v) for v in x]
+    return x
+
+
+def read_tables(inputs, expect: dict) -> dict:
+    return {"runs": table_io.read(inputs.runs, "runs", expect["runs"]),
+            "epochs": table_io.read(inputs.epochs, "epochs", expect["runs"]),
+            "nulls": table_io.read(inputs.nulls, "null_layers", expect["null_layers"]),
+            "ep": table_io.read(inputs.ep, "ep_by_seed")}
+
+
+def build(spec_path: str, tables: dict, root: str | Path = ".",
+          history_path: str | Path | None = None) -> dict:
+    """Every finding of the claims, as one JSON-ready record; with ``history_path``
+    (config/history.yaml), what was fixed when."""
+    import yaml
+
+    spec = load(spec_path)
+    events = (yaml.safe_load(Path(history_path).read_text(encoding="utf-8"))["events"]
+              if history_path else [])
+    found = claims.findings(spec, tables)
+    runs = tables["runs"]
+    judged = runs[runs.seed.isin(spec["seeds"]["fresh"])]
+    return _clean({"spec_path": str(spec_path), "seeds": spec["seeds"],
+                   "decision": spec["decision"], "draws": spec["null"]["draws"],
+                   "claims": spec["claims"], **found,
+                   "order": history.order(root, str(spec_path), judged),
+                   "history": history.events(root, events)})
+
+
+def page(record: dict) -> str:
+    """claims.md from the findings record (templates/claims.md.j2)."""
+    by_id = {c["id"]: c for c in record["claims"]}
+    main = [v for v in record["verdicts"] if v["verdict_set"]]
+    study = {(v["claim"], v["part"]): v for v in record["verdicts"]
+             if v["seed_set"] == "study" and not v["verdict_set"]}
+    table = [{"claim": by_id[v["claim"]], "part": v["part"], "main": v,
+              "study": study.get((v["claim"], v["part"]))} for v in main]
+    seed_tables = []
+    for seed_set in dict.fromkeys(r["seed_set"] for r in record["by_seed"]):
+        rows = [r for r in record["by_seed"] if r["seed_set"] == seed_set]
+        keys = list(dict.fromkeys((r["claim"], r["part"]) for r in rows))
+        seed_tables.append({
+            "seed_set": seed_set, "seeds": sorted({r["seed"] for r in rows}),
+            "rows": [{"label": f"{c} {p}".strip(),
+                      "values": {r["seed"]: r for r in rows if (r["claim"], r["part"]) == (c, p)}}
+                     for c, p in keys]})
+    return render.render("claims.md.j2", **record, table=table, seed_tables=seed_tables,
+                         names=METRIC_NAMES,
+                         set_names={k: SET_NAMES.get(k, k) for k in record["seeds"]})
+
+
+def write(spec_path: str, inputs, expect: dict, outputs, root: str | Path = ".") -> dict:
+    tables = read_tables(inputs, expect)
+    record = build(spec_path, tables, root, inputs.history)
+    verdicts = pd.DataFrame(record["verdicts"]).drop(columns=["seeds", "diverged", "unsettled"])
+    table_io.write(verdicts, outputs.verdicts, "claims",
+                   [inputs.runs, inputs.epochs, inputs.nulls, inputs.ep, spec_path],
+                   float_format="%.6g")
+    table_io.write(pd.DataFrame(record["by_seed"]), outputs.by_seed, "claims_by_seed",
+                   [inputs.runs, inputs.epochs, inputs.nulls, inputs.ep, spec_path],
+                   float_format="%.6g")
+    atomic_write_text(outputs.findings, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    atomic_write_text(outputs.md, page(record))
+    return record
+
+
+# ---- the claims' runs (config claims.file) ----------------------------------------------
+def write_claims_tables(train_paths, timing_paths, null_paths, ep_paths, ep_timing_paths,
+                        outputs, settle: dict | None = None) -> None:
+    """Rule claims_tables: the runs the claims read as the tables they judge —
+    ``runs`` and ``epochs`` (as :func:`tables` makes them), the per-layer fresh-B null
+     and the EP probes per seed with their settle flags
+    (credit_assign.reporting.ep_stack_summary.by_seed, under config ep_stack.settle)."""
+    train_paths, timing_paths = list(train_paths), list(timing_paths)
+    null_paths, ep_paths = list(null_paths), list(ep_paths)
+    frames = aggregate.tables(train_paths, [], timing_paths)
+    table_io.write(frames["runs"], outputs.runs, "runs", train_paths + timing_paths)
+    table_io.write(frames["epochs"], outputs.epochs, "epochs", train_paths + timing_paths)
+    table_io.write(aggregate.null_layer_table(null_paths), outputs.nulls, "null_layers", null_paths)
+    results = [read_result(p, "ep_stack") for p in ep_paths]
+    timings = [read_result(p, "ep_stack_timings") for p in ep_timing_paths]
+    ep = (by_seed(summary_tables(results, timings, settle)[0]) if results
+          else pd.DataFrame(columns=["corpus", "precision", "seed", "free_steps", "group",
+                                     "cosine", "settled"]))
+    table_io.write(ep, outputs.ep, "ep_by_seed", ep_paths + list(ep_timing_paths),
+                   float_format="%.6g")
+
+
+# ---- the paper's part ------------------------------------------------------------------
+# the seed sets as the paper's table names them (short: a column)
+TEX_SET_NAMES = {"fresh": "fresh", "study": "study", "ep_fresh": "EP fresh"}
+
+
+def write_tex(findings_path: str | Path | None, history_path: str | Path, out,
+              root: str | Path = ".") -> None:
+    """Rule paper_claims: paper/claims.tex — the claims' counts and table (where the
+    config has claims: ``findings_path``) and what was fixed when, as macros."""
+    import yaml
+
+    record = (json.loads(Path(findings_path).read_text(encoding="utf-8"))
+              if findings_path else None)
+    events = yaml.safe_load(Path(history_path).read_text(encoding="utf-8"))["events"]
+    text = render.render("claims.tex.j2", record=record,
+                         by_id={c["id"]: c for c in record["claims"]} if record else {},
+                         set_names=TEX_SET_NAMES, history=history.events(root, events))
+    atomic_write_text(out, text)

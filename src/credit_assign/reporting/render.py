@@ -1,0 +1,112 @@
+"""Findings → pages: one Jinja2 environment over the templates in ``templates/``. A
+template reads named findings and fails loudly on a missing one (StrictUndefined); the
+filters here are the only number formats the templates use.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def num(x, digits: int = 3) -> str:
+    """A number to ``digits`` decimals; a missing or undefined one is an em dash."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{x:.{digits}f}"
+
+
+def signed(x, digits: int = 3) -> str:
+    """A difference, with its sign: +0.059, −0.053 (a true minus sign)."""
+    text = num(x, digits)
+    if text == "—":
+        return text
+    return text.replace("-", "−") if x < 0 else "+" + text
+
+
+def sci(x, digits: int = 2) -> str:
+    """A number that may span decades: 0.123, 4.1e+05."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{x:.{digits}e}" if x != 0 and (abs(x) >= 1e3 or abs(x) < 1e-3) else f"{x:.3g}"
+
+
+def lam(x) -> str:
+    """λ as the pages write it: 0, 1e-4, 1e-2."""
+    x = float(x)
+    if x == 0:
+        return "0"
+    mant, exp = f"{x:.0e}".split("e")
+    return f"{mant}e{int(exp)}" if float(mant) * 10 ** int(exp) == x else f"{x:g}"
+
+
+def cell(text) -> str:
+    """Any text as one Markdown table cell: a '|' escaped, line breaks as spaces."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def seeds(values) -> str:
+    """Seeds as a list: 1001, 1002 and 1005."""
+    values = [str(v) for v in values]
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+# ---- TeX -----------------------------------------------------------------------------
+# How each character of a string from a config, a path or a result is set in TeX, so that
+# it prints as written (checked with pdftotext) and TeX reads it as text, never as markup:
+# no brace, backslash or ^ survives (^^5c is TeX's notation for a backslash), no
+# ligature forms (-- ,, !` ''), and the characters OT1 text fonts lack come from the
+# typewriter font by code. Anything outside printable ASCII and the few symbols our own
+# labels use becomes "?".
+_TT_CHARS = set('\\{}^~_"<>|')
+_SYMBOLS = {"λ": "$\\lambda$", "‖": "$\\|$", "±": "$\\pm$", "Σ": "$\\Sigma$", "—": "---",
+            "–": "--", "…": "\\dots{}", "≤": "$\\le$", "≥": "$\\ge$", "−": "$-$",
+            "×": "$\\times$"}
+
+
+def _tex_char(c: str) -> str:
+    if c.isascii() and (c.isalnum() or c == " "):
+        return c
+    if c in _TT_CHARS:
+        return f"{{\\ttfamily\\char{ord(c)}}}"
+    if c == "'":
+        return "\\textquotesingle{}"
+    if c == "`":
+        return "\\textasciigrave{}"
+    if c in "$&#%":
+        return "\\" + c
+    if c.isascii() and c.isprintable():
+        return c + "{}"  # punctuation: the empty group stops a ligature with the next one
+    if c in _SYMBOLS:
+        return _SYMBOLS[c]
+    return " " if c.isspace() else "?"
+
+
+def tex_escape(text: str) -> str:
+    """Any string as TeX that prints it as written and cannot run as TeX (see above)."""
+    return "".join(_tex_char(c) for c in str(text))
+
+
+def tex_num(x, digits: int = 3) -> str:
+    """A number in TeX math: $+0.059$, $-0.053$ (signed), an undefined one as ---."""
+    text = signed(x, digits)
+    return "---" if text == "—" else "$" + text.replace("−", "-") + "$"
+
+
+def environment():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
+                             undefined=jinja2.StrictUndefined, autoescape=False,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(num=num, signed=signed, sci=sci, lam=lam, cell=cell, seeds=seeds,
+                       tex=tex_escape, tex_num=tex_num)
+    return env
+
+
+def render(template: str, **findings) -> str:
+    """``templates/<template>`` filled with ``findings``; a name it uses that the
+    findings lack raises jinja2.UndefinedError naming it."""
+    return environment().get_template(template).render(**findings)

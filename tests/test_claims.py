@@ -1,0 +1,324 @@
+"""The claims (credit_assign.reporting.claims): effects per seed, paired by seed; the
+bootstrap interval; the decision rule's three outcomes; no verdict from a diverged run;
+the page from its findings; the order of the claims file and the results in git."""
+
+import copy
+import math
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from credit_assign.pipeline.claims import ClaimsError, load, runs_needed
+from credit_assign.reporting import claims, claims_page, history, render
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = ROOT / "config" / "claims.yaml"
+DECISION = {"confidence": 0.95, "method": "BCa", "fallback": "percentile",
+            "n_resamples": 2000, "random_state": 0, "min_seeds": 3}
+
+
+def _claim(side="greater", threshold=0.0, margin=None, kind="diff", **effect):
+    c = {"side": side, **({"margin": margin} if side == "within" else {"threshold": threshold})}
+    e = {"kind": kind, "metric": "test_acc", "a": {"method": "dfa", "lam": 0.01},
+         "b": {"method": "dfa", "lam": 0.0}} | effect
+    return {"id": "c", "text": "a claim", "effect": e, "claim": c, "paper": None}
+
+
+def _tables(seeds, acc_a, acc_b, nonfinite=()):
+    rows = []
+    for s, a, b in zip(seeds, acc_a, acc_b, strict=True):
+        for lam, acc in ((0.01, a), (0.0, b)):
+            rows.append({"dataset": "d", "method": "dfa", "lam": lam, "seed": s,
+                         "test_acc": acc, "h_L_norm_median": 10.0,
+                         "n_nonfinite": int(s in nonfinite and lam == 0.0)})
+    return {"runs": pd.DataFrame(rows)}
+
+
+# ---- the spec -------------------------------------------------------------------------
+def test_the_committed_claims_file_reads_and_names_every_run_it_judges():
+    spec = load(SPEC)
+    assert not set(spec["seeds"]["fresh"]) & set(spec["seeds"]["study"])
+    needed = runs_needed(spec)
+    # every run of the spec on both seed sets, and FA on the study's seeds only
+    assert ("fa", 0.0, 42) in needed and ("fa", 0.0, 1001) not in needed
+    assert ("dfa", 0.01, 1008) in needed and ("frozen", 0.0, 456) in needed
+
+
+def test_a_wrong_key_in_a_claims_file_is_named(tmp_path):
+    bad = tmp_path / "claims.yaml"
+    bad.write_text(SPEC.read_text().replace("min_seeds: 3", "min_seed: 3"))
+    with pytest.raises(ClaimsError, match="decision.*min_seed"):
+        load(bad)
+
+
+# ---- effects, paired by seed ------------------------------------------------------------
+def test_a_paired_effect_takes_both_runs_of_the_same_seed():
+    # the seeds differ a lot (0.2 … 0.5); each seed's penalised run is its own +0.05:
+    # paired, every seed's effect is exactly 0.05 (unpaired, they would span ±0.3)
+    seeds, base = [5, 6, 7, 8], [0.2, 0.5, 0.3, 0.45]
+    tables = _tables(seeds, [b + 0.05 for b in base[::1]], base)
+    rows = claims.seed_effects(_claim(), seeds, tables)
+    assert [r["seed"] for r in rows] == seeds
+    assert np.allclose([r["effect"] for r in rows], 0.05)
+    # the runs are looked up by seed, not by position: shuffle the table's rows
+    tables["runs"] = tables["runs"].sample(frac=1, random_state=1)
+    assert np.allclose([r["effect"] for r in claims.seed_effects(_claim(), seeds, tables)],
+                       0.05)
+
+
+def test_a_missing_run_is_named_not_skipped():
+    tables = _tables([1, 2, 3], [0.5] * 3, [0.4] * 3)
+    with pytest.raises(ClaimsError, match="seed 9"):
+        claims.seed_effects(_claim(), [1, 9], tables)
+
+
+# ---- the interval ------------------------------------------------------------------------
+def test_the_bootstrap_interval_on_a_known_sample():
+    # 400 draws from N(1, 1): the mean's 95 % interval is 1 ± 1.96/20 up to sampling
+    x = np.random.default_rng(3).normal(1.0, 1.0, 400)
+    low, high, method = claims.interval(x, DECISION)
+    half = 1.96 * x.std(ddof=1) / math.sqrt(len(x))
+    assert method == "BCa"
+    assert low == pytest.approx(x.mean() - half, abs=0.02)
+    assert high == pytest.approx(x.mean() + half, abs=0.02)
+    # the same call, the same interval (seeded)
+    assert claims.interval(x, DECISION) == (low, high, method)
+
+
+def test_identical_seeds_give_the_value_itself():
+    assert claims.interval([0.05] * 5, DECISION) == (0.05, 0.05, "degenerate")
+
+
+# ---- the decision rule -------------------------------------------------------------------
+@pytest.mark.parametrize(("side", "low", "high", "verdict"), [
+    ("greater", 0.01, 0.05, "holds"), ("greater", -0.05, -0.01, "contradicted"),
+    ("greater", -0.01, 0.05, "undecided"), ("less", -0.05, -0.01, "holds"),
+    ("less", 0.01, 0.05, "contradicted"), ("less", -0.01, 0.01, "undecided")])
+def test_a_directional_claim_has_three_outcomes(side, low, high, verdict):
+    got, reason = claims.rule_verdict(low, high, _claim(side, 0.0))
+    assert got == verdict and (reason == "straddles") == (verdict == "undecided")
+
+
+@pytest.mark.parametrize(("low", "high", "verdict"), [
+    (-0.01, 0.015, "holds"), (0.03, 0.05, "contradicted"), (-0.05, -0.03, "contradicted"),
+    (0.0, 0.03, "undecided"), (-0.05, 0.05, "undecided")])
+def test_a_claim_of_no_effect_has_three_outcomes(low, high, verdict):
+    assert claims.rule_verdict(low, high, _claim("within", margin=0.02))[0] == verdict
+
+
+def test_a_diverged_run_is_never_judged():
+    seeds = [1, 2, 3, 4]
+    tables = _tables(seeds, [0.5, 0.6, 0.55, 0.5], [0.3, 0.3, 0.31, 0.29], nonfinite=(3,))
+    rows = claims.seed_effects(_claim(), seeds, tables)
+    assert [r["status"] for r in rows] == ["ok", "ok", "diverged", "ok"]
+    v = claims.judge(_claim(), rows, DECISION)
+    assert (v["verdict"], v["reason"], v["diverged"]) == ("undecided", "diverged", [3])
+    # a NaN effect (here a NaN accuracy) is a diverged seed too, never a False
+    tables = _tables(seeds, [0.5, math.nan, 0.55, 0.5], [0.3] * 4)
+    v = claims.judge(_claim(), claims.seed_effects(_claim(), seeds, tables), DECISION)
+    assert (v["verdict"], v["diverged"]) == ("undecided", [2])
+
+
+def test_fewer_seeds_than_the_rule_asks_is_undecided():
+    tables = _tables([1, 2], [0.5, 0.6], [0.3, 0.3])
+    v = claims.judge(_claim(), claims.seed_effects(_claim(), [1, 2], tables), DECISION)
+    assert (v["verdict"], v["reason"], v["n"]) == ("undecided", "too_few", 2)
+
+
+# ---- the findings and the page ---------------------------------------------------------
+def _synthetic(spec):
+    """Tables for every run, null and EP probe ``spec`` reads, with known effects."""
+    rng = np.random.default_rng(0)
+    runs, epochs, nulls, ep = [], [], [], []
+    acc = {("bp", 0.0): 0.58, ("bp", 0.01): 0.53, ("dfa", 0.0): 0.30, ("dfa", 0.0001): 0.42,
+           ("dfa", 0.01): 0.40, ("frozen", 0.0): 0.35, ("fa", 0.0): 0.51}
+    norm = {"dfa": {0.0: 1e6, 0.0001: 1e4, 0.01: 1e3}, "bp": {0.0: 30.0, 0.01: 20.0}}
+    for m, lam, s in runs_needed(spec):
+        h = norm.get(m, {}).get(lam, 50.0)
+        runs.append({"dataset": "cifar10", "method": m, "lam": lam, "seed": s,
+                     "test_acc": acc[(m, lam)] + rng.normal(0, 0.005), "h_L_norm_median": h,
+                     "n_nonfinite": 0})
+        epochs += [{"dataset": "cifar10", "method": m, "lam": lam, "seed": s, "epoch": e,
+                    "h_L_norm_median": h ** (e / 3)} for e in (1, 2, 3)]
+        if m == "dfa":
+            for fb, draws in (("trained", [None]), ("fresh", range(3))):
+                for d in draws:
+                    for layer in ["0", "1", "2", "3", "4", "deep"]:
+                        gain = 0.15 if (fb == "trained" and lam == 0.01) else 0.0
+                        nulls.append({"dataset": "cifar10", "method": m, "lam": lam, "seed": s,
+                                      "feedback": fb, "draw": d, "layer": layer,
+                                      "cosine": gain + rng.normal(0, 0.002)})
+    for s in spec["seeds"]["ep_fresh"]:
+        for t1 in (150, 400):
+            ep.append({"seed": s, "free_steps": t1, "group": "block0",
+                       "cosine": 0.97 + rng.normal(0, 0.005), "settled": s != 4})
+    return {"runs": pd.DataFrame(runs), "epochs": pd.DataFrame(epochs),
+            "nulls": pd.DataFrame(nulls), "ep": pd.DataFrame(ep)}
+
+
+def test_the_findings_judge_every_claim_and_the_page_renders_them():
+    spec = load(SPEC)
+    found = claims.findings(spec, _synthetic(spec))
+    v = {(r["claim"], r["part"], r["seed_set"]): r for r in found["verdicts"]}
+    assert v[("rescue", "", "fresh")]["verdict"] == "holds"
+    assert v[("bp_cost", "", "fresh")]["verdict"] == "holds"
+    assert v[("penalty_bounds_norm", "", "fresh")]["mean"] == pytest.approx(-3)
+    assert v[("learned_alignment", "l3", "fresh")]["verdict"] == "holds"
+    assert v[("no_information_unpenalised", "l1", "fresh")]["verdict"] == "holds"
+    # FA is judged on the study's seeds only; EP on its settled seeds (2 of 3: too few)
+    assert v[("fa_over_dfa", "", "study")]["verdict_set"]
+    assert ("fa_over_dfa", "", "fresh") not in v
+    ep = v[("ep_reaches_block0", "T1=400", "ep_fresh")]
+    assert (ep["verdict"], ep["reason"], ep["unsettled"]) == ("undecided", "too_few", [4])
+    assert found["counts"]["verdict"]["effects"] == sum(r["verdict_set"]
+                                                       for r in found["verdicts"])
+    record = claims_page._clean({"spec_path": "config/claims.yaml", "seeds": spec["seeds"],
+                                 "decision": spec["decision"], "draws": 20,
+                                 "claims": spec["claims"], **found,
+                                 "order": {"spec": None},
+                                 "history": history.events(ROOT, _history())})
+    text = claims_page.page(record)
+    assert "the rescue" not in text and "penalty rescues DFA's accuracy" in text
+    assert "**undecided** (2 usable seeds of 3, fewer than 3; seed 4 unsettled)" in text
+    assert "no git history" in text
+    assert "## How this study was made" in text
+    for event in record["history"]:  # each event: its commit, or the page says it lacks it
+        assert (event["commit"] or event["time"] or "not in this checkout's history") in text
+
+
+def _history():
+    import yaml
+
+    return yaml.safe_load((ROOT / "config" / "history.yaml").read_text())["events"]
+
+
+def test_the_history_says_after_only_where_the_times_say_so():
+    events = [{"id": e["id"], "found": True, "commit": "abc1234", "time": None}
+              for e in _history()]
+    by_id = {e["id"]: e for e in events}
+
+    def text(goal, first):
+        by_id["study_goal"]["time"], by_id["study_first_result"]["time"] = goal, first
+        for e in events:
+            e["time"] = e["time"] or "2026-12-01 10:00 UTC"
+        return render.render("history.j2", history=events, fmt="md")
+
+    late = text("2026-12-01 17:51 UTC", "2026-12-01 17:31 UTC")
+    early = text("2026-12-01 17:01 UTC", "2026-12-01 17:31 UTC")
+    assert "goal was set during its build, not before the runs" in late
+    assert "17:51 UTC, after it." in late
+    assert "during its build" not in early and "after it" not in early
+
+
+def test_a_template_fails_loudly_on_a_missing_finding():
+    import jinja2
+
+    with pytest.raises(jinja2.UndefinedError, match="counts"):
+        render.render("claims.md.j2", spec_path="x")
+
+
+def test_the_claims_figure_draws_every_judged_effect():
+    spec = load(SPEC)
+    found = claims_page._clean({"claims": spec["claims"], "decision": spec["decision"],
+                                **claims.findings(spec, _synthetic(spec))})
+    from credit_assign.reporting.figures import claims as fig_claims
+
+    fig = fig_claims.draw(found)
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+    assert len(labels) == sum(v["verdict_set"] for v in found["verdicts"])
+    sizes = [t.get_fontsize() for t in fig.findobj(lambda a: hasattr(a, "get_fontsize"))
+             if getattr(t, "get_text", lambda: "")()]
+    assert min(sizes) >= 7  # drawn at the printed width: no text under 7 pt
+
+
+# ---- the order, from git -----------------------------------------------------------------
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
+
+
+def _commit(root, name, text, message):
+    """Write ``name``, commit it alone; the new commit's hash."""
+    (root / name).write_text(text)
+    for args in (["add", name], ["commit", "-qm", message]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, env=GIT_ENV)
+    return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_the_order_of_the_claims_file_and_the_results_is_read_from_git(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    before = _commit(tmp_path, "code.py", "x = 1\n", "code")
+    spec = _commit(tmp_path, "claims.yaml", "claims: []\n", "claims, alone")
+    after = _commit(tmp_path, "code.py", "x = 2\n", "more code")
+    results = pd.DataFrame({"git_commit": [spec, after], "finished_at": ["t1", "t2"]})
+    got = history.order(tmp_path, "claims.yaml", results)
+    assert got["spec"]["commit"] == spec and got["spec"]["alone"] and got["all_after"]
+    assert (got["first_result"], got["last_result"]) == ("t1", "t2")
+    # a result made by code from before the claims file: the order cannot be shown
+    early = results.assign(git_commit=[before, after])
+    got = history.order(tmp_path, "claims.yaml", early)
+    assert not got["all_after"] and got["not_after"] == [before[:7]]
+    # outside a checkout: no facts, no crash
+    assert history.order(tmp_path / "nowhere", "claims.yaml", results)["spec"] is None
+
+
+def test_the_claims_file_was_committed_alone():
+    """config/claims.yaml entered the history in a commit that touched nothing else, and
+    (where the claims were published) every judged result's code holds that commit."""
+    spec = history.first_commit(ROOT, "config/claims.yaml")
+    if spec is None:
+        pytest.skip("not a git checkout with history (an sdist, a shallow clone)")
+    assert spec["alone"], spec["files"]
+    published = ROOT / "docs" / "claims_findings.json"
+    if published.exists():
+        import json
+
+        order = json.loads(published.read_text())["order"]
+        assert order["spec"]["commit"] == spec["commit"]
+        assert order["all_after"], order["not_after"]
+        for c in order["result_commits"]:
+            assert history.is_ancestor(ROOT, spec["commit"], c)
+
+
+def test_the_markdown_cell_filter_keeps_a_table_whole():
+    assert render.cell("a | b\nc") == "a \\| b c"
+    assert render.signed(-0.05) == "−0.050" and render.signed(float("nan")) == "—"
+    assert render.lam(1e-4) == "1e-4" and render.lam(0) == "0" and render.lam(0.003) == "3e-3"
+    assert copy.deepcopy(DECISION) == DECISION
+
+
+HAVE_TEX = all(__import__("shutil").which(t) for t in ("latexmk", "pdflatex", "pdftotext"))
+
+
+@pytest.mark.skipif(not HAVE_TEX and not __import__("os").environ.get(
+    "CREDIT_ASSIGN_REQUIRE_TEX"), reason="no latexmk/pdflatex/pdftotext (CI installs them)")
+def test_the_papers_claims_table_and_history_compile(tmp_path):
+    """claims.tex from the findings: its table and the history set in TeX, compiled."""
+    import json
+
+    from credit_assign.reporting import paper
+
+    spec = load(SPEC)
+    record = claims_page._clean({"spec_path": "config/claims.yaml", "seeds": spec["seeds"],
+                                 "decision": spec["decision"], "draws": 20,
+                                 "claims": spec["claims"],
+                                 **claims.findings(spec, _synthetic(spec)),
+                                 "order": history.order(ROOT, "config/claims.yaml",
+                                                        pd.DataFrame({"git_commit": [],
+                                                                      "finished_at": []}))})
+    (tmp_path / "findings.json").write_text(json.dumps(record))
+    claims_page.write_tex(tmp_path / "findings.json", ROOT / "config" / "history.yaml",
+                          tmp_path / "claims.tex", ROOT)
+    (tmp_path / "doc.tex").write_text(
+        "\\documentclass{article}\\usepackage[utf8]{inputenc}\\usepackage{booktabs}"
+        "\\input{claims.tex}\\begin{document}\\ifhasclaims\\claimstable\\fi"
+        "\\studyhistory\\end{document}\n")
+    paper.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
+    text = " ".join(subprocess.run(["pdftotext", str(tmp_path / "doc.pdf"), "-"],
+                                   capture_output=True, text=True).stdout.split())
+    assert "the penalty rescues DFA's accuracy" in text and "holds" in text
+    assert "undecided: n < 3" in text
+    assert "The claims and their decision rule" in text

@@ -1,0 +1,95 @@
+# The paper's claims judged on fresh seeds (config claims.file, config/claims.yaml):
+# the claims' runs as tables, the verdicts with their intervals, the page and a figure.
+# `snakemake --cores 2 claims` builds them (the training runs included).
+
+
+rule claims_tables:
+    """The runs the claims read → runs, epochs, per-layer null and EP per-seed tables."""
+    input:
+        train=lambda w: targets.claims_train(config),
+        timings=lambda w: targets.claims_timings(config),
+        nulls=lambda w: targets.claims_nulls(config),
+        ep=lambda w: targets.claims_ep(config),
+        ep_timings=lambda w: targets.claims_ep(config, paths.EP_TIMINGS),
+    output:
+        runs=paths.CLAIMS_RUNS,
+        epochs=paths.CLAIMS_EPOCHS,
+        nulls=paths.CLAIMS_NULLS,
+        ep=paths.CLAIMS_EP,
+    log:
+        paths.LOGS["claims_tables"],
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        settle=ep_settle,
+    script:
+        "../../scripts/claims_tables.py"
+
+
+rule claims_verdicts:
+    """Each claim's effect per seed, its interval and verdict; the claims page."""
+    input:
+        spec=config["claims"]["file"] or [],
+        runs=paths.CLAIMS_RUNS,
+        epochs=paths.CLAIMS_EPOCHS,
+        nulls=paths.CLAIMS_NULLS,
+        ep=paths.CLAIMS_EP,
+        # what was fixed when: events found in git (and the rebuild record in docs/,
+        # where the checkout has one)
+        history=paths.HISTORY,
+    output:
+        verdicts=report(
+            paths.CLAIMS_VERDICTS,
+            caption="../report/table.rst",
+            category="Tables",
+        ),
+        by_seed=paths.CLAIMS_BY_SEED,
+        findings=paths.CLAIMS_FINDINGS,
+        md=paths.CLAIMS_MD,
+    log:
+        paths.LOGS["claims_verdicts"],
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        expect=lambda w: targets.claims_expect(config),
+    script:
+        "../../scripts/claims_verdicts.py"
+
+
+rule fig_claims:
+    """One row per judged effect: its interval against the threshold, the verdict."""
+    input:
+        spec=config["claims"]["file"] or [],
+        findings=targets.summary(config, paths.CLAIMS_FINDINGS),
+    output:
+        pdf=paths.figure("fig_claims", "pdf"),
+        png=report(
+            paths.figure("fig_claims", "png"),
+            caption="../report/fig_claims.rst",
+            category="Figures",
+        ),
+        svg=paths.figure("fig_claims", "svg"),
+    log:
+        paths.LOGS["fig_claims"],
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../../scripts/fig_claims.py"
+
+
+rule claims:
+    """The claims judged on fresh seeds (config/claims.yaml), in one command."""
+    input:
+        targets.claims_targets(config),
