@@ -190,9 +190,9 @@ def _measured_cosines_section(gaps: pd.DataFrame, study: dict | None = None) -> 
     measurement columns test, each column scored on the λ = 0 and λ = 1e-2 layer cosines
     together (one way of measuring must fit both): DFA's λ = 0 layer cosines (the
     paper: l0 survives, the deeper layers ≈ 0) under each measurement, for the
-    default's models and for the recipe whose own λ = 0 ‖h_L‖ comes nearest the paper's; then every column that puts
-    all of them within tolerance, or the nearest one (most within, then the study's
-    clipped gap sum) with its seeds."""
+    default's models and for the recipe whose own λ = 0 ‖h_L‖ comes nearest the
+    paper's; then every column that puts all of them within tolerance, or the nearest
+    one (most within, then the study's clipped gap sum) with its seeds."""
     layer = gaps[(gaps.run == "dfa, λ=0") & gaps.metric.str.fullmatch(r"cosine l\d+")
                  & gaps.gap.notna()]
     if layer.empty or not rep_io.has_measured(gaps):
