@@ -13,7 +13,10 @@ with snakemake_job(snakemake):
     default = {"runs": i.runs, "epochs": i.epochs, "layers": i.layers, "nulls": i.nulls}
     variants = dict(zip(snakemake.params.variants, i.variant_runs, strict=True))
     info = json.loads(Path(i.info).read_text())
+    from credit_assign.reporting.history import read_events
+
     write_notes(default, variants, i.gaps, i.measurements[0] if i.measurements else None,
                 info, snakemake.output[0], expect=snakemake.params.expect,
                 study=snakemake.params.study, penalty=snakemake.params.penalty,
-                compute=snakemake.params.compute)
+                compute=snakemake.params.compute,
+                history=read_events(snakemake.scriptdir + "/..", i.history))

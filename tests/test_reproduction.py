@@ -395,7 +395,9 @@ def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_nul
         + [{"method": "dfa", "lam": lam, "seed": 1, "feedback": "fresh", "deep_cosine": f}
            for lam in (0.0, 0.01) for f in (-0.01, 0.0, 0.01)])
     text = notes._null_section(nulls, 0.01)
-    assert "not reproduced" in text and text.count("above the null by more than two") == 2
+    assert text.count("above the null by more than two") == 2
+    # the deep mean's screen never decides the per-layer claim: the claims page does
+    assert "not reproduced" not in text and "judged layer by layer" in text
 
 
 # ---- the gap map's figures, at the study's size: the paper's 26 numbers, the default
@@ -732,3 +734,20 @@ def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nea
     assert "No column" not in text
     # without measurement columns there is nothing to set side by side
     assert notes._measured_cosines_section(study_gaps(measurements=False)) == ""
+
+
+def test_a_column_is_closest_only_where_it_comes_nearer_the_paper_than_the_default():
+    """The misses table names an open column as the closest only when its gap is smaller
+    than the default's: one further from the paper is 'none nearer than the default'."""
+    from conftest import hand_gaps
+
+    from credit_assign.reporting import reproduction_notes as notes
+
+    gaps = hand_gaps({"default": [1.8, 3.0], "wide": [1.9, 0.5]},
+                     {"default": "stated", "wide": "open"})
+    gaps = gaps.assign(paper="p", ours_mean=gaps.gap / 10, gap_sd=math.nan,
+                       tolerance_below_sd=False)
+    text = notes._misses_section(gaps)
+    n0, n1 = (line for line in text.splitlines() if line.startswith("| n"))
+    assert "none nearer than the default (nearest: `wide`" in n0
+    assert "| `wide` 0.050 (+0.5) |" in n1

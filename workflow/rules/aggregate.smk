@@ -184,6 +184,8 @@ rule reproduction_notes:
         measurements=(
             [summary(paths.MEASUREMENTS)] if config["measurements"]["run"] else []
         ),
+        # what was fixed when: events found in git (the notes' last section)
+        history=paths.HISTORY,
     output:
         summary(paths.REPRODUCTION_NOTES),
     log:

@@ -46,11 +46,7 @@ def build(spec_path: str, tables: dict, root: str | Path = ".",
           history_path: str | Path | None = None) -> dict:
     """Every finding of the claims, as one JSON-ready record; with ``history_path``
     (config/history.yaml), what was fixed when."""
-    import yaml
-
     spec = load(spec_path)
-    events = (yaml.safe_load(Path(history_path).read_text(encoding="utf-8"))["events"]
-              if history_path else [])
     found = claims.findings(spec, tables)
     runs = tables["runs"]
     judged = runs[runs.seed.isin(spec["seeds"]["fresh"])]
@@ -58,7 +54,8 @@ def build(spec_path: str, tables: dict, root: str | Path = ".",
                    "decision": spec["decision"], "draws": spec["null"]["draws"],
                    "claims": spec["claims"], **found,
                    "order": history.order(root, str(spec_path), judged),
-                   "history": history.events(root, events)})
+                   "history": history.read_events(root, history_path)
+                   if history_path else []})
 
 
 def page(record: dict) -> str:
@@ -129,12 +126,10 @@ def write_tex(findings_path: str | Path | None, history_path: str | Path, out,
               root: str | Path = ".") -> None:
     """Rule paper_claims: paper/claims.tex — the claims' counts and table (where the
     config has claims: ``findings_path``) and what was fixed when, as macros."""
-    import yaml
-
     record = (json.loads(Path(findings_path).read_text(encoding="utf-8"))
               if findings_path else None)
-    events = yaml.safe_load(Path(history_path).read_text(encoding="utf-8"))["events"]
     text = render.render("claims.tex.j2", record=record,
                          by_id={c["id"]: c for c in record["claims"]} if record else {},
-                         set_names=TEX_SET_NAMES, history=history.events(root, events))
+                         set_names=TEX_SET_NAMES,
+                         history=history.read_events(root, history_path))
     atomic_write_text(out, text)

@@ -110,3 +110,11 @@ def events(root: str | Path, spec: list[dict]) -> list[dict]:
             stamp, commit = (found["time"], found["short"]) if found else (None, None)
         out.append({**event, "commit": commit, "time": utc(stamp), "found": stamp is not None})
     return out
+
+
+def read_events(root: str | Path, history_path: str | Path) -> list[dict]:
+    """:func:`events` over the events a history file (config/history.yaml) names."""
+    import yaml
+
+    spec = yaml.safe_load(Path(history_path).read_text(encoding="utf-8"))["events"]
+    return events(root, spec)

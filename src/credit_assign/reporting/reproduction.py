@@ -744,10 +744,13 @@ def holdout_markdown(table: pd.DataFrame, kind: str = "open") -> str:
             for r in table.itertuples()]
     return (head + f"Estimated by holding one seed out: the `{kind}` recipes are ranked by "
             "the same rule on the other seeds' mean, and the winner's numbers are counted "
-            "on the held-out seed alone. " + curse_sentence(table, kind) + " Numbers "
-            "measured on one seed only (the trained-B and fresh-B rows of one seed) count "
-            "only on the side that holds that seed, so the two counts can have different "
-            "totals.\n\n"
+            "on the held-out seed alone. " + curse_sentence(table, kind)
+            + (" Both counts cover the same numbers on every fold (a number measured on "
+               "one seed only is in neither)."
+               if (table.compared_selected == table.compared_held_out).all() else
+               " A number measured on one seed only counts on the side that holds that "
+               "seed, so the two counts differ in total where the table says so.")
+            + "\n\n"
             + md_table(["held-out seed", "winner on the other seeds", "its count there",
                         "its count on the held-out seed", "change (held-out − there)",
                         f"mean change over the {kind} recipes"], rows) + "\n")
