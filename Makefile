@@ -3,9 +3,9 @@
 #   make test    the test suite (make test-fast: without the Snakemake-invoking `slow` tests)
 # Other targets: paper (full CIFAR-10 rebuild), variants (the recipe-variant study; study:
 # the same, recipe by recipe),
-# manuscript (paper/ms.pdf and paper/arxiv.tar.gz; needs TeX, see README), publish
-# (copy the paper config's generated pages, figures and PDF into docs/), lint, format,
-# clean.
+# claims (the paper's claims judged on fresh seeds, config/claims.yaml), manuscript
+# (paper/ms.pdf and paper/arxiv.tar.gz; needs TeX, see README), publish (copy the paper
+# config's generated pages, figures and PDF into docs/), lint, format, clean.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -16,7 +16,7 @@ BIN     = $(VENV)/bin
 # let pip keep (or choose) a CUDA build.
 CONSTRAINTS ?= $(if $(shell command -v nvidia-smi 2>/dev/null),,-c constraints/ci.txt)
 
-.PHONY: setup quick paper variants study manuscript publish test test-fast lint format clean
+.PHONY: setup quick paper variants study claims manuscript publish test test-fast lint format clean
 
 # one stamp per set of extras: `make test EXTRAS=dev,slurm` after a plain `make setup`
 # installs the slurm extra instead of finding the environment up to date
@@ -53,31 +53,20 @@ study: setup
 	done
 	$(MAKE) variants
 
+# the paper's claims judged on fresh seeds (config/claims.yaml): their runs, verdicts, page
+claims: setup
+	$(BIN)/snakemake --cores $(CORES) claims $(SNAKEMAKE_ARGS)
+
 # the reproduction paper from the results present (with the study's when it was run)
 manuscript: setup
 	$(BIN)/snakemake --cores $(CORES) paper/ms.pdf paper/arxiv.tar.gz \
 		--configfile config/config.yaml $(if $(wildcard results/cifar10/summary/variants_gap.csv),config/variants.yaml)
 
-# docs/ holds copies of what the paper config and the study generated (never edited by hand)
-# (first: the EP pages only from the paper config's probes; the quick config's share the folder)
-publish:
-	@$(BIN)/python -c "import csv, sys, yaml; \
-	want = set(yaml.safe_load(open('config/config.yaml'))['ep_stack']['corpora']); \
-	have = {r['corpus'] for r in csv.DictReader(open('results/ep_stack/summary/by_seed.csv'))}; \
-	sys.exit(None if have == want else f'results/ep_stack holds the EP probes of {sorted(have)}, not the paper config\'s {sorted(want)}: run snakemake --cores N results/ep_stack/summary/report.md first')"
-	cp results/cifar10/summary/reproduction_variants.md docs/reproduction.md
-	cp results/cifar10/summary/reproduction_notes.md docs/reproduction-notes.md
-	cp results/cifar10/summary/reproduction.csv docs/reproduction.csv
-	cp results/cifar10/summary/variants_gap.csv docs/variants_gap.csv
-	cp paper/figures/fig_variants.png docs/fig_variants.png
-	cp paper/figures/fig_variants_measured.png docs/fig_variants_measured.png
-	cp paper/figures/fig_variants_measured_eps.png docs/fig_variants_measured_eps.png
-	cp paper/figures/fig4_penalty_rescue.png docs/fig4_penalty_rescue_cifar10.png
-	cp paper/ms.pdf docs/paper.pdf
-	cp results/ep_stack/summary/report.md docs/ep_stack.md
-	cp results/ep_stack/summary/by_seed.csv docs/ep_stack_by_seed.csv
-	cp results/ep_stack/summary/cosines.csv docs/ep_stack_cosines.csv
-	cp paper/figures/fig_ep_stack_cosines.png docs/fig_ep_stack_cosines_tinyshakespeare.png
+# docs/ holds copies of what the paper config, the study and the claims generated (never
+# edited by hand): every group whole or none, every problem named before a file is copied
+# (PUBLISH: e.g. --only claims)
+publish: setup
+	$(BIN)/python -m credit_assign.reporting.publish $(PUBLISH)
 
 # the test modules spread over TEST_WORKERS processes (pytest-xdist; a module's tests stay
 # in one process, so its fixtures run once): the slow tests mostly wait on Snakemake's

@@ -147,3 +147,25 @@ def test_rebuild_measured_reads_the_job_stats_table_not_what_follows(tmp_path):
         "1 of 2 steps (50%) done\n\nwildcards 7\n\n"
     )
     assert est.measured(log)["jobs"] == {"train": 2, "total": 2}
+
+
+def test_the_claims_compute_counts_their_runs_at_the_recorded_times(tmp_path):
+    """The claims' runs (every run the claims file names, at the config's epochs per
+    method) at the recorded per-epoch times, the EP probes at the median recorded probe."""
+    spec = yaml.safe_load(open(compute.ROOT / "config" / "claims.yaml"))
+    spec["seeds"] = {"fresh": [5, 6], "study": [1], "ep_fresh": [7]}
+    spec["runs"] = {"dfa": [0]}
+    spec["claims"] = [c for c in spec["claims"] if c["id"] in ("fa_over_dfa", "ep_reaches_block0")]
+    (tmp_path / "claims.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True))
+    estimate = {"jobs": ESTIMATE["jobs"] + [{"rule": "ep_stack_probe", "seconds": 600.0},
+                                            {"rule": "ep_stack_probe", "seconds": 900.0}]}
+    config = CONFIG | {"claims": {"file": str(tmp_path / "claims.yaml")},
+                       "ep_stack": {"corpora": ["tinyshakespeare"],
+                                    "pretrain": {"precision": "float32"},
+                                    "probe": {"free_steps": [150, 400]}},
+                       "model": {"depth": 4}}
+    est = compute.claims_core_minutes(config, estimate)
+    # dfa λ=0 on seeds 5, 6, 1 (30 epochs at 7 s) and dfa λ=1e-2 + fa on seed 1 (FA's claim)
+    assert est["runs"] == 5
+    assert est["train"] == pytest.approx((4 * 30 * 7.0 + 100 * 12.0) / 60)
+    assert (est["probes"], est["ep"]) == (1, pytest.approx(750.0 / 60))

@@ -11,7 +11,9 @@ workflow's (checks.load_config: the files laid over config/config.yaml as
 
     PYTHONPATH=src python -m credit_assign.pipeline.compute config/config.yaml config/variants.yaml
 
-With ``--steps`` it prints the study's steps instead, one line of targets per recipe in
+With ``--claims`` it estimates the claims' runs instead (config claims.file: the
+stated recipe on the fresh and the study's seeds, and the EP probes at their recorded
+time). With ``--steps`` it prints the study's steps instead, one line of targets per recipe in
 the config's order (targets.study_steps): what ``make study`` runs one after the other.
 """
 
@@ -27,7 +29,13 @@ from pathlib import Path
 from credit_assign.infra import paths
 from credit_assign.pipeline.checks import load_config
 from credit_assign.pipeline.recipe import method_training
-from credit_assign.pipeline.targets import runs, study_steps, variant_config
+from credit_assign.pipeline.targets import (
+    claims_ep,
+    claims_runs,
+    runs,
+    study_steps,
+    variant_config,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 ESTIMATE = ROOT / paths.REBUILD_ESTIMATE
@@ -74,6 +82,27 @@ def core_minutes(config: dict, per_epoch: dict[str, float]) -> dict:
             "epochs": n_epochs, "missing": sorted(missing)}
 
 
+def claims_core_minutes(config: dict, estimate: dict) -> dict:
+    """The claims' runs (targets.claims_runs, at the paper config's epochs per method)
+    and EP probes (targets.claims_ep, at the median recorded probe): core-minutes each,
+    and the methods or probes with no recorded time (left out, named)."""
+    per_epoch = per_epoch_seconds(estimate)
+    train, missing, n_runs = 0.0, set(), 0
+    for method, _, _ in claims_runs(config):
+        if method not in per_epoch:
+            missing.add(method)
+            continue
+        train += method_training(config["training"], method)["epochs"] * per_epoch[method] / 60
+        n_runs += 1
+    probes = [j["seconds"] for j in estimate.get("jobs", []) if j.get("rule") == "ep_stack_probe"]
+    n_ep = len(claims_ep(config))
+    ep = n_ep * statistics.median(probes) / 60 if probes and n_ep else 0.0
+    if n_ep and not probes:
+        missing.add("ep_stack_probe")
+    return {"train": train, "ep": ep, "total": train + ep, "runs": n_runs, "probes": n_ep,
+            "missing": sorted(missing)}
+
+
 def statement(config: dict, estimate_path: str | Path = ESTIMATE) -> str:
     """The compute statement as a sentence (what the notes print)."""
     path = Path(estimate_path)
@@ -99,6 +128,8 @@ def main(argv=None) -> int:
         "config files laid over each other as --configfile lays them.")
     parser.add_argument("configfiles", nargs="+", type=Path, metavar="CONFIG",
                         help="e.g. config/config.yaml config/variants.yaml")
+    parser.add_argument("--claims", action="store_true",
+                        help="estimate the claims' runs (config claims.file) instead")
     parser.add_argument("--steps", action="store_true",
                         help="print the study's steps (one line of targets per recipe) "
                         "instead: what `make study` runs")
@@ -110,6 +141,15 @@ def main(argv=None) -> int:
     if args.steps:
         for step in study_steps(config):
             print(" ".join(step))
+        return 0
+    if args.claims:
+        est = claims_core_minutes(config, json.loads(ESTIMATE.read_text()))
+        print(f"The claims: {est['runs']} training runs, {est['train']:.0f} core-minutes; "
+              f"{est['probes']} EP probes, {est['ep']:.0f} core-minutes; "
+              f"{est['total']:.0f} in all ({est['total'] / 60:.1f} core-hours), from the "
+              f"per-epoch times recorded in {ESTIMATE.name}"
+              + (f"; no recorded time for {', '.join(est['missing'])}: left out"
+                 if est["missing"] else "") + ".")
         return 0
     est = core_minutes(config, per_epoch_seconds(json.loads(ESTIMATE.read_text())))
     for recipe, minutes in est["by_recipe"].items():

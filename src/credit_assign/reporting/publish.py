@@ -1,0 +1,95 @@
+"""``make publish``: copy what the paper config generated into docs/ (never edited by
+hand there). The files come in groups, each copied whole or not at all, and every
+problem is named before anything is copied, so a refused publish leaves docs/ as it was:
+
+- ``study``: the variant study's pages, gap map and figures, fig4 and the paper;
+- ``ep``: the EP stack probe's report, tables and figure (the paper config's corpora only);
+- ``claims``: the claims page, its verdicts and findings, and its figure.
+
+    python -m credit_assign.reporting.publish [--only study ep claims] [--dataset cifar10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+from credit_assign.infra import paths
+
+DOCS = Path("docs")
+
+
+def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
+    """Each group's (generated file, its name in docs/), from paths (none spelled here)."""
+    def s(pattern):
+        return paths.fill(pattern, dataset=dataset)
+
+    return {
+        "study": [(s(paths.REPRODUCTION_VARIANTS), "reproduction.md"),
+                  (s(paths.REPRODUCTION_NOTES), "reproduction-notes.md"),
+                  (s(paths.REPRODUCTION), "reproduction.csv"),
+                  (s(paths.VARIANTS_GAP), "variants_gap.csv"),
+                  (paths.figure("fig_variants", "png"), "fig_variants.png"),
+                  (paths.figure("fig_variants_measured", "png"), "fig_variants_measured.png"),
+                  (paths.figure("fig_variants_measured_eps", "png"),
+                   "fig_variants_measured_eps.png"),
+                  (paths.figure("fig4_penalty_rescue", "png"),
+                   f"fig4_penalty_rescue_{dataset}.png"),
+                  (paths.PAPER_PDF, "paper.pdf")],
+        "ep": [(paths.EP_REPORT, "ep_stack.md"), (paths.EP_BY_SEED, "ep_stack_by_seed.csv"),
+               (paths.EP_COSINES, "ep_stack_cosines.csv"),
+               (paths.figure("fig_ep_stack_cosines", "png"),
+                "fig_ep_stack_cosines_tinyshakespeare.png")],
+        "claims": [(s(paths.CLAIMS_MD), "claims.md"),
+                   (s(paths.CLAIMS_VERDICTS), "claims.csv"),
+                   (s(paths.CLAIMS_BY_SEED), "claims_by_seed.csv"),
+                   (s(paths.CLAIMS_FINDINGS), "claims_findings.json"),
+                   (paths.figure("fig_claims", "png"), "fig_claims.png")],
+    }
+
+
+def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
+    """Everything that stops a publish, named: a missing file, EP probes of the wrong
+    corpora."""
+    out = [f"{src} is missing (group {name}): build it first (snakemake --cores N {src})"
+           for name, files in chosen.items() for src, _ in files if not Path(src).exists()]
+    if "ep" in chosen and Path(paths.EP_BY_SEED).exists():
+        want = set(yaml.safe_load(Path(config).read_text(encoding="utf-8"))
+                   ["ep_stack"]["corpora"])
+        with open(paths.EP_BY_SEED, newline="", encoding="utf-8") as fh:
+            have = {row["corpus"] for row in csv.DictReader(fh)}
+        if have != want:
+            out.append(f"{paths.EP_BY_SEED} holds the EP probes of {sorted(have)}, not "
+                       f"{config}'s {sorted(want)}: run snakemake --cores N {paths.EP_REPORT} "
+                       "with the paper config first")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", choices=["study", "ep", "claims"],
+                        default=["study", "ep", "claims"], help="the groups to publish")
+    parser.add_argument("--dataset", default="cifar10")
+    parser.add_argument("--config", default=paths.DEFAULT_CONFIG,
+                        help="the config whose EP corpora docs/ holds")
+    args = parser.parse_args(argv)
+    chosen = {k: v for k, v in groups(args.dataset).items() if k in args.only}
+    if found := problems(chosen, args.config):
+        print("publish: nothing copied.\n- " + "\n- ".join(found), file=sys.stderr)
+        return 1
+    for files in chosen.values():
+        for src, name in files:
+            shutil.copyfile(src, DOCS / name)
+    print(f"published {sum(map(len, chosen.values()))} files into {DOCS}/ "
+          f"({', '.join(chosen)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
