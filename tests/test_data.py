@@ -223,11 +223,45 @@ def test_the_manifest_is_the_path_tables(tmp_path, monkeypatch):
         paths.manifest("data/digits.npz")
 
 
+def test_an_overwrite_with_the_same_size_and_a_restored_mtime_is_seen(tmp_path):
+    """Another image of the same size written over one, its mtime set back (touch -r, or
+    cp -p from a copy): the listing's ctime and inode still differ, so the source is
+    re-read and its new bytes change the stamp (the readers rerun)."""
+    import os
+    import shutil
+
+    from credit_assign.infra import sources
+
+    folder = tmp_path / "src" / "train" / "cat"
+    folder.mkdir(parents=True)
+    image = folder / "1.png"
+    image.write_bytes(b"aaaa")
+    cache = tmp_path / "digests.json"
+    first = sources.source_digest(tmp_path / "src", cache)
+    before = os.stat(image)
+    other = tmp_path / "other.png"
+    other.write_bytes(b"bbbb")  # the same size
+    os.utime(other, ns=(before.st_atime_ns, before.st_mtime_ns))
+    shutil.copy2(other, image)  # cp -p: bytes replaced, mtime restored
+    assert os.stat(image).st_mtime_ns == before.st_mtime_ns
+    assert os.stat(image).st_size == before.st_size
+    assert sources.source_digest(tmp_path / "src", cache) != first
+    # the same for a single file (an archive) overwritten in place, mtime set back
+    tar = tmp_path / "a.tar"
+    tar.write_bytes(b"archive1")
+    stamp = sources.source_digest(tar, cache)
+    st = os.stat(tar)
+    tar.write_bytes(b"archive2")
+    os.utime(tar, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert sources.source_digest(tar, cache) != stamp
+
+
 # ---- a data source's stamp: its bytes, not its mtimes (infra.sources) ----------------
 def test_a_sources_stamp_follows_its_bytes_not_its_mtimes(tmp_path, monkeypatch):
     """A copy or a touch (same bytes, new mtimes) keeps the stamp, so prepare_data and its
     readers do not rerun; changed bytes, an added file or a renamed one change it. The
-    cache re-reads a source only when its listing (names, sizes, mtimes) changed."""
+    cache re-reads a source only when its listing (names, sizes, mtimes, ctimes,
+    inodes) changed."""
     import os
     import shutil
 

@@ -4,8 +4,11 @@ A param of ``prepare_data``: a source whose bytes change (edited in place, repla
 same path, a file added to a folder) reruns it and everything that reads the data; a
 source that is only copied, touched or re-extracted (same bytes, new mtimes) reruns
 nothing. Hashing a 170 MB archive or 60 000 small files takes seconds, so the digest is
-kept in a small cache file keyed by what the source looks like on disk (sizes and mtimes):
-it is hashed again only when that changes.
+kept in a small cache file keyed by what the source looks like on disk: each file's
+name, size, mtime, ctime and inode. It is hashed again when any of them changes — ctime
+and the inode are what ``touch -r``, ``cp -p`` and ``rsync -a`` cannot set back, so an
+overwrite that keeps the size and restores the mtime is still seen (and a re-hash that
+finds the same bytes reruns nothing).
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ _CHUNK = 1 << 20
 
 
 def _listing(path: str) -> tuple[str, list[str]]:
-    """(a digest of every file's relative path, size and mtime; the files, sorted)."""
+    """(a digest of every file's relative path, size, mtime, ctime and inode; the files,
+    sorted)."""
     if not os.path.isdir(path):
-        st = os.stat(path)
-        return f"{st.st_size}:{st.st_mtime_ns}", [path]
+        return _stat_key(os.stat(path)), [path]
     digest, files = hashlib.sha256(), []
     for root, dirs, names in os.walk(path):
         dirs.sort()
@@ -30,9 +33,13 @@ def _listing(path: str) -> tuple[str, list[str]]:
             full = os.path.join(root, name)
             st = os.stat(full)
             rel = os.path.relpath(full, path)
-            digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            digest.update(f"{rel}\0{_stat_key(st)}\n".encode())
             files.append(full)
     return f"{len(files)} files:{digest.hexdigest()}", files
+
+
+def _stat_key(st: os.stat_result) -> str:
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
 def _file_sha256(path: str) -> str:
@@ -56,7 +63,8 @@ def source_digest(path: str | os.PathLike, cache: str | os.PathLike | None = Non
     """``sha256:<hex>`` of a file's bytes, or of a folder's relative paths and file bytes.
 
     ``cache``: a JSON file remembering each source's on-disk listing and digest; the
-    source is read again only when its listing (sizes, mtimes, names) differs. A cache
+    source is read again only when its listing (names, sizes, mtimes, ctimes, inodes)
+    differs. A cache
     that cannot be read is ignored (and rewritten).
     """
     path = str(Path(path).expanduser().resolve())
