@@ -156,6 +156,11 @@ BAD_CONFIGS = [
      "variants.fa_only: none of its methods ['fa'] has a λ in the sweep"),
     ({"sweep": {"dfa": [], "bp": [], "frozen": [], "np": []}},
      "sweep: every sweep.<method> is empty"),
+    # a probe epoch past the last epoch would be missing from the probe tables silently
+    ({"training": {"epochs": 1}, "probes": {"epochs": [1, 5]}},
+     "probes.epochs: 5 past the last epoch of bp (1"),
+    # a claims file with a wrong key is refused when the config is parsed
+    ({"claims": {"file": "config/paper_reference.yaml"}}, "config/paper_reference.yaml: "),
 ]
 
 
@@ -166,6 +171,16 @@ def test_a_malformed_config_is_named(tmp_path, bad, named):
     with pytest.raises(ConfigError) as err:  # the schema's, the files' (ConfigFileError) too
         parse(tmp_path, bad)
     assert named in str(err.value)
+
+
+def test_a_number_yaml_reads_as_a_string_is_named_with_its_file_line_and_fix(tmp_path):
+    """sweep.dfa: [0, 1e-2]: YAML 1.1 reads 1e-2 as a string; the error names the file,
+    the line and the spelling that works."""
+    bad = tmp_path / "lams.yaml"
+    bad.write_text("sweep:\n  dfa: [0, 1e-2]\n")
+    with pytest.raises(ConfigError, match=r"lams\.yaml, line 2: sweep\.dfa\[1\] = 1e-2 .*"
+                                          r"write it with a dot: 1\.0e-2"):
+        checks.load_config([ROOT / "config/quick.yaml", bad], ROOT)
 
 
 def test_a_duplicate_yaml_key_and_a_badly_spelled_seed_are_named(tmp_path):

@@ -751,3 +751,28 @@ def test_a_column_is_closest_only_where_it_comes_nearer_the_paper_than_the_defau
     n0, n1 = (line for line in text.splitlines() if line.startswith("| n"))
     assert "none nearer than the default (nearest: `wide`" in n0
     assert "| `wide` 0.050 (+0.5) |" in n1
+
+
+def test_a_markdown_table_keeps_its_columns_whatever_a_cell_holds():
+    """A variant's description with '|' or a line break stays in its own cell."""
+    from credit_assign.reporting.reproduction import md_table
+
+    text = md_table(["name", "description", "n"], [["v", "lr | schedule\nboth", "3"]])
+    header, rule, row = text.splitlines()
+    unescaped = [c for c in row.replace("\\|", "").split("|")]
+    assert len(unescaped) == len(header.split("|")) and "lr \\| schedule both" in row
+
+
+def test_the_notes_say_when_the_runs_ran_outside_a_git_checkout():
+    """No 'commit(s) `nan`': a run without a commit (no git checkout) is said as such."""
+    from credit_assign.reporting import reproduction_notes as notes
+
+    runs = pd.DataFrame({"method": ["dfa", "bp"], "lam": [0.0, 0.0], "seed": [1, 1],
+                         "epochs": [2, 2], "total_s": [10.0, 12.0],
+                         "git_commit": [None, None]})
+    epochs = pd.DataFrame({"train_s": [1.0], "diagnostics_s": [0.1]})
+    info = {"source": "digits", "n_train": 10, "n_test": 5}
+    text = notes._runs_section(runs, epochs, {}, info)
+    assert "nan" not in text and "Code: outside a git checkout" in text
+    one = notes._runs_section(runs.assign(git_commit=["abcdef1234", None]), epochs, {}, info)
+    assert "commit(s) `abcdef1`" in one and "1 runs ran outside a git checkout" in one

@@ -101,6 +101,25 @@ def check_config_values(config: Config) -> None:
                     f"sweep.{method}: λ = {seen[path]!r} and {lam!r} would share the "
                     f"results path lam{path}; make them differ in the first 6 digits")
             seen[path] = lam
+    check_probe_epochs(config)
+
+
+def check_probe_epochs(config: Config) -> None:
+    """probes.epochs names checkpoints every run saves: an epoch past a swept method's
+    last would be silently missing from the probe tables and figure."""
+    from credit_assign.pipeline.recipe import method_training
+
+    wanted = config["probes"]["epochs"]
+    for method in catalog.methods():
+        if not config["sweep"][method]:
+            continue
+        last = method_training(config["training"], method)["epochs"]
+        beyond = [e for e in wanted if e > last]
+        if beyond:
+            raise ConfigError(
+                f"probes.epochs: {', '.join(map(str, beyond))} past the last epoch of "
+                f"{method} ({last}, training.epochs or training.per_method.{method}); "
+                f"probe epochs 1 … {last}")
 
 
 def check_study(config: Config) -> None:

@@ -5,6 +5,8 @@ first thing.
 * A key that appears twice in one mapping (YAML keeps the last one).
 * A seed that is not a plain decimal integer: YAML 1.1 reads ``042`` as 34 (octal),
   ``0x2a`` and ``4_2`` as 42, ``42.0`` as a float and ``true`` as a bool.
+* A number in exponent form without a dot (``1e-2``): YAML 1.1 reads it as the string
+  '1e-2' (the schema would then say only that it is not a number).
 
 Each error names the file, the line, the key and the value as written.
 """
@@ -22,6 +24,8 @@ from credit_assign.pipeline import ConfigError
 
 SEED_KEYS = ("seed", "seeds")
 PLAIN_DECIMAL = re.compile(r"0|[1-9][0-9]*")
+# what YAML 1.1 reads as a string but a reader takes for a float: 1e-2, 3E5, -1e+3
+DOTLESS_EXPONENT = re.compile(r"[-+]?[0-9]+[eE][-+]?[0-9]+")
 
 
 class ConfigFileError(ConfigError):
@@ -47,6 +51,12 @@ def _check(node, key: str) -> None:
     elif isinstance(node, yaml.SequenceNode):
         for i, v in enumerate(node.value):
             _check(v, f"{key}[{i}]")
+    elif (isinstance(node, yaml.ScalarNode) and node.style is None
+          and DOTLESS_EXPONENT.fullmatch(node.value)):
+        mant, exp = re.split("[eE]", node.value)
+        raise ConfigFileError(
+            f"{_where(node)}: {key} = {node.value} is read by YAML as the string "
+            f"'{node.value}', not a number; write it with a dot: {mant}.0e{exp}")
     elif isinstance(node, yaml.ScalarNode) and key.rsplit(".", 1)[-1].split("[")[0] in SEED_KEYS:
         if node.style is None and not PLAIN_DECIMAL.fullmatch(node.value):
             raise ConfigFileError(
@@ -70,7 +80,8 @@ def seed_values(cfg: Any, key: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def check_yaml(text: str, name: str = "<config>") -> None:
-    """Raise ConfigFileError for a duplicate key or a seed not written as plain digits."""
+    """Raise ConfigFileError for a duplicate key, a seed not written as plain digits or
+    a number in exponent form without a dot."""
     class Loader(yaml.SafeLoader):
         pass
 

@@ -166,7 +166,8 @@ def report(results: list[dict], seeds, pre, tim, cos=None) -> str:
     first = results[0]
     s = first["settings"]
     precisions = [p for p in ("float32", "bfloat16") if p in set(seeds["precision"])]
-    commits = sorted({str(r["provenance"]["code"]["git_commit"])[:7] for r in results})
+    commits = sorted({str(r["provenance"]["code"]["git_commit"])[:7] for r in results
+                      if r["provenance"]["code"]["git_commit"]}) or ["outside a git checkout"]
     m, p, pr = s["model"], s["pretrain"], s["probe"]
     limits = seeds.iloc[0]
     lines = [

@@ -59,11 +59,30 @@ def seeds(values) -> str:
 # no brace, backslash or ^ survives (^^5c is TeX's notation for a backslash), no
 # ligature forms (-- ,, !` ''), and the characters OT1 text fonts lack come from the
 # typewriter font by code. Anything outside printable ASCII and the few symbols our own
-# labels use becomes "?".
+# labels use becomes "?", but for a Latin letter with an accent (é, ü, ç: TeX's accent
+# command on the letter).
 _TT_CHARS = set('\\{}^~_"<>|')
 _SYMBOLS = {"λ": "$\\lambda$", "‖": "$\\|$", "±": "$\\pm$", "Σ": "$\\Sigma$", "—": "---",
             "–": "--", "…": "\\dots{}", "≤": "$\\le$", "≥": "$\\ge$", "−": "$-$",
             "×": "$\\times$"}
+
+
+# a letter with an accent (NFD: the letter, then a combining mark) as TeX's \accent on
+# the letter, by the accent's slot in the OT1 text fonts (no ^, ~ or " is written), so
+# that a name like 'données' prints as written; the cedilla is the \c macro
+_ACCENTS = {"\u0301": 19, "\u0300": 18, "\u0302": 94, "\u0308": 127, "\u0303": 126,
+            "\u030a": 23, "\u030c": 20, "\u0304": 22, "\u0306": 21}
+
+
+def _accented(c: str) -> str | None:
+    import unicodedata
+
+    parts = unicodedata.normalize("NFD", c)
+    if len(parts) != 2 or not (parts[0].isascii() and parts[0].isalpha()):
+        return None
+    if parts[1] == "\u0327":
+        return f"\\c{{{parts[0]}}}"
+    return f"{{\\accent{_ACCENTS[parts[1]]} {parts[0]}}}" if parts[1] in _ACCENTS else None
 
 
 def _tex_char(c: str) -> str:
@@ -81,6 +100,8 @@ def _tex_char(c: str) -> str:
         return c + "{}"  # punctuation: the empty group stops a ligature with the next one
     if c in _SYMBOLS:
         return _SYMBOLS[c]
+    if accented := _accented(c):
+        return accented
     return " " if c.isspace() else "?"
 
 

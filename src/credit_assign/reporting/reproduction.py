@@ -21,6 +21,7 @@ from credit_assign.infra.results import schema
 from credit_assign.pipeline.configfiles import check_yaml
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
+from credit_assign.reporting.render import cell
 
 METRIC_NAMES = {
     "test_acc": "test accuracy",
@@ -292,8 +293,10 @@ def headline_rows(gaps: pd.DataFrame) -> pd.DataFrame:
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    """A Markdown table; every cell through render.cell (a '|' escaped, a line break a
+    space), so that text from a config (a variant's description) cannot shift a column."""
+    lines = ["| " + " | ".join(map(cell, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(map(cell, r)) + " |" for r in rows]
     return "\n".join(lines)
 
 

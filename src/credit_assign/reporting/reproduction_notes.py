@@ -44,7 +44,13 @@ def _n(count: int, word: str) -> str:
 def _runs_section(runs: pd.DataFrame, epochs: pd.DataFrame, variant_runs: dict, info: dict,
                   compute: str = "") -> str:
     all_runs = pd.concat([runs, *variant_runs.values()], ignore_index=True)
-    commits = sorted(set(all_runs.git_commit.astype(str).str[:7]))
+    commits = sorted(set(all_runs.git_commit.dropna().astype(str).str[:7]))
+    no_git = int(all_runs.git_commit.isna().sum())
+    code = (f"Code: commit(s) {', '.join(f'`{c}`' for c in commits)} (each metrics.json "
+            "records its own" + (f"; {no_git} runs ran outside a git checkout"
+                                 if no_git else "") + ")."
+            if commits else "Code: outside a git checkout (each metrics.json records the "
+            "library's sha256 instead).")
     by_len = runs.groupby("epochs").total_s
     jobs = "; ".join(f"{n} runs of {e} epochs, median {_f(t.median(), 0)} s per job "
                      f"({_f(t.min(), 0)}–{_f(t.max(), 0)} s)" for e, t in by_len
@@ -56,8 +62,7 @@ def _runs_section(runs: pd.DataFrame, epochs: pd.DataFrame, variant_runs: dict, 
         f"- Default recipe: {len(runs)} training runs ({', '.join(sorted(set(runs.method)))}); "
         f"{sum(len(v) for v in variant_runs.values())} more in {len(variant_runs)} recipe "
         f"variants ({', '.join(f'`{k}`: {len(v)}' for k, v in variant_runs.items())}). "
-        f"Code: commit(s) {', '.join(f'`{c}`' for c in commits)} (each "
-        "metrics.json records its own).\n"
+        f"{code}\n"
         f"- Data: `{info['source']}` ({info['n_train']} training, {info['n_test']} test "
         f"images; order: {info.get('order', '?')}).\n"
         f"- Compute (1 thread per job, two jobs sharing 2 cores), the default recipe: {jobs}; "

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -74,5 +75,19 @@ def main(argv=None) -> int:
     return 1 if stale or tables else 0
 
 
+def run(argv=None) -> int:
+    """main(), quiet when its reader stops early (``stale | head``): a closed pipe ends
+    the listing, not a traceback."""
+    try:
+        code = main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # Python's recipe: point stdout at devnull so the interpreter's final flush
+        # does not raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())
