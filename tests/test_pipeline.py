@@ -101,7 +101,8 @@ BAD_CONFIGS = [
     ({"training": {"epochs": "many"}}, "instance['training']['epochs']"),
     ({"training": {"lr": -1.0}}, "instance['training']['lr']"),
     ({"sweep": {"dfa": [-1.0]}}, "instance['sweep']['dfa'][0]"),
-    ({"sweep": {"dfa": ["1e-4"]}}, "instance['sweep']['dfa'][0]"),
+    # written as 1e-4 (YAML 1.1: a string): named with the spelling that works
+    ({"sweep": {"dfa": ["1e-4"]}}, "sweep.dfa[0] = 1e-4 is read by YAML as the string"),
     ({"sweep": {"seeds": []}}, "instance['sweep']['seeds']"),
     ({"sweep": {"sdil": [0.0]}}, "sweep: 'sdil' is not a learning rule; registered rules: "
      "['bp', 'dfa', 'fa', 'frozen', 'np']"),
