@@ -185,7 +185,7 @@ rule reproduction_notes:
             [summary(paths.MEASUREMENTS)] if config["measurements"]["run"] else []
         ),
         # what was fixed when: events found in git (the notes' last section)
-        history=paths.HISTORY,
+        history=repo_file(paths.HISTORY),
     output:
         summary(paths.REPRODUCTION_NOTES),
     log:

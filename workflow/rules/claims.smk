@@ -40,7 +40,7 @@ rule claims_verdicts:
         ep=paths.CLAIMS_EP,
         # what was fixed when: events found in git (and the rebuild record in docs/,
         # where the checkout has one)
-        history=paths.HISTORY,
+        history=repo_file(paths.HISTORY),
     output:
         verdicts=report(
             paths.CLAIMS_VERDICTS,

@@ -28,6 +28,12 @@ wildcard_constraints:
     precision="|".join(targets.PRECISIONS),
 
 
+def repo_file(path):
+    """A file of the workflow itself (config/history.yaml, ...), found from the
+    Snakefile's folder wherever Snakemake runs (--directory, a subfolder)."""
+    return str(Path(workflow.basedir) / path)
+
+
 def summary(pattern):
     """A summary table of the config's dataset (paths.RUNS, paths.VARIANTS_GAP, …)."""
     return targets.summary(config, pattern)
@@ -56,8 +62,11 @@ def data_source(wildcards):
 
 
 def source_stamp(wildcards):
+    # a dry run reads the digest cache but writes nothing
     return job_params.source_stamp(
-        config, wildcards.get("dataset") or wildcards.get("corpus")
+        config,
+        wildcards.get("dataset") or wildcards.get("corpus"),
+        remember=not workflow.dryrun,
     )
 
 

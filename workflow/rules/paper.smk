@@ -28,7 +28,10 @@ rule paper_claims:
     """The claims' verdicts (where the config has claims) and what was fixed when, as
     TeX macros (templates/claims.tex.j2)."""
     input:
-        unpack(lambda w: targets.paper_claims_inputs(config)),
+        unpack(
+            lambda w: targets.paper_claims_inputs(config)
+            | {"history": repo_file(paths.HISTORY)}
+        ),
     output:
         paths.PAPER_CLAIMS,
     log:

@@ -59,13 +59,15 @@ def _content(path: str, files: list[str]) -> str:
     return digest.hexdigest()
 
 
-def source_digest(path: str | os.PathLike, cache: str | os.PathLike | None = None) -> str:
+def source_digest(path: str | os.PathLike, cache: str | os.PathLike | None = None,
+                  write: bool = True) -> str:
     """``sha256:<hex>`` of a file's bytes, or of a folder's relative paths and file bytes.
 
     ``cache``: a JSON file remembering each source's on-disk listing and digest; the
     source is read again only when its listing (names, sizes, mtimes, ctimes, inodes)
     differs. A cache
-    that cannot be read is ignored (and rewritten).
+    that cannot be read is ignored (and rewritten). ``write=False``: read the cache,
+    never write it (a dry run writes nothing).
     """
     path = str(Path(path).expanduser().resolve())
     listing, files = _listing(path)
@@ -81,7 +83,7 @@ def source_digest(path: str | os.PathLike, cache: str | os.PathLike | None = Non
         if isinstance(entry, dict) and entry.get("listing") == listing:
             return str(entry["digest"])
     digest = f"sha256:{_content(path, files)}"
-    if cache is not None:
+    if cache is not None and write:
         known[path] = {"listing": listing, "digest": digest}
         cache = Path(cache)
         cache.parent.mkdir(parents=True, exist_ok=True)

@@ -206,6 +206,33 @@ def check_config(config: Config, root: str | Path = ".") -> None:
     check_data_sources(config)
 
 
+def check_default_loaded(configfiles: Iterable[str | Path], root: str | Path) -> None:
+    """The paper config (``root``/paths.DEFAULT_CONFIG) is the first layer of every run:
+    a run that lacks it (a folder without it, Snakemake skipping a missing configfile
+    when --configfile is given) would plan other jobs silently."""
+    default = (Path(root) / paths.DEFAULT_CONFIG).resolve()
+    loaded = [Path(f).resolve() for f in configfiles]
+    if default not in loaded:
+        raise ConfigError(f"{default} was not loaded (the config files are "
+                          f"{', '.join(map(str, loaded)) or 'none'}): every run lays its "
+                          f"--configfile over the paper config; restore {paths.DEFAULT_CONFIG}")
+
+
+# config keys that name a file of the repository (the paper config's are relative to it)
+FILE_KEYS = (("reproduction", "reference"), ("claims", "file"))
+
+
+def locate_files(config: Config, root: str | Path) -> None:
+    """A file key's relative path that is not in the working folder but is in the
+    workflow's (``root``: a run from --directory elsewhere, or from a subfolder) is
+    read from the workflow's folder."""
+    for section, key in FILE_KEYS:
+        value = config.get(section, {}).get(key)
+        if value and not Path(value).is_absolute() and not Path(value).exists() \
+                and (Path(root) / value).exists():
+            config[section][key] = str((Path(root) / value).resolve())
+
+
 def prepare(config: Config, configfiles: Iterable[str | Path] = (),
             root: str | Path = ".") -> None:
     """The one parse sequence of a config, in place: what the Snakefile runs on the config
@@ -223,6 +250,7 @@ def prepare(config: Config, configfiles: Iterable[str | Path] = (),
     except WorkflowError as err:
         raise ConfigError(str(err)) from None
     check_config(config, root)
+    locate_files(config, root)
     from credit_assign.pipeline.targets import claims_spec
 
     claims_spec(config)  # the claims file, if the config names one (a ClaimsError)

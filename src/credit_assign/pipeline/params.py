@@ -138,23 +138,24 @@ def data_source(config: Config, name: str) -> str:
     return config["data"][name]["source"] if name in LOCAL_COPY else ""
 
 
-def source_stamp(config: Config, name: str) -> str:
+def source_stamp(config: Config, name: str, remember: bool = True) -> str:
     """What a local data source holds: a digest of its bytes (credit_assign.infra.sources), a
     param of prepare_data, so that a source whose bytes change (in place, or replaced at
     the same path) reruns it and everything that reads the data, while a copy, a touch or
     a re-extraction (same bytes, new mtimes) reruns nothing. '' for a download or data
-    shipped with a package."""
+    shipped with a package. ``remember``: write the digest to the cache
+    (paths.SOURCE_DIGESTS); a dry run reads the cache but writes nothing."""
     source = data_source(config, name)
     if source in ("", "download"):
         return ""
-    return _stamp(str(Path(source).expanduser()))
+    return _stamp(str(Path(source).expanduser()), remember)
 
 
 @functools.lru_cache
-def _stamp(path: str) -> str:
+def _stamp(path: str, remember: bool = True) -> str:
     from credit_assign.infra.sources import source_digest
 
-    return source_digest(path, cache=paths.SOURCE_DIGESTS)
+    return source_digest(path, cache=paths.SOURCE_DIGESTS, write=remember)
 
 
 # ---- the paper

@@ -84,14 +84,31 @@ def norm_tex(x: float) -> str:
     return f"${x:.3g}$" if 1 <= abs(x) < 1e3 else sci(x)
 
 
-def spread(values, kind: str = "plain", over: str = "") -> str:
+def diverged_seeds(sel: pd.DataFrame) -> list[int]:
+    """The seeds of a runs-table selection whose run recorded a non-finite epoch."""
+    if "n_nonfinite" not in sel:
+        return []
+    return sorted(int(s) for s in sel[sel.n_nonfinite.fillna(0) > 0].seed)
+
+
+def spread(values, kind: str = "plain", over: str = "", diverged: list | None = None) -> str:
     """mean ± std over seeds (ddof = 1) and n, in TeX: "not run" when there are no
     values, "n/a" when the runs exist but the number is not defined for them. ``over``
-    names what n counts where that is not plain seeds ("settled seeds")."""
-    values = list(values)
+    names what n counts where that is not plain seeds ("settled seeds"). ``diverged``:
+    the seeds whose run recorded a non-finite epoch — said after n, never hidden (a
+    non-finite value is left out of the mean, and counted there)."""
+    values, diverged = list(values), list(diverged or [])
     v = np.asarray([x for x in values if x is not None and not pd.isna(x)], dtype=float)
-    if len(v) == 0:
+    finite = v[np.isfinite(v)]
+    note = (f"; diverged: seed{'s' if len(diverged) > 1 else ''} "
+            + ", ".join(f"${s}$" for s in diverged) if diverged else "")
+    if len(finite) < len(v) and not diverged:
+        note = f"; ${len(v) - len(finite)}$ not finite"
+    if len(finite) == 0:
+        if diverged or len(v):
+            return f"diverged ($n{{=}}0$ of ${len(values)}$" + note + ")"
         return "n/a" if values else NOT_RUN
+    v = finite
     mean = float(v.mean())
     std = float(v.std(ddof=1)) if len(v) > 1 else None
     if kind == "norm":
@@ -101,7 +118,7 @@ def spread(values, kind: str = "plain", over: str = "") -> str:
     else:
         fmt = "{:+.3f}" if kind == "cosine" else "{:.3f}"
         text = "$" + fmt.format(mean) + (f" \\pm {std:.3f}" if std is not None else "") + "$"
-    return f"{text} ($n{{=}}{len(v)}$" + (f" {over}" if over else "") + ")"
+    return f"{text} ($n{{=}}{len(v)}$" + (f" {over}" if over else "") + note + ")"
 
 
 # ---- the numbers -------------------------------------------------------------------
@@ -113,16 +130,18 @@ def run_numbers(runs: pd.DataFrame, penalty: float) -> dict[str, str]:
              "DfaPen": ("dfa", penalty), "Frozen": ("frozen", 0.0), "Fa": ("fa", 0.0)}
     for role, (method, lam) in roles.items():
         sel = select_runs(runs, method, lam)
-        out["acc" + role] = spread(sel.test_acc)
-        out["hL" + role] = spread(sel.h_L_norm_median, "norm")
-        out["deepcos" + role] = spread(sel.deep_cosine, "cosine")
+        bad = diverged_seeds(sel)
+        out["acc" + role] = spread(sel.test_acc, diverged=bad)
+        out["hL" + role] = spread(sel.h_L_norm_median, "norm", diverged=bad)
+        out["deepcos" + role] = spread(sel.deep_cosine, "cosine", diverged=bad)
     # the smallest nonzero DFA λ below the penalty (1e-4 in the paper), if swept
     small = sorted({float(x) for x in runs[runs.method == "dfa"].lam if 0 < float(x) < penalty})
     sel = select_runs(runs, "dfa", small[0]) if small else runs.iloc[0:0]
     out["lamSmall"] = lam_tex(small[0]) if small else NOT_RUN
-    out["hLDfaSmall"] = spread(sel.h_L_norm_median, "norm")
-    out["deepcosDfaSmall"] = spread(sel.deep_cosine, "cosine")
-    out["accDfaSmall"] = spread(sel.test_acc)
+    bad = diverged_seeds(sel)
+    out["hLDfaSmall"] = spread(sel.h_L_norm_median, "norm", diverged=bad)
+    out["deepcosDfaSmall"] = spread(sel.deep_cosine, "cosine", diverged=bad)
+    out["accDfaSmall"] = spread(sel.test_acc, diverged=bad)
     out["penaltynormverdict"] = penalty_norm_verdict(runs, penalty)
     return out
 
@@ -135,6 +154,13 @@ def penalty_norm_verdict(runs: pd.DataFrame, penalty: float) -> str:
     seeds = sorted(set(pen.index) & set(zero.index))
     if not seeds:
         return "cannot be compared with and without the penalty here (a run is missing)"
+    runs_of = pd.concat([select_runs(runs, "dfa", penalty), select_runs(runs, "dfa", 0.0)])
+    bad = sorted(set(diverged_seeds(runs_of))
+                 | {s for s in seeds if not (np.isfinite(pen[s]) and np.isfinite(zero[s]))})
+    if bad:
+        return ("is undecided on DFA's $\\|h_L\\|$: seed" + ("s " if len(bad) > 1 else " ")
+                + ", ".join(f"${s}$" for s in bad) + " diverged (a non-finite epoch), and a "
+                "diverged run decides nothing")
     not_lower = [s for s in seeds if not float(pen[s]) < float(zero[s])]
     if not not_lower:
         return f"lowers DFA's $\\|h_L\\|$ on every seed (${len(seeds)}$ of ${len(seeds)}$)"
@@ -149,9 +175,17 @@ def null_test(nulls: pd.DataFrame, lam: float) -> tuple[pd.Series, pd.Series, bo
     sel = select_runs(nulls, "dfa", lam)
     trained = sel[sel.feedback == "trained"].deep_cosine
     fresh = sel[sel.feedback == "fresh"].deep_cosine
-    if not (len(trained) and len(fresh)):
-        return trained, fresh, None
+    if not (len(trained) and len(fresh)) or null_diverged(nulls, lam):
+        return trained, fresh, None  # not measured, or diverged: never a False
     return trained, fresh, bool(trained.mean() > fresh.mean() + 2 * fresh.std(ddof=1))
+
+
+def null_diverged(nulls: pd.DataFrame, lam: float) -> list[int]:
+    """The seeds whose null at λ holds a non-finite cosine (a diverged model): the
+    screen is undecided on them, never 'not above'."""
+    sel = select_runs(nulls, "dfa", lam)
+    bad = sel[~np.isfinite(sel.deep_cosine.astype(float))]
+    return sorted({int(s) for s in bad.seed})
 
 
 def _screen(trained: pd.Series) -> str:
@@ -165,6 +199,7 @@ def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
     """Deep cosine with the trained-with B vs fresh draws, DFA at the penalty λ and at
     λ = 0, each tested the same way (null_test)."""
     trained, fresh, above = null_test(nulls, penalty)
+    bad, bad0 = null_diverged(nulls, penalty), null_diverged(nulls, 0.0)
     sel = select_runs(nulls, "dfa", penalty)
     out = {"nullTrained": spread(trained, "cosine"),
            "nullFresh": spread(fresh, "cosine"),
@@ -177,7 +212,8 @@ def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
         if above else
         "does not rise above the fresh-$B$ null by two of its standard deviations"
         f"{_screen(trained)}: by that screen these runs do not separate the trained $B$ "
-        "from a fresh one" if above is not None else "was not measured")
+        "from a fresh one" if above is not None else
+        _undecided(bad) if bad else "was not measured")
     trained0, fresh0, above0 = null_test(nulls, 0.0)
     out["nullTrainedZero"] = spread(trained0, "cosine")
     out["nullFreshZero"] = spread(fresh0, "cosine")
@@ -193,15 +229,28 @@ def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
         "judged block by block on fresh seeds by the claims "
         "(\\texttt{config/claims.yaml})"
         if above0 is not None else
+        _undecided(bad0) if bad0 else
         "was not measured, so the paper's claim that the unpenalised blocks carry no "
         "information is not tested here")
     return out
 
 
+def _undecided(seeds: list[int]) -> str:
+    """A verdict the runs cannot give: which seeds diverged."""
+    return ("is undecided: seed" + ("s " if len(seeds) > 1 else " ")
+            + ", ".join(f"${s}$" for s in seeds) + " diverged (a non-finite value), and a "
+            "diverged run decides nothing")
+
+
 def ordering_verdict(runs: pd.DataFrame, penalty: float) -> str:
     """Whether the paper's ordering bp > dfa(penalty) > frozen > dfa(0) holds in test acc."""
     cells = [("bp", 0.0), ("dfa", penalty), ("frozen", 0.0), ("dfa", 0.0)]
-    means = [select_runs(runs, m, lam).test_acc.mean() for m, lam in cells]
+    sels = [select_runs(runs, m, lam) for m, lam in cells]
+    bad = sorted({s for sel in sels for s in diverged_seeds(sel)}
+                 | {int(s) for sel in sels for s in sel[~np.isfinite(sel.test_acc)].seed})
+    if bad:
+        return _undecided(bad)
+    means = [sel.test_acc.mean() for sel in sels]
     if any(pd.isna(m) for m in means):
         return "cannot be checked here (a run of the ordering is missing)"
     holds = all(a > b for a, b in itertools.pairwise(means))
@@ -675,8 +724,16 @@ def build_pdf(tex: str | Path, out_pdf: str | Path) -> Path:
     log.write_text(proc.stdout + proc.stderr)
     built = tex.parent / "build" / (tex.stem + ".pdf")
     if proc.returncode != 0 or not built.exists():
+        # latexmk keeps what it last saw (build/<stem>.fdb_latexmk) and, with sources it
+        # thinks unchanged, answers a rerun "Nothing to do … gave an error" for ever: the
+        # next build starts clean instead
+        for state in ("fdb_latexmk", "aux", "pdf"):
+            (tex.parent / "build" / f"{tex.stem}.{state}").unlink(missing_ok=True)
         raise RuntimeError(f"latexmk failed on {tex.name} (exit {proc.returncode}): "
-                           f"{tex_error(proc.stdout + proc.stderr, tex.parent)}")
+                           f"{tex_error(proc.stdout + proc.stderr, tex.parent)} "
+                           f"(latexmk's state in {tex.parent.name}/build/ is cleared: the next "
+                           f"build starts clean; if the same error comes back, it is in "
+                           f"the sources, or delete {tex.parent.name}/build/)")
     tmp = Path(out_pdf).with_suffix(".pdf.tmp")
     shutil.copyfile(built, tmp)
     os.replace(tmp, out_pdf)

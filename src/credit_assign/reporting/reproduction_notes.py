@@ -18,7 +18,7 @@ from credit_assign.reporting import render
 from credit_assign.reporting import reproduction as rep_io
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
-from credit_assign.reporting.paper import null_test
+from credit_assign.reporting.paper import null_diverged, null_test
 from credit_assign.reporting.reproduction import md_table
 
 DATASET_NAMES = {"cifar10": "CIFAR-10", "digits": "the digits data (a quick run)"}
@@ -424,6 +424,10 @@ def _null_section(nulls: pd.DataFrame | None, penalty: float | None) -> str:
              "against its own draws, the same way.\n"]
     for lam in (0.0, penalty):
         trained, fresh, above = null_test(nulls, lam)
+        if bad := null_diverged(nulls, lam):
+            lines.append(f"- λ = {lam:g}: undecided — seed(s) {', '.join(map(str, bad))} "
+                         "diverged (a non-finite cosine); a diverged run decides nothing.")
+            continue
         if above is None:
             lines.append(f"- λ = {lam:g}: not measured.")
             continue

@@ -25,6 +25,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 from pandera.errors import SchemaError, SchemaErrors
@@ -59,9 +60,24 @@ def _runs_columns() -> dict[str, pa.Column]:
     return {"dataset": _str(), "method": _str(), "lam": _num(False), "seed": _int()}
 
 
-def _schema(columns: dict[str, pa.Column], unique: tuple[str, ...] | None) -> pa.DataFrameSchema:
+def _schema(columns: dict[str, pa.Column], unique: tuple[str, ...] | None,
+            checks: list[pa.Check] | None = None) -> pa.DataFrameSchema:
     # strict=False: a table may carry more columns than its readers need
-    return pa.DataFrameSchema(columns, strict=False, unique=list(unique) if unique else None)
+    return pa.DataFrameSchema(columns, strict=False, unique=list(unique) if unique else None,
+                              checks=checks)
+
+
+# a run's final numbers that are never undefined for a run that stayed finite (the deep
+# cosine is: the frozen baseline has none)
+FINITE_UNLESS_DIVERGED = ("test_acc", "train_loss", "test_loss", "h_L_norm_median")
+
+
+def _nan_only_where_diverged(frame: pd.DataFrame) -> pd.Series:
+    """A run's row may hold a missing or non-finite number only where the run's own
+    record says it diverged (n_nonfinite > 0)."""
+    values = frame[list(FINITE_UNLESS_DIVERGED)].apply(pd.to_numeric, errors="coerce")
+    bad = ~np.isfinite(values.to_numpy(dtype=float)).all(axis=1)
+    return pd.Series(~bad | (frame.n_nonfinite.to_numpy() > 0), index=frame.index)
 
 
 # One contract per kind of table: the columns its readers rely on, their dtypes, and the
@@ -72,7 +88,10 @@ CONTRACTS: dict[str, tuple[pa.DataFrameSchema, bool]] = {
                       "h_L_norm_median": _num(), "deep_cosine": _num(),
                       "first_nonfinite_epoch": _int(True), "stopped_early": _bool(),
                       "n_nonfinite": _int(), "total_s": _num(), "device": _str()},
-                     ("dataset", *RUN)), True),
+                     ("dataset", *RUN),
+                     [pa.Check(_nan_only_where_diverged, error="a missing or non-finite "
+                               f"{'/'.join(FINITE_UNLESS_DIVERGED)} in a run whose record "
+                               "says it stayed finite (n_nonfinite = 0)")]), True),
     "epochs": (_schema({**_runs_columns(), "epoch": _int(), "lr": _num(),
                         "train_loss": _num(), "test_acc": _num(), "test_loss": _num(),
                         "h_L_norm_median": _num(), "deep_cosine": _num(),

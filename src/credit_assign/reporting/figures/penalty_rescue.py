@@ -104,9 +104,17 @@ def panel_accuracy(ax, runs: pd.DataFrame, penalty_lambda: float, methods: dict)
         return _missing(ax, "BP or DFA runs")
     width = 0.36
     for j, lam in enumerate(lams):
-        stats = [_mean_std(runs[(runs.method == m) & np.isclose(runs.lam, lam)].test_acc)
-                 for m in shown]
+        cells = [runs[(runs.method == m) & np.isclose(runs.lam, lam)] for m in shown]
+        stats = [_mean_std(c.test_acc) for c in cells]
         x = np.arange(len(shown)) + (j - 0.5) * width
+        for xi, cell in zip(x, cells, strict=True):
+            # a diverged run is a fact on the figure, never a bar that silently lacks it
+            bad = cell[(cell.n_nonfinite > 0) | ~np.isfinite(cell.test_acc)] \
+                if "n_nonfinite" in cell else cell[~np.isfinite(cell.test_acc)]
+            if len(bad):
+                ax.text(xi, 0.02, "diverged: seed " + ", ".join(map(str, sorted(bad.seed))),
+                        rotation=90, ha="center", va="bottom", fontsize=7, color="#b2182b",
+                        zorder=5)
         ax.bar(x, [s[0] for s in stats], width, yerr=[s[1] for s in stats], capsize=3,
                color=[style.method_color(methods, m) for m in shown], edgecolor="black",
                linewidth=0.5, alpha=1.0 if j == 0 else 0.55, hatch="///" if j else None,
@@ -118,7 +126,8 @@ def panel_accuracy(ax, runs: pd.DataFrame, penalty_lambda: float, methods: dict)
                    label=f"{style.method_label(methods, 'frozen')} ({m:.3f})")
     ax.set_xticks(np.arange(len(shown)), [style.method_label(methods, m) for m in shown])
     ax.set_ylabel(style.LABELS["test_acc"])
-    ax.set_ylim(0, min(1.0, np.nanmax(runs.test_acc) * 1.1))
+    finite = runs.test_acc[np.isfinite(runs.test_acc)]
+    ax.set_ylim(0, min(1.0, finite.max() * 1.1) if len(finite) else 1.0)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
 
 
