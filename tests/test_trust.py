@@ -680,3 +680,34 @@ def test_the_config_is_found_from_another_folder_and_a_dry_run_writes_nothing(tm
     assert job_counts(runs[0].stdout) == job_counts(runs[1].stdout) == job_counts(runs[2].stdout)
     for folder in (repo, elsewhere, sub):  # the dry runs wrote no data (no digest cache)
         assert not (folder / "data").exists(), folder
+
+
+# ---- round four, case 3: a checkout knows itself ------------------------------------
+@pytest.mark.parametrize("command", [["credit_assign.reporting.stale", "results"],
+                                     ["credit_assign.science.rules", "--write"]])
+def test_a_checkout_refuses_another_checkouts_package(tmp_path, command):
+    """Two clones, one environment (Python imports the first's package): run in the
+    second, stale and the catalogue writer refuse, naming both packages, and write
+    nothing into the first."""
+    import subprocess
+    import sys
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    for clone in (first, second):
+        shutil.copytree(ROOT / "src", clone / "src",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / "config", clone / "config")
+        (clone / "results").mkdir()
+    catalogue = first / "src/credit_assign/pipeline/rules_catalog.json"
+    before = catalogue.read_bytes()
+    env = {**os.environ, "PYTHONPATH": str(first / "src")}
+    proc = subprocess.run([sys.executable, "-m", *command], cwd=second, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert str(second / "src" / "credit_assign") in proc.stderr
+    assert str(first / "src" / "credit_assign") in proc.stderr
+    assert catalogue.read_bytes() == before
+    # in its own checkout the same command runs
+    ok = subprocess.run([sys.executable, "-m", *command], cwd=first, env=env,
+                        capture_output=True, text=True)
+    assert ok.returncode in (0, 1), ok.stderr  # stale: 1 = something listed

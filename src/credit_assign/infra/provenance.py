@@ -69,3 +69,27 @@ def describe_source(path: str | Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return f"{path.name} (sha256 {digest.hexdigest()})"
+
+
+def package_dir() -> Path:
+    """The folder of the credit_assign package this process imported."""
+    return Path(__file__).resolve().parents[1]
+
+
+def check_checkout(where: str | Path = ".") -> None:
+    """Refuse to report on or write into one checkout with another's code: the nearest
+    folder at or above ``where`` that holds a checkout's package (src/credit_assign/)
+    must be the package this process imported (two clones sharing one environment: an
+    editable install points at the first). RuntimeError naming both; nothing to check
+    outside a checkout."""
+    here = Path(where).resolve()
+    for folder in (here, *here.parents):
+        local = folder / "src" / "credit_assign"
+        if (local / "__init__.py").is_file():
+            if local.resolve() != package_dir():
+                raise RuntimeError(
+                    f"this checkout's package is {local}, but Python imported "
+                    f"{package_dir()} (another checkout: an editable install of it, or "
+                    f"PYTHONPATH); run with PYTHONPATH={folder / 'src'} or install this "
+                    "checkout")
+            return

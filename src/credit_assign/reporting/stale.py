@@ -27,7 +27,7 @@ import os
 import sys
 from pathlib import Path
 
-from credit_assign.infra.provenance import library_digest
+from credit_assign.infra.provenance import check_checkout, library_digest
 from credit_assign.reporting.tables import audit
 
 
@@ -55,6 +55,11 @@ def main(argv=None) -> int:
     ap.add_argument("--rerun", action="store_true",
                     help="print a snakemake command that rebuilds the listed results")
     args = ap.parse_args(argv)
+    try:  # the library digest must be this checkout's, not another's on sys.path
+        check_checkout(args.root)
+    except RuntimeError as err:
+        print(f"stale: {err}", file=sys.stderr)
+        return 2
     if not args.root.is_dir():
         print(f"{args.root} is not a folder of results", file=sys.stderr)
         return 2

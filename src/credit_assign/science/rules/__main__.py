@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from credit_assign.infra import paths
+from credit_assign.infra.provenance import check_checkout
 from credit_assign.pipeline import catalog as pipeline_catalog
 from credit_assign.science.rules import catalog, options_table
 
@@ -38,6 +39,11 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(table)
         return 0
+    try:  # write the catalogue of this checkout's rules, into this checkout
+        check_checkout(".")
+    except RuntimeError as err:
+        print(f"--write: {err}", file=sys.stderr)
+        return 2
     text = pipeline_catalog.render(catalog(), pipeline_catalog.sources_digest())
     pipeline_catalog.CATALOG.write_text(text)
     README.write_text(readme_with(README.read_text(), table))
