@@ -68,8 +68,8 @@ def order(root: str | Path, spec_path: str, results: pd.DataFrame) -> dict:
     return {
         "spec": spec, "amended": later,
         "results": int(len(results)),
-        "first_result": min(finished) if len(finished) else None,
-        "last_result": max(finished) if len(finished) else None,
+        "first_result": utc(min(finished, key=utc)) if len(finished) else None,
+        "last_result": utc(max(finished, key=utc)) if len(finished) else None,
         "result_commits": [c[:7] for c in commits],
         "without_commit": int(results.git_commit.isna().sum()),
         "all_after": bool(held) and all(held.values()) and not results.git_commit.isna().any(),

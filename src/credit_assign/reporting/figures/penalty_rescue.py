@@ -30,7 +30,7 @@ def _missing(ax, what: str) -> None:
 
 def panel_norms(ax, epochs: pd.DataFrame) -> None:
     dfa = epochs[epochs.method == "dfa"]
-    ax.set_title(r"A  $\|h_L\|$ under the penalty", loc="left")
+    ax.set_title(r"A  $\|h_L\|$ per epoch", loc="left")
     if dfa.empty:
         return _missing(ax, "DFA runs")
     colors = style.lam_colors(dfa.lam.unique())
@@ -64,23 +64,23 @@ def panel_norms(ax, epochs: pd.DataFrame) -> None:
 
 def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: float,
                   methods: dict) -> None:
-    ax.set_title("B  deep cosine to the BP gradient", loc="left")
+    ax.set_title("B  deep cosine", loc="left")
     dfa = runs[runs.method == "dfa"]
     colors = style.lam_colors(dfa.lam.unique())
     labels, values, errors, bar_colors = [], [], [], []
     for lam, group in dfa.groupby("lam"):
         m, s = _mean_std(group.deep_cosine)
-        labels.append(style.method_label(methods, "dfa") + "\n" + style.lam_label(lam))
+        labels.append(style.method_label(methods, "dfa") + " " + style.lam_label(lam))
         values.append(m), errors.append(s), bar_colors.append(colors[lam])
     fresh = nulls[(nulls.feedback == "fresh") & np.isclose(nulls.lam, penalty_lambda)]
     if not fresh.empty:
         m, s = _mean_std(fresh.deep_cosine)
-        labels.append("fresh-$B$\nnull " + style.lam_label(penalty_lambda))
+        labels.append("fresh-$B$ null " + style.lam_label(penalty_lambda))
         values.append(m), errors.append(s), bar_colors.append(style.NULL_COLOR)
     bp = runs[runs.method == "bp"]
     if not bp.empty:
         m, s = _mean_std(bp[bp.lam == bp.lam.min()].deep_cosine)
-        labels.append(style.method_label(methods, "bp") + "\nreference")
+        labels.append(style.method_label(methods, "bp") + " (reference)")
         values.append(m), errors.append(s), bar_colors.append(style.method_color(methods, "bp"))
     if not labels:
         return _missing(ax, "DFA or BP runs")
@@ -91,13 +91,13 @@ def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: f
         if np.isnan(v):  # no finite value: say so instead of drawing a zero bar
             ax.text(xi, 0.02, "n/a", ha="center", va="bottom", fontsize=7, color="0.3")
     ax.axhline(0, color="0.4", lw=0.6, ls="--", zorder=1)
-    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_xticks(x, labels, fontsize=7, rotation=40, ha="right", rotation_mode="anchor")
     ax.set_ylabel(style.LABELS["deep_cosine"])
     ax.set_ylim(min(-0.1, np.nanmin(np.array(values) - np.nan_to_num(errors)) - 0.05), 1.1)
 
 
 def panel_accuracy(ax, runs: pd.DataFrame, penalty_lambda: float, methods: dict) -> None:
-    ax.set_title("C  penalty effect on accuracy", loc="left")
+    ax.set_title("C  test accuracy", loc="left")
     lams = [0.0, penalty_lambda]
     shown = [m for m in ("bp", "dfa") if (runs.method == m).any()]
     if not shown:
@@ -127,8 +127,8 @@ def panel_accuracy(ax, runs: pd.DataFrame, penalty_lambda: float, methods: dict)
     ax.set_xticks(np.arange(len(shown)), [style.method_label(methods, m) for m in shown])
     ax.set_ylabel(style.LABELS["test_acc"])
     finite = runs.test_acc[np.isfinite(runs.test_acc)]
-    ax.set_ylim(0, min(1.0, finite.max() * 1.1) if len(finite) else 1.0)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
+    ax.set_ylim(0, min(1.0, finite.max() * 1.65) if len(finite) else 1.0)  # room: legend
+    ax.legend(loc="upper right", frameon=False, fontsize=7)
 
 
 def plot(runs: pd.DataFrame, epochs: pd.DataFrame, nulls: pd.DataFrame,
@@ -138,7 +138,9 @@ def plot(runs: pd.DataFrame, epochs: pd.DataFrame, nulls: pd.DataFrame,
     import matplotlib.pyplot as plt
 
     style.apply()
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), layout="constrained")
+    # drawn at the printed width (the paper includes it at \\linewidth): text ≥ 7 pt
+    fig, axes = plt.subplots(1, 3, figsize=(style.TEXT_WIDTH_IN - 0.1, 2.7),
+                             layout="constrained")
     panel_norms(axes[0], epochs)
     methods = methods or {}
     panel_cosines(axes[1], runs, nulls, penalty_lambda, methods)
