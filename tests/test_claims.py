@@ -254,7 +254,8 @@ def test_the_order_of_the_claims_file_and_the_results_is_read_from_git(tmp_path)
     spec = _commit(tmp_path, "claims.yaml", "claims: []\n", "claims, alone")
     after = _commit(tmp_path, "code.py", "x = 2\n", "more code")
     results = pd.DataFrame({"git_commit": [spec, after],
-                            "finished_at": ["2026-12-02T05:00:00+0100", "2026-12-02T04:30:00+0000"]})
+                            "finished_at": ["2026-12-02T05:00:00+0100",
+                                            "2026-12-02T04:30:00+0000"]})
     got = history.order(tmp_path, "claims.yaml", results)
     assert got["spec"]["commit"] == spec and got["spec"]["alone"] and got["all_after"]
     # in UTC, ordered by time (not by the string as written)
