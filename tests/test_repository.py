@@ -35,3 +35,24 @@ def test_hand_written_pages_type_no_measured_number():
         text = (ROOT / name).read_text()
         found = re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])|\d+\s?%", text)
         assert found == [], f"{name} types {found}"
+
+
+def test_resources_are_stated_once_in_the_rules_and_the_profiles_only_add_a_clusters():
+    """Each rule states its threads, memory and minutes (workflow/rules/*.smk); a profile
+    sets none of them (it would contradict the rule), only what a cluster adds."""
+    import yaml
+
+    cluster = {"slurm_partition", "slurm_account", "gpu", "gpu_model", "gres", "constraint",
+               "qos", "slurm_extra"}
+    for profile in sorted((ROOT / "profiles").glob("*/profile.yaml")):
+        cfg = yaml.safe_load(profile.read_text())
+        assert "set-threads" not in cfg, profile
+        for rule, res in (cfg.get("set-resources") or {}).items():
+            assert set(res) <= cluster, f"{profile}: {rule} sets {sorted(set(res) - cluster)}"
+    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        for block in re.split(r"\n(?=rule )", smk.read_text())[1:]:
+            name = block.split(":")[0].removeprefix("rule ")
+            if "output:" not in block:
+                continue  # a target rule (all, variants, claims): no job of its own
+            for key in ("threads:", "mem_mb=", "runtime="):
+                assert key in block, f"{smk.name}: rule {name} does not state {key}"

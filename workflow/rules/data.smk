@@ -11,8 +11,8 @@ rule prepare_data:
         "../../envs/pytorch.yaml"
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=6000,
+        runtime=60,
     params:
         cache=paths.DATA_CACHE,
         source=data_source,

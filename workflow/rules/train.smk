@@ -14,7 +14,7 @@ rule train:
         "../../envs/pytorch.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
+        mem_mb=4000,
         runtime=120,
     params:
         cache=dataset_cache_path,
@@ -40,8 +40,8 @@ rule fresh_b_null:
         "../../envs/pytorch.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=15,
+        mem_mb=3000,
+        runtime=30,
     params:
         cache=dataset_cache_path,
         draws=config["fresh_b_null"]["draws"],
