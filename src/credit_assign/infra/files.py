@@ -35,6 +35,17 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 
+def sha256_file(path: str | Path) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB chunks (the one file hash)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def _umask_mode() -> int:
     """0o666 less the process umask: what open() would give a new file."""
     mask = os.umask(0)

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from credit_assign.infra.files import sha256_file
+
 
 def code_version(root: Path | None = None) -> dict[str, Any]:
     """Git commit of the code (and whether the tree had local changes), when known."""
@@ -64,11 +66,7 @@ def describe_source(path: str | Path) -> str:
     path = Path(path).expanduser()
     if path.is_dir():
         return f"{path.name}/ (image folder)"
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return f"{path.name} (sha256 {digest.hexdigest()})"
+    return f"{path.name} (sha256 {sha256_file(path)})"
 
 
 def package_dir() -> Path:

@@ -18,7 +18,7 @@ import json
 import os
 from pathlib import Path
 
-_CHUNK = 1 << 20
+from credit_assign.infra.files import atomic_write_text, sha256_file
 
 
 def _listing(path: str) -> tuple[str, list[str]]:
@@ -43,11 +43,7 @@ def _stat_key(st: os.stat_result) -> str:
 
 
 def _file_sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return sha256_file(path)
 
 
 def _content(path: str, files: list[str]) -> str:
@@ -85,9 +81,5 @@ def source_digest(path: str | os.PathLike, cache: str | os.PathLike | None = Non
     digest = f"sha256:{_content(path, files)}"
     if cache is not None and write:
         known[path] = {"listing": listing, "digest": digest}
-        cache = Path(cache)
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, cache)
+        atomic_write_text(cache, json.dumps(known, indent=1, sort_keys=True) + "\n")
     return digest

@@ -30,7 +30,7 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.errors import SchemaError, SchemaErrors
 
-from credit_assign.infra.files import atomic_write_text
+from credit_assign.infra.files import atomic_write_text, sha256_file
 
 DIGEST_SUFFIX = ".digest.json"
 RUN = ("method", "lam", "seed")  # what a training run is, in every table that has runs
@@ -178,14 +178,6 @@ CONTRACTS: dict[str, tuple[pa.DataFrameSchema, bool]] = {
 
 
 # ---- writing -------------------------------------------------------------------------
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def digest_path(table: str | Path) -> Path:
     """The record beside a table: summary/runs.csv -> summary/runs.csv.digest.json."""
     return Path(str(table) + DIGEST_SUFFIX)
