@@ -81,15 +81,20 @@ def _paired(ax, seeds: pd.DataFrame, value: str, precisions, colors, free_steps)
                 ax.hlines(vals[ok].mean(), x - 0.3, x + 0.3, color="black", lw=1.2, zorder=4)
             xt.append(x)
             xl.append(f"{p}\n$T_1={t1}$")
-    ax.set_xticks(xt, xl, fontsize=6)
+    ax.set_xticks(xt, xl, fontsize=7)
 
 
 def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     style.apply()
-    fig, axes = plt.subplots(2, 3, figsize=(11.5, 6.6), layout="constrained",
-                             gridspec_kw={"width_ratios": [1.4, 1, 1]})
+    # drawn at the printed size (the paper includes it at \linewidth, a page of its own):
+    # A across the width, then B–F two by two in reading order, text >= 7 pt
+    fig = plt.figure(figsize=(style.TEXT_WIDTH_IN - 0.1, 7.6), layout="constrained")
+    spec = fig.add_gridspec(4, 2)
+    cells = [(r, c) for r in (1, 2, 3) for c in (0, 1)][:5]
+    panels = [fig.add_subplot(spec[0, :])] + [fig.add_subplot(spec[r, c]) for r, c in cells]
+    axes = np.array([panels[0:3], panels[3:6]], dtype=object)
     free_steps = sorted(cos["free_steps"].unique())
     # as many colours as free-phase lengths (five at most; the palette is the longer list)
     colors = dict(zip(free_steps, [style.PALETTE[i] for i in (0, 3, 2, 4, 1)], strict=False))
@@ -122,16 +127,16 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
                      label=(rf"$T_1={t1}$, {unsettled[t1]} unsettled" if i == 0 else None))
     ax.axhline(0, color="0.3", lw=0.6)
     ax.set_xticks(range(len(groups)), [_group_label(g) for g in groups])
-    ax.set_ylabel("cosine of EP's gradient to BPTT's")
+    ax.set_ylabel("cosine to BPTT")
     low = float(np.nanmin(seeds["cosine"].to_numpy(float)))
     # a band below the lowest dot for the legend and the key, clear of bars and dots
     ax.set_ylim(min(-0.1, low - 0.05) - 0.35, 1.05)
     ax.set_title(f"A  EP vs BPTT by group, {main} pretraining", loc="left")
     ax.text(0.99, 0.02, f"{n_seeds} seeds; dot: a seed's mean over batches\n"
             "(hollow: free phase not settled);\nbar: mean ± sd over settled seeds",
-            transform=ax.transAxes, ha="right", va="bottom", fontsize=6)
-    ax.legend(frameon=False, loc="lower left", title="free phase", fontsize=6,
-              title_fontsize=6)
+            transform=ax.transAxes, ha="right", va="bottom", fontsize=7)
+    ax.legend(frameon=False, loc="lower left", title="free phase", fontsize=7,
+              title_fontsize=7)
 
     ax = axes[0, 1]
     b0 = cos[cos["group"] == "block0"]
@@ -144,9 +149,8 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
     ax.set_xscale("log")
     ax.set_xlabel(r"free-phase residual $\|\varepsilon F(z^*)\| / \|z^*\|$")
     ax.set_ylabel("block 0 cosine to BPTT")
-    ax.set_title("B  operating point vs block 0 (hollow: unsettled;\n"
-                 "dotted: residual bound of the criterion)", loc="left")
-    ax.legend(frameon=False, fontsize=6)
+    ax.set_title("B  block 0 vs the residual\n(dotted: the criterion's bound)", loc="left")
+    ax.legend(frameon=False, fontsize=7)
 
     ax = axes[0, 2]
     runs = list(pre.groupby(["corpus", "precision", "seed"]))
@@ -162,21 +166,21 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
         ax.scatter([sub["step"].max()], [sub["val_loss"].iloc[0]], marker="x", color=color,
                    zorder=3)
     ax.set_xlabel("pretraining step (BPTT)")
-    ax.set_ylabel("train loss (x: val loss at end)")
+    ax.set_ylabel("train loss (×: val. at end)")
     ax.set_title("C  pretraining", loc="left")
     if len(runs) <= 8:
-        ax.legend(frameon=False, fontsize=6)
+        ax.legend(frameon=False, fontsize=7)
 
     b0_seeds = seeds[seeds["group"] == "block0"]
     _paired(axes[1, 0], b0_seeds, "cosine", precisions, colors, free_steps)
-    axes[1, 0].set_ylabel("block 0 cosine to BPTT\n(a seed's mean over its batches)")
-    axes[1, 0].set_title("D  block 0 by precision (line: a seed;\n"
-                         "bar: mean over settled seeds)", loc="left")
+    axes[1, 0].set_ylabel("block 0 cosine to BPTT\n(a seed's mean over batches)")
+    axes[1, 0].set_title("D  block 0, seed by seed\n(bar: mean over settled seeds)",
+                         loc="left")
     _paired(axes[1, 1], b0_seeds, "residual", precisions, colors, free_steps)
     axes[1, 1].set_yscale("log")
-    axes[1, 1].set_ylabel("free-phase residual\n(a seed's mean over its batches)")
-    axes[1, 1].set_title("E  residual by precision (line: a seed;\n"
-                         "bar: mean over settled seeds)", loc="left")
+    axes[1, 1].set_ylabel("free-phase residual\n(a seed's mean over batches)")
+    axes[1, 1].set_title("E  residual, seed by seed\n(bar: mean over settled seeds)",
+                         loc="left")
 
     ax = axes[1, 2]
     for (*_, t1), sub in inc[inc["precision"] == main].groupby(
@@ -189,10 +193,9 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
     ax.set_ylabel(r"$\|a_t - a_{t-\Delta}\|$")
     ax.set_title(f"F  hindsight selection, {main} (dot: kept)", loc="left")
     fig.suptitle(f"Spring-coupled equilibrium stack ({', '.join(corpora)}): "
-                 "did the tension reach block 0?\nHollow markers: free phase not settled "
-                 "(residual or t_best, config ep_stack.settle); bars and means are over "
-                 "settled seeds only",
-                 fontsize=9, x=0.01, ha="left")
+                 "did the tension reach block 0?\nHollow: free phase not settled "
+                 "(ep_stack.settle); bars and means: settled seeds only",
+                 fontsize=8, x=0.01, ha="left")
     return fig
 
 
