@@ -2,7 +2,6 @@
 bootstrap interval; the decision rule's three outcomes; no verdict from a diverged run;
 the page from its findings; the order of the claims file and the results in git."""
 
-import copy
 import math
 import subprocess
 from pathlib import Path
@@ -59,7 +58,7 @@ def test_a_paired_effect_takes_both_runs_of_the_same_seed():
     # the seeds differ a lot (0.2 … 0.5); each seed's penalised run is its own +0.05:
     # paired, every seed's effect is exactly 0.05 (unpaired, they would span ±0.3)
     seeds, base = [5, 6, 7, 8], [0.2, 0.5, 0.3, 0.45]
-    tables = _tables(seeds, [b + 0.05 for b in base[::1]], base)
+    tables = _tables(seeds, [b + 0.05 for b in base], base)
     rows = claims.seed_effects(_claim(), seeds, tables)
     assert [r["seed"] for r in rows] == seeds
     assert np.allclose([r["effect"] for r in rows], 0.05)
@@ -261,6 +260,9 @@ def test_the_order_of_the_claims_file_and_the_results_is_read_from_git(tmp_path)
     # in UTC, ordered by time (not by the string as written)
     assert (got["first_result"], got["last_result"]) == ("2026-12-02 04:00 UTC",
                                                          "2026-12-02 04:30 UTC")
+    assert not got["working_differs"]
+    (tmp_path / "claims.yaml").write_text("claims: [edited]\n")  # an edit not committed
+    assert history.order(tmp_path, "claims.yaml", results)["working_differs"]
     # a result made by code from before the claims file: the order cannot be shown
     early = results.assign(git_commit=[before, after])
     got = history.order(tmp_path, "claims.yaml", early)
@@ -291,7 +293,6 @@ def test_the_markdown_cell_filter_keeps_a_table_whole():
     assert render.cell("a | b\nc") == "a \\| b c"
     assert render.signed(-0.05) == "−0.050" and render.signed(float("nan")) == "—"
     assert render.lam(1e-4) == "1e-4" and render.lam(0) == "0" and render.lam(0.003) == "3e-3"
-    assert copy.deepcopy(DECISION) == DECISION
 
 
 HAVE_TEX = all(__import__("shutil").which(t) for t in ("latexmk", "pdflatex", "pdftotext"))
@@ -326,3 +327,21 @@ def test_the_papers_claims_table_and_history_compile(tmp_path):
     assert "the penalty rescues DFA's accuracy" in text and "holds" in text
     assert "undecided: n < 3" in text
     assert "The claims and their decision rule" in text
+
+
+def test_a_claim_holds_when_every_part_does_and_the_counts_say_both():
+    """The roll-up: holds when every part holds, contradicted when any part is, else
+    undecided; the study's count covers only the claims judged on fresh seeds."""
+    assert claims.rolled_up(["holds", "holds"]) == "holds"
+    assert claims.rolled_up(["holds", "contradicted", "undecided"]) == "contradicted"
+    assert claims.rolled_up(["holds", "undecided"]) == "undecided"
+    v = [{"claim": "a", "part": p, "seed_set": "fresh", "verdict_set": True, "verdict": x}
+         for p, x in (("l1", "holds"), ("l2", "undecided"))]
+    v += [{"claim": "b", "part": "", "seed_set": "study", "verdict_set": True,
+           "verdict": "holds"},
+          {"claim": "a", "part": "l1", "seed_set": "study", "verdict_set": False,
+           "verdict": "holds"}]
+    c = claims.counts(v)
+    assert c["verdict"] == {"effects": 3, "holds": 2, "contradicted": 0, "undecided": 1}
+    assert c["verdict_claims"] == {"claims": 2, "holds": 1, "contradicted": 0, "undecided": 1}
+    assert c["study"]["effects"] == 1 and c["study_claims"]["claims"] == 1  # not FA's own

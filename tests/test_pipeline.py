@@ -180,7 +180,8 @@ def test_a_number_yaml_reads_as_a_string_is_named_with_its_file_line_and_fix(tmp
     bad = tmp_path / "lams.yaml"
     bad.write_text("sweep:\n  dfa: [0, 1e-2]\n")
     with pytest.raises(ConfigError, match=r"lams\.yaml, line 2: sweep\.dfa\[1\] = 1e-2 .*"
-                                          r"write it with a dot: 1\.0e-2"):
+                                          r"write it with a dot and a signed exponent: "
+                                          r"1\.0e-2"):
         checks.load_config([ROOT / "config/quick.yaml", bad], ROOT)
 
 

@@ -494,10 +494,7 @@ def test_plain_seeds_and_other_numbers_pass():
 def test_the_paper_configs_spell_their_seeds_plainly():
     from credit_assign.pipeline.configfiles import check_files
 
-    # the workflow's config files (claims.yaml and history.yaml are files a config names:
-    # the claims' seeds are checked by their schema, credit_assign.pipeline.claims)
-    check_files(sorted(p for p in (ROOT / "config").glob("*.yaml")
-                       if p.name not in ("claims.yaml", "history.yaml")))
+    check_files(sorted((ROOT / "config").glob("*.yaml")))
 
 
 @pytest.mark.slow

@@ -25,9 +25,13 @@ def load(path: str | Path) -> Spec:
     """config/claims.yaml, checked against its schema (a wrong key is named)."""
     import jsonschema
 
+    from credit_assign.pipeline.configfiles import check_yaml
+
     path = Path(path)
     try:
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        check_yaml(text, str(path))  # a key written twice, a seed like 042: named
+        spec = yaml.safe_load(text)
     except (OSError, yaml.YAMLError) as err:
         raise ClaimsError(f"{path}: cannot read the claims file: {err}") from None
     if isinstance(spec, dict) and None in spec:  # YAML 1.1 reads the key `null:` as None
@@ -76,6 +80,10 @@ def check_against(spec: Spec, config: dict, path: str) -> None:
     the model's (0 … model.depth)."""
     ran = config["ep_stack"]["probe"]["free_steps"]
     depth = config["model"]["depth"]
+    draws = config.get("fresh_b_null", {}).get("draws")
+    if draws is not None and spec["null"]["draws"] != draws:
+        raise ClaimsError(f"{path}: null.draws is {spec['null']['draws']}, but the config's "
+                          f"fresh-B null draws {draws} (fresh_b_null.draws): make them agree")
     for c in spec["claims"]:
         beyond = [layer for layer in c["effect"].get("layers", [])
                   if layer != "deep" and layer > depth]

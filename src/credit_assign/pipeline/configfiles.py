@@ -24,8 +24,9 @@ from credit_assign.pipeline import ConfigError
 
 SEED_KEYS = ("seed", "seeds")
 PLAIN_DECIMAL = re.compile(r"0|[1-9][0-9]*")
-# what YAML 1.1 reads as a string but a reader takes for a float: 1e-2, 3E5, -1e+3
-DOTLESS_EXPONENT = re.compile(r"[-+]?[0-9]+[eE][-+]?[0-9]+")
+# what a reader takes for a float in exponent form; YAML 1.1 reads it as one only with
+# a dot and a signed exponent (1.0e-2, 1.0e+5): 1e-2, 3E5 and 1.0e5 are strings to it
+EXPONENT = re.compile(r"([-+]?[0-9][0-9_]*)(\.[0-9_]*)?[eE]([-+]?)([0-9]+)")
 
 
 class ConfigFileError(ConfigError):
@@ -52,17 +53,26 @@ def _check(node, key: str) -> None:
         for i, v in enumerate(node.value):
             _check(v, f"{key}[{i}]")
     elif (isinstance(node, yaml.ScalarNode) and node.style is None
-          and DOTLESS_EXPONENT.fullmatch(node.value)):
-        mant, exp = re.split("[eE]", node.value)
+          and (m := EXPONENT.fullmatch(node.value))
+          and isinstance(yaml.safe_load(node.value), str)):
+        whole, frac, sign, digits = m.groups()
         raise ConfigFileError(
             f"{_where(node)}: {key} = {node.value} is read by YAML as the string "
-            f"'{node.value}', not a number; write it with a dot: {mant}.0e{exp}")
-    elif isinstance(node, yaml.ScalarNode) and key.rsplit(".", 1)[-1].split("[")[0] in SEED_KEYS:
+            f"'{node.value}', not a number; write it with a dot and a signed exponent: "
+            f"{whole}{frac if frac and frac != '.' else '.0'}e{sign or '+'}{digits}")
+    elif isinstance(node, yaml.ScalarNode) and _is_seed(key):
         if node.style is None and not PLAIN_DECIMAL.fullmatch(node.value):
             raise ConfigFileError(
                 f"{_where(node)}: {key} = {node.value} is not a plain decimal integer (YAML "
                 f"reads it as {yaml.safe_load(node.value)!r}); a seed is ≥ 0, written as "
                 f"digits without a leading zero, e.g. 42")
+
+
+def _is_seed(key: str) -> bool:
+    """A seed's place: the value of a key named seed, or an item of a list named seeds
+    (a scalar named seeds is something else: a claim's set of seeds, by name)."""
+    last = key.rsplit(".", 1)[-1]
+    return last == "seed" or (last.startswith("seeds[") and last.endswith("]"))
 
 
 def seed_values(cfg: Any, key: str = "") -> Iterator[tuple[str, Any]]:

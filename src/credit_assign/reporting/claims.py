@@ -86,7 +86,9 @@ def seed_effects(claim: dict, seeds: list[int], tables: dict[str, pd.DataFrame]
                                       f"{e['a']['method']} seed {seed} (a deeper model?)")
                 trained = at[at.feedback == "trained"].cosine.astype(float)
                 fresh = at[at.feedback == "fresh"].cosine.astype(float)
-                value = (float(trained.iloc[0]) - float(fresh.mean())
+                # a non-finite cosine anywhere (trained or any draw) makes the effect
+                # non-finite: never a mean over the draws that happened to stay finite
+                value = (float(trained.iloc[0]) - float(fresh.mean(skipna=False))
                          if len(trained) and len(fresh) else math.nan)
                 add(_layer_part(part), seed, value, _diverged(runs, e["a"], seed))
         elif kind == "value":
@@ -121,9 +123,10 @@ def interval(values, decision: dict) -> tuple[float, float, str]:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a degenerate sample: handled below
+            # random_state as config/claims.yaml writes it (scipy's own seeding of it)
             res = bootstrap((x,), np.mean, confidence_level=decision["confidence"],
                             n_resamples=decision["n_resamples"], method=method,
-                            rng=np.random.default_rng(decision["random_state"]))
+                            random_state=decision["random_state"])
         low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if math.isfinite(low) and math.isfinite(high):
             return low, high, method
@@ -202,13 +205,30 @@ def findings(spec: Spec, tables: dict[str, pd.DataFrame]) -> dict:
     return {"verdicts": verdicts, "by_seed": by_seed, "counts": counts(verdicts)}
 
 
+def rolled_up(parts: list[str]) -> str:
+    """A claim's verdict from its parts' (l0 … l4, deep; T1 = …): holds when every part
+    holds, contradicted when any part is, else undecided. (This roll-up was added after
+    config/claims.yaml was committed, before any verdict on its runs was computed.)"""
+    if all(p == "holds" for p in parts):
+        return "holds"
+    return "contradicted" if "contradicted" in parts else "undecided"
+
+
 def counts(verdicts: list[dict]) -> dict[str, dict[str, int]]:
-    """How many judged effects hold, are contradicted, are undecided: on the verdict
-    seeds (``verdict``) and, for the same effects, on the study's seeds (``study``)."""
+    """How many judged effects (``parts``) and claims (``claims``, rolled up) hold, are
+    contradicted, are undecided: on the verdict seeds (``verdict``, ``verdict_claims``)
+    and, beside them, on the study's seeds for the claims whose verdict is taken on
+    fresh seeds (``study``, ``study_claims``: the same effects, seeds seen before)."""
     out = {}
     for name, pick in (("verdict", lambda v: v["verdict_set"]),
-                       ("study", lambda v: v["seed_set"] == "study")):
+                       ("study", lambda v: v["seed_set"] == "study" and not v["verdict_set"])):
         chosen = [v for v in verdicts if pick(v)]
         out[name] = {"effects": len(chosen),
                      **{k: sum(v["verdict"] == k for v in chosen) for k in VERDICTS}}
+        by_claim: dict[str, list[str]] = {}
+        for v in chosen:
+            by_claim.setdefault(v["claim"], []).append(v["verdict"])
+        claims = [rolled_up(parts) for parts in by_claim.values()]
+        out[name + "_claims"] = {"claims": len(claims),
+                                 **{k: claims.count(k) for k in VERDICTS}}
     return out

@@ -50,7 +50,7 @@ def build(spec_path: str, tables: dict, root: str | Path = ".",
     found = claims.findings(spec, tables)
     runs = tables["runs"]
     judged = runs[runs.seed.isin(spec["seeds"]["fresh"])]
-    return _clean({"spec_path": str(spec_path), "seeds": spec["seeds"],
+    return _clean({"spec_path": history.repo_relative(root, spec_path), "seeds": spec["seeds"],
                    "decision": spec["decision"], "draws": spec["null"]["draws"],
                    "claims": spec["claims"], **found,
                    "order": history.order(root, str(spec_path), judged),

@@ -60,6 +60,7 @@ def order(root: str | Path, spec_path: str, results: pd.DataFrame) -> dict:
     one row per result with its ``git_commit`` and ``finished_at``. The check is the
     code: each result's commit must hold the claims file's first commit (a clock can be
     wrong; history cannot be reordered without changing every later hash)."""
+    spec_path = repo_relative(root, spec_path)
     spec = first_commit(root, spec_path)
     later = commits_touching(root, spec_path)[1:]
     finished = results.finished_at.dropna().astype(str)
@@ -74,7 +75,25 @@ def order(root: str | Path, spec_path: str, results: pd.DataFrame) -> dict:
         "without_commit": int(results.git_commit.isna().sum()),
         "all_after": bool(held) and all(held.values()) and not results.git_commit.isna().any(),
         "not_after": [c[:7] for c, ok in held.items() if not ok],
+        "working_differs": bool(spec) and differs_from(root, spec_path, spec["commit"]),
     }
+
+
+def repo_relative(root: str | Path, path: str | Path) -> str:
+    """``path`` as git names it: relative to the checkout ``root`` (an absolute path
+    inside it, as a run from another folder passes it), else as given."""
+    try:
+        return str(Path(path).resolve().relative_to(Path(root).resolve()))
+    except ValueError:
+        return str(path)
+
+
+def differs_from(root: str | Path, path: str, commit: str) -> bool:
+    """Whether the file read now differs from its bytes at ``commit`` (an uncommitted
+    edit, or a later commit): git's blob hashes compared."""
+    now = git(root, "hash-object", "--", path)
+    then = git(root, "rev-parse", f"{commit}:{path}")
+    return bool(now and then) and now.strip() != then.strip()
 
 
 def utc(stamp: str | None) -> str | None:

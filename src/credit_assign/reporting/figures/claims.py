@@ -92,8 +92,9 @@ def draw(record: dict):
         ax.set_xlabel(titles[name], fontsize=7, labelpad=1)
         ax.tick_params(axis="x", labelsize=7)
         ax.grid(axis="y", visible=False)
-    axes[0, 0].set_title("verdict seeds: mean, 95 % interval (black); study seeds (grey); "
-                         "each seed (ticks); paper (◇)", fontsize=7, loc="left",
+    level = round(100 * record["decision"]["confidence"])
+    axes[0, 0].set_title(f"verdict seeds: mean, {level} % interval (black); study seeds "
+                         "(grey); each seed (ticks); paper (◇)", fontsize=7, loc="left",
                          fontweight="normal")
     fig.tight_layout(h_pad=0.6)
     return fig
