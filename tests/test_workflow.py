@@ -330,7 +330,9 @@ def test_the_claims_target_judges_fresh_seeds_beside_the_study(tiny_run):
 
     spec = yaml.safe_load((ROOT_CLAIMS).read_text())
     spec["seeds"] = {"fresh": [3, 4, 5], "study": [1, 2], "ep_fresh": [0]}
-    spec["null"]["draws"] = TINY["fresh_b_null"]["draws"]  # must be what the config draws
+    # must be what the config draws (YAML reads the key `null:` as None; claims.load
+    # maps it back)
+    spec[None]["draws"] = TINY["fresh_b_null"]["draws"]
     spec["runs"] = {"dfa": [0, 1.0e-2], "bp": [0, 1.0e-2], "frozen": [0]}
     spec["claims"] = [c for c in spec["claims"] if c["id"] not in
                       ("small_penalty_no_alignment", "fa_over_dfa")]
