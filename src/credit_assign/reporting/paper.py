@@ -158,9 +158,7 @@ def penalty_norm_verdict(runs: pd.DataFrame, penalty: float) -> str:
     bad = sorted(set(diverged_seeds(runs_of))
                  | {s for s in seeds if not (np.isfinite(pen[s]) and np.isfinite(zero[s]))})
     if bad:
-        return ("is undecided on DFA's $\\|h_L\\|$: seed" + ("s " if len(bad) > 1 else " ")
-                + ", ".join(f"${s}$" for s in bad) + " diverged (a non-finite epoch), and a "
-                "diverged run decides nothing")
+        return _undecided(bad)
     not_lower = [s for s in seeds if not float(pen[s]) < float(zero[s])]
     if not not_lower:
         return f"lowers DFA's $\\|h_L\\|$ on every seed (${len(seeds)}$ of ${len(seeds)}$)"
