@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import TINY, fresh_copy, job_counts, pdf_text, snakemake
+from pdf_fonts import figure_text_pt
 
 from credit_assign.infra.results import read_result
 
@@ -396,6 +397,12 @@ def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tm
     bp = (runs.method == "bp") & (runs.lam == 0)
     text = pdf_text(work / "paper/ms.pdf")
     assert f"{runs[bp].test_acc.mean():.3f}" in text
+    # every figure is drawn at the size it is printed: its smallest text, measured in
+    # the PDF (a glyph's font size times its drawing scale), reads ≥ 6.5 pt (7 pt drawn;
+    # a tight bounding box may widen a figure a little past the text width)
+    printed = figure_text_pt(work / "paper/ms.pdf")
+    assert len(printed) >= 4, printed  # fig4, the primer, the EP stack, the probes
+    assert min(printed.values()) >= 6.5, printed
     assert "0.777" not in text
     runs.loc[bp, "test_acc"] = 0.777
     tables.write(runs, runs_csv, "runs", tables.recorded_inputs(runs_csv))

@@ -23,7 +23,11 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
     style.apply()
     methods = methods or {}
     names = {**{m: style.method_label(methods, m) for m in methods}, **PROBE_NAMES}
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5), layout="constrained")
+    # drawn at the paper's text width: A and B side by side, the ratios below (their
+    # rotated rule names need the width), one legend for all three
+    fig = plt.figure(figsize=(style.TEXT_WIDTH_IN - 0.1, 4.6), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[1.15, 1])
+    axes = [*top.subplots(1, 2), bottom.subplots(1, 1)]
     nets = alignment[(alignment.method == method) & np.isclose(alignment.lam, lam)].copy()
     nets["rule"] = nets.rule.map(lambda r: names.get(r, r))
     order = [names[r] for r in names if names[r] in set(nets.rule)]
@@ -39,7 +43,10 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
         sns.lineplot(data=last, x="layer", y="cosine", hue="rule", hue_order=order,
                      palette=palette, marker="o", errorbar="sd", ax=ax)
         ax.set_xticks(sorted(last.layer.unique()))
-        ax.legend(frameon=False, fontsize=6)
+        handles, labels = ax.get_legend_handles_labels()
+        ax.get_legend().remove()
+        bottom.legend(handles, labels, frameon=False, loc="outside right center",
+                      title="signal", title_fontsize=7)
     ax.set_title(f"A  per layer, epoch {int(nets.epoch.max()) if len(nets) else '—'}",
                  loc="left")
     ax.set_xlabel("hidden state $h_l$ (0 = embedding)")
@@ -67,12 +74,12 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
     ax.set_title("C  single-step loss decrease", loc="left")
     ax.set_xlabel("")
     ax.set_ylabel(r"$\Delta L_\mathrm{rule} / \Delta L_\mathrm{SGD}$ (symlog)")
-    ax.tick_params(axis="x", rotation=30, labelsize=7)
+    ax.tick_params(axis="x", rotation=20, labelsize=7)
     # unbounded below (a rule with large raw updates overshoots): symmetric-log axis
     ax.set_yscale("symlog", linthresh=1.0)
     ax.axhline(1, color="0.5", lw=0.6, ls=":")
     ax.axhline(0, color="0.5", lw=0.6, ls="--")
-    fig.suptitle(f"Alignment probes — {title}", fontsize=9, x=0.01, ha="left")
+    fig.suptitle(f"Alignment probes — {title}", fontsize=8, x=0.01, ha="left")
     return fig
 
 

@@ -20,7 +20,8 @@ def plot(result: dict):
 
     style.apply()
     models = result["models"]
-    fig, axes = plt.subplots(1, len(models), figsize=(3.6 * len(models), 3.2),
+    # drawn at the paper's text width: the panels share it
+    fig, axes = plt.subplots(1, len(models), figsize=(style.TEXT_WIDTH_IN - 0.1, 2.5),
                              layout="constrained", sharey=True)
     colors = {"one_sided": style.PALETTE[3], "symmetric": style.PALETTE[0]}
     for ax, (kind, res) in zip(np.atleast_1d(axes), models.items(), strict=True):
@@ -35,10 +36,10 @@ def plot(result: dict):
             ax.loglog(beta, err[-1] * (beta / beta[-1]) ** order, color="0.6", lw=0.8, ls=":")
         ax.set_title(f"{kind} MLP", loc="left")
         ax.set_xlabel(r"nudge strength $\beta$")
-        ax.legend(frameon=False, loc="upper left")
+        ax.legend(frameon=False, loc="lower right")
     np.atleast_1d(axes)[0].set_ylabel(r"$\|\hat g(\beta) - g_{BP}\| \,/\, \|g_{BP}\|$")
     fig.suptitle("EP estimate vs backprop (all parameters, float64; dotted: slope 1 and 2)",
-                 fontsize=9, x=0.01, ha="left")
+                 fontsize=8, x=0.01, ha="left")
     return fig
 
 

@@ -37,71 +37,73 @@ class Canvas:
     def stack(self, x, ys, labels, edge, face, notes=None):
         """States z_1..z_3 bottom-up, fed by emb(x), arrows between them."""
         for i, (y, label) in enumerate(zip(ys, labels, strict=True)):
-            self.box(x - 10, y - 2.2, 20, 4.4, edge, face)
-            self.text(x, y, label, 10)
+            self.box(x - 11, y - 3, 22, 6, edge, face)
+            self.text(x, y, label, 8)
             if notes:
-                self.text(x + 11.5, y, notes[i], 8, MUTED, ha="left")
+                self.text(x + 12.5, y, notes[i], 7, MUTED, ha="left")
         for lower, upper in zip(ys[:-1], ys[1:], strict=True):
-            self.arrow(x, lower + 2.6, x, upper - 2.6)
-        self.text(x, ys[0] - 9, r"$\mathrm{emb}(x)$", 10)
-        self.arrow(x, ys[0] - 7.2, x, ys[0] - 2.6)
+            self.arrow(x, lower + 3.4, x, upper - 3.4)
+        self.text(x, ys[0] - 9, r"$\mathrm{emb}(x)$", 8)
+        self.arrow(x, ys[0] - 7.2, x, ys[0] - 3.2)
 
 
 def plot():
+    """Drawn at the paper's text width (style.TEXT_WIDTH_IN), every text ≥ 7 pt."""
     import matplotlib.pyplot as plt
 
     style.apply()
     c = _palette()
-    fig = plt.figure(figsize=(11, 9.2))
+    fig = plt.figure(figsize=(style.TEXT_WIDTH_IN - 0.1, 4.5))
     ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(0, 100), ax.set_ylim(14, 106), ax.axis("off")
+    ax.set_xlim(0, 100), ax.set_ylim(12, 106), ax.axis("off")
     cv = Canvas(ax)
-    ys = [61, 73, 85]
+    ys = [57, 70, 83]
     light = {k: (*v, 0.12) for k, v in c.items()}
 
     # free phase
     fx = 25
-    cv.text(fx, 102.5, "Free phase (= inference)", 12, weight="bold", color=c["free"])
-    cv.text(fx, 99, r"each layer holds a state $z_l$; settle the layered energy", 8.5, MUTED)
-    cv.text(fx, 94.5, r"$E(z) = \sum_l \frac{1}{2}\,\| z_l - f_l(z_{l-1}) \|^2$", 12)
-    cv.stack(fx - 5, ys, [r"$z_1 = f_1(\mathrm{emb})$", r"$z_2 = f_2(z_1)$",
+    cv.text(fx, 103, "Free phase (= inference)", 9, weight="bold", color=c["free"])
+    cv.text(fx, 99, r"each layer holds a state $z_l$; settle the energy", 7, MUTED)
+    cv.text(fx, 94, r"$E(z) = \sum_l \frac{1}{2}\,\| z_l - f_l(z_{l-1}) \|^2$", 8)
+    cv.stack(fx - 7, ys, [r"$z_1 = f_1(\mathrm{emb})$", r"$z_2 = f_2(z_1)$",
                           r"$z_3 = f_3(z_2)$"], c["free"], light["free"],
              notes=["term = 0"] * 3)
-    cv.text(fx, 44, r"The minimum is exact: $E = 0$ at the forward activations,", 9)
-    cv.text(fx, 41, "reached by one bottom-up pass.", 9)
-    cv.text(fx, 37.5, "Nothing changes at inference.", 8.5, MUTED)
+    cv.text(fx, 43, r"The minimum is exact: $E = 0$ at the", 7)
+    cv.text(fx, 39.5, "forward activations, reached by one", 7)
+    cv.text(fx, 36, "bottom-up pass. Nothing changes at inference.", 7, MUTED)
 
     # nudged phase
-    nx = 72
-    cv.text(nx, 102.5, "Nudged phase (training only)", 12, weight="bold", color=c["nudged"])
-    cv.text(nx, 99, r"add the loss at strength $\beta \ll 1$ and settle again", 8.5, MUTED)
-    cv.text(nx, 94.5, r"$E(z) + \beta\,\mathrm{CE}(\mathrm{logits}(z_3), y)$", 12)
-    cv.stack(nx - 5, ys, [r"$z_1^\beta = z_1 + d_1$", r"$z_2^\beta = z_2 + d_2$",
+    nx = 73
+    cv.text(nx, 103, "Nudged phase (training only)", 9, weight="bold", color=c["nudged"])
+    cv.text(nx, 99, r"add the loss at strength $\beta \ll 1$, settle again", 7, MUTED)
+    cv.text(nx, 94, r"$E(z) + \beta\,\mathrm{CE}(\mathrm{logits}(z_3), y)$", 8)
+    cv.stack(nx - 9, ys, [r"$z_1^\beta = z_1 + d_1$", r"$z_2^\beta = z_2 + d_2$",
                           r"$z_3^\beta = z_3 + d_3$"], c["nudged"], light["nudged"])
-    cv.arrow(nx + 12, 91.2, nx + 3, 87.6, color=c["pull"], lw=1.8)
-    cv.text(nx + 12.8, 91.2, r"pull $-\beta\,\nabla \mathrm{CE}$", 9, c["pull"], ha="left")
-    cv.text(nx + 12.8, 88.8, "(the only place the label enters)", 7.5, c["pull"], ha="left")
-    for top, bottom, label in ((82.6, 75.4, r"$d_2 = J_3^\top d_3$"),
-                               (70.6, 63.4, r"$d_1 = J_2^\top d_2$")):
-        cv.arrow(nx + 7, top, nx + 7, bottom, color=c["nudged"], lw=1.8)
-        cv.text(nx + 8.5, (top + bottom) / 2, label, 9.5, c["nudged"], ha="left")
-    cv.text(nx, 44, r"The top state moves toward lower loss; each mismatch $d_l$", 9)
-    cv.text(nx, 41, "travels down through the same weights, and the stack re-settles.", 9)
-    cv.text(nx, 37.5, r"($J^\top$: the transpose a bidirectional physical system provides)",
-            8.5, MUTED)
+    cv.arrow(nx + 9, 89.5, nx + 2, 86.2, color=c["pull"], lw=1.4)
+    cv.text(nx + 9.8, 89.5, r"pull $-\beta\,\nabla \mathrm{CE}$", 7, c["pull"], ha="left")
+    cv.text(nx + 9.8, 86.3, "(the label enters", 7, c["pull"], ha="left")
+    cv.text(nx + 9.8, 83.1, "only here)", 7, c["pull"], ha="left")
+    for top, bottom, label in ((80.2, 72.8, r"$d_2 = J_3^\top d_3$"),
+                               (67.2, 59.8, r"$d_1 = J_2^\top d_2$")):
+        cv.arrow(nx + 3, top, nx + 3, bottom, color=c["nudged"], lw=1.4)
+        cv.text(nx + 4.5, (top + bottom) / 2, label, 7.5, c["nudged"], ha="left")
+    cv.text(nx, 43, r"The top state moves toward lower loss; each", 7)
+    cv.text(nx, 39.5, r"mismatch $d_l$ travels down through the same", 7)
+    cv.text(nx, 36, r"weights ($J^\top$: the transpose a physical", 7, MUTED)
+    cv.text(nx, 32.5, "bidirectional system provides).", 7, MUTED)
 
     # the update
-    cv.box(2, 17, 96, 15.5, c["update"], light["update"])
-    cv.text(4, 29.5, "The update: a difference between the two settled states", 11,
+    cv.box(2, 13.5, 96, 14.5, c["update"], light["update"])
+    cv.text(4, 25.4, "The update: a difference between the two settled states", 8,
             weight="bold", ha="left", color=c["update"])
-    cv.text(50, 25.5, r"$\hat g = [\,\partial_\theta E(z^\beta) - \partial_\theta E(z^0)\,]\,/\,"
-            r"\beta \;\to\; \partial \mathrm{CE}/\partial\theta$ as $\beta \to 0$"
-            r"$\qquad (\partial_\theta E(z^0) = 0$ since $E = 0)$", 11)
-    cv.text(50, 22, r"per layer: $\Delta\theta_l \propto \langle d_l,\ \partial f_l(z_{l-1})/"
+    cv.text(50, 21.6, r"$\hat g = [\,\partial_\theta E(z^\beta) - \partial_\theta E(z^0)\,]"
+            r"\,/\,\beta \;\to\; \partial \mathrm{CE}/\partial\theta$ as $\beta \to 0$"
+            r"$\quad (\partial_\theta E(z^0) = 0$ since $E = 0)$", 7.5)
+    cv.text(50, 18.2, r"per layer: $\Delta\theta_l \propto \langle d_l,\ \partial f_l(z_{l-1})/"
             r"\partial\theta_l \rangle / \beta$;  error $O(\beta)$, or $O(\beta^2)$ with "
-            r"$\pm\beta$ (checked in fig_primer_check)", 9.5)
-    cv.text(50, 19, "Each layer learns from its own mismatch: no global backward graph, no tape, "
-            "no loss derivative but the top nudge.", 8.5, MUTED)
+            r"$\pm\beta$ (below)", 7)
+    cv.text(50, 15, "Each layer learns from its own mismatch: no global backward graph, "
+            "no tape.", 7, MUTED)
     return fig
 
 
