@@ -1,5 +1,5 @@
 """Rule variants_gap_map: every recipe's reproduction table → variants_gap.csv,
-reproduction_variants.md and fig_variants."""
+reproduction_variants.md, fig_variants and fig_variants_key."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
@@ -18,3 +18,4 @@ with snakemake_job(snakemake):
                          default_md=i.default_md, out_md=o.md, about=snakemake.params.about,
                          expect=snakemake.params.expect, study=snakemake.params.study)
     variants.make(gaps, [o.pdf, o.png, o.svg], study=snakemake.params.study)
+    variants.make_key(gaps, [o.key_pdf, o.key_png, o.key_svg], study=snakemake.params.study)

@@ -50,6 +50,7 @@ def test_every_recipes_models_are_measured_and_mapped(tmp_path):
     kinds = measured.groupby(measured.recipe.str.split("/").str[0]).kind.unique()
     assert list(kinds["const_lr"]) == ["departs+measurement"]
     assert list(kinds["default"]) == ["stated+measurement"]
-    for name in ("fig_variants", "fig_variants_measured", "fig_variants_measured_eps"):
+    for name in ("fig_variants", "fig_variants_key", "fig_variants_measured",
+                 "fig_variants_measured_eps"):
         for fmt in ("pdf", "png", "svg"):
             assert (work / f"paper/figures/{name}.{fmt}").stat().st_size > 1000

@@ -606,43 +606,60 @@ def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
 HAVE_TEX = all(shutil.which(t) for t in ("latexmk", "pdflatex", "pdftoppm", "pdftotext"))
 
 
+def test_the_papers_gap_figure_is_the_key_recipes_at_the_text_width(gap_figures):
+    """fig_variants_key: every paper number under the stated recipe and the best of each
+    kind (ranking's first open and departs), drawn at the text width, its text 7 pt."""
+    from credit_assign.reporting.figures import style
+
+    fig_variants, gaps, _ = gap_figures
+    fig = fig_variants.plot_key(gaps)
+    columns = fig_variants.column_order(gaps)
+    best = [columns.index[columns.group == g][0] for g in ("open", "departs")]
+    assert fig_variants.key_columns(gaps) == ["default", *best]
+    ax = fig.axes[0]
+    names = [t.get_text().split("\n")[1].split(". ")[-1] for t in ax.get_xticklabels()]
+    assert names == ["default", *best]
+    assert len([t for t in ax.get_yticklabels() if t.get_text()]) == 26
+    page = (style.TEXT_WIDTH_IN, 9.0)  # \linewidth, and what a page leaves for a float
+    assert fig_variants.saved_size_in(fig)[0] <= style.TEXT_WIDTH_IN + 0.05
+    assert min(fig_variants.printed_font_sizes(fig, page)) >= 6.9
+
+
 @pytest.mark.skipif(not HAVE_TEX and not os.environ.get("CREDIT_ASSIGN_REQUIRE_TEX"),
                     reason="no latexmk/pdflatex/pdftoppm/pdftotext (CI installs them)")
-def test_the_gap_map_figures_print_one_page_each_in_the_papers_floats(gap_figures, tmp_path):
-    """The three figure PDFs in ms.tex's own preamble and float environments: each is one
-    page, no float is too large, the text is real text, and the pages render
-    (tmp_path/page-*.png: what a reader sees)."""
+def test_the_papers_gap_figure_prints_its_text_at_7_pt_in_its_float(gap_figures, tmp_path):
+    """fig_variants_key in ms.tex's own preamble and float: no float too large, the
+    text is real text, its smallest glyph measured in the PDF ≥ 6.5 pt, and the page
+    renders (tmp_path/page-*.png: what a reader sees). The full maps are docs/ pages."""
     import re
     import subprocess
+
+    from pdf_fonts import figure_text_pt
 
     from credit_assign.reporting import paper
     from credit_assign.reporting.figures import style
 
-    _, _, figs = gap_figures
+    fig_variants, gaps, _ = gap_figures
     (tmp_path / "figures").mkdir()
-    for name, fig in figs.items():
-        style.save(fig, [tmp_path / "figures" / f"{name}.pdf"])
+    style.save(fig_variants.plot_key(gaps), [tmp_path / "figures" / "fig_variants_key.pdf"])
     tex = (ROOT / "paper" / "ms.tex").read_text()
     preamble = re.sub(r"\\input\{(numbers|claims)\.tex\}", "",
                       tex[:tex.index("\\begin{document}")])
-    floats = [re.search(r"\\begin\{(sidewaysfigure|figure)\}(?:(?!\\end\{\1\}).)*?"
-                        + re.escape(f"figures/{name}.pdf") + r".*?\\end\{\1\}", tex, re.S)
-              for name in figs]
-    assert all(floats)
-    assert [f.group(1) for f in floats] == ["sidewaysfigure"] * 3
-    body = "\n\\clearpage\n".join(f.group(0) for f in floats)
-    (tmp_path / "doc.tex").write_text(preamble + "\\begin{document}\n" + body
+    float_ = re.search(r"\\begin\{figure\}(?:(?!\\end\{figure\}).)*?"
+                       r"figures/fig_variants_key\.pdf.*?\\end\{figure\}", tex, re.S)
+    assert float_ and "fig_variants_measured.pdf" not in tex and "sidewaysfigure" not in tex
+    (tmp_path / "doc.tex").write_text(preamble + "\\begin{document}\n" + float_.group(0)
                                       + "\n\\end{document}\n")
     paper.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
     log = (tmp_path / "build" / "doc.log").read_text()
     assert "Float too large" not in log and "Overfull" not in log
     subprocess.run(["pdftoppm", "-r", "110", "-png", str(tmp_path / "doc.pdf"),
                     str(tmp_path / "page")], check=True)
-    pages = sorted(tmp_path.glob("page-*.png"))
-    assert len(pages) == len(figs)  # one page each
+    assert len(list(tmp_path.glob("page-*.png"))) == 1
     text = subprocess.run(["pdftotext", str(tmp_path / "doc.pdf"), "-"], capture_output=True,
                           text=True, check=True).stdout
-    assert "no_decay_norms" in text and "[eps_cos_b128]" in text and "[gain]" in text
+    assert "stated recipe" in text and "best open variant" in text
+    assert min(figure_text_pt(tmp_path / "doc.pdf").values()) >= 6.5
 
 
 def test_the_notes_show_each_recipes_norm_per_seed_from_the_configs_seeds():

@@ -96,7 +96,8 @@ rule variants_gap_map:
     """Every paper number under the default recipe and each variant, and each recipe's
     models under each measurement variant, in tolerance units; the default's
     reproduction.md with the study after it; fig_variants (the recipes' own numbers:
-    the measurements are rule variants_measured_map's figure).
+    the measurements are rule variants_measured_map's figure) and fig_variants_key (the
+    paper's: the key recipes only).
     """
     input:
         reference=config["reproduction"]["reference"] or [],
@@ -113,6 +114,13 @@ rule variants_gap_map:
             category="Figures",
         ),
         svg=paths.figure("fig_variants", "svg"),
+        key_pdf=paths.figure("fig_variants_key", "pdf"),
+        key_png=report(
+            paths.figure("fig_variants_key", "png"),
+            caption="../report/fig_variants_key.rst",
+            category="Figures",
+        ),
+        key_svg=paths.figure("fig_variants_key", "svg"),
     log:
         paths.LOGS["variants_gap_map"],
     conda:

@@ -35,6 +35,7 @@ def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
                   (s(paths.REPRODUCTION), "reproduction.csv"),
                   (s(paths.VARIANTS_GAP), "variants_gap.csv"),
                   (paths.figure("fig_variants", "png"), "fig_variants.png"),
+                  (paths.figure("fig_variants_key", "png"), "fig_variants_key.png"),
                   (paths.figure("fig_variants_measured", "png"), "fig_variants_measured.png"),
                   (paths.figure("fig_variants_measured_eps", "png"),
                    "fig_variants_measured_eps.png"),
