@@ -47,3 +47,43 @@ def test_the_ep_pages_only_from_the_paper_configs_corpora(workdir, capsys):
     (workdir / paths.EP_BY_SEED).write_text("corpus,seed\npydoc,0\n")  # another corpus
     assert publish.main(["--only", "ep"]) == 1
     assert "not config/config.yaml's ['tinyshakespeare']" in capsys.readouterr().err
+
+
+FINDINGS = {"counts": {"verdict_claims": {"holds": 7, "claims": 11, "contradicted": 1,
+                                          "undecided": 3},
+                       "study_claims": {"holds": 5, "claims": 10, "contradicted": 0,
+                                        "undecided": 5}},
+            "seeds": {"fresh": list(range(1001, 1009)), "study": [42, 123, 456]},
+            "decision": {"confidence": 0.95},
+            "order": {"spec": {"short": "abc1234"}, "first_result": "2026-12-02 05:00 UTC"}}
+
+
+def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir):
+    """README's claims block is the findings rendered (no number typed in README), and
+    only the block changes."""
+    import json
+
+    files = publish.groups("cifar10")["claims"]
+    _make(files)
+    findings = [src for src, name in files if name == "claims_findings.json"][0]
+    Path(findings).write_text(json.dumps(FINDINGS))
+    (workdir / "README.md").write_text(f"# top\n{publish.BEGIN}\nold\n{publish.END}\nrest\n")
+    assert publish.main(["--only", "claims"]) == 0
+    text = (workdir / "README.md").read_text()
+    assert text.startswith("# top\n") and text.endswith(f"{publish.END}\nrest\n")
+    assert "\nold\n" not in text
+    assert ("**7 of the paper's 11 claims hold** on 8 fresh seeds (1 contradicted, "
+            "3 undecided)") in text
+    assert "study's 3 seeds 42, 123 and 456: 5 of 10 hold" in text and "`abc1234`" in text
+    assert "2026-12-02 05:00 UTC" in text
+
+
+def test_a_readme_without_the_claims_block_is_named(workdir, capsys):
+    files = publish.groups("cifar10")["claims"]
+    _make(files)
+    findings = [src for src, name in files if name == "claims_findings.json"][0]
+    Path(findings).write_text('{"counts": {}}')
+    (workdir / "README.md").write_text("# no block\n")
+    assert publish.main(["--only", "claims"]) == 1
+    assert "README.md has no claims block" in capsys.readouterr().err
+    assert not list((workdir / "docs").iterdir())  # named before anything is copied

@@ -31,10 +31,30 @@ def test_no_committed_file_names_a_path_of_the_machine_that_made_it():
 def test_hand_written_pages_type_no_measured_number():
     """README and docs/performance.md point to generated pages for every measurement
     (docs: numbers come from generated files, never typed)."""
+    from credit_assign.reporting import publish
+
     for name in ("README.md", "docs/performance.md"):
         text = (ROOT / name).read_text()
+        if publish.BEGIN in text:  # README's claims block: generated (the test below)
+            head, rest = text.split(publish.BEGIN, 1)
+            text = head + rest.split(publish.END, 1)[1]
         found = re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])|\d+\s?%", text)
         assert found == [], f"{name} types {found}"
+
+
+def test_readmes_claims_block_is_the_published_findings_rendered():
+    """README's claims block is what `make publish` renders from docs/claims_findings.json
+    (no number in it typed, none stale)."""
+    from credit_assign.reporting import publish
+
+    text = (ROOT / "README.md").read_text()
+    findings = ROOT / "docs" / "claims_findings.json"
+    if not findings.exists():
+        assert publish.BEGIN not in text  # no block before there are findings to render
+        return
+    assert publish.BEGIN in text and publish.END in text
+    block = text.split(publish.BEGIN, 1)[1].split(publish.END, 1)[0].strip()
+    assert block == publish.claims_block(findings)
 
 
 def test_resources_are_stated_once_in_the_rules_and_the_profiles_only_add_a_clusters():

@@ -4,7 +4,8 @@ problem is named before anything is copied, so a refused publish leaves docs/ as
 
 - ``study``: the variant study's pages, gap map and figures, fig4 and the paper;
 - ``ep``: the EP stack probe's report, tables and figure (the paper config's corpora only);
-- ``claims``: the claims page, its verdicts and findings, and its figure.
+- ``claims``: the claims page, its verdicts and findings, and its figure; and README's
+  claims block, rewritten from the findings (templates/readme_claims.md.j2).
 
     python -m credit_assign.reporting.publish [--only study ep claims] [--dataset cifar10]
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -20,6 +22,8 @@ from pathlib import Path
 import yaml
 
 from credit_assign.infra import paths
+from credit_assign.infra.files import atomic_write_text
+from credit_assign.reporting import render
 
 DOCS = Path("docs")
 
@@ -54,6 +58,26 @@ def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
     }
 
 
+README = "README.md"
+# README's claims block lies between these two lines; publish rewrites what is between
+BEGIN = "<!-- claims: written by make publish from docs/claims_findings.json -->"
+END = "<!-- /claims -->"
+
+
+def claims_block(findings_path) -> str:
+    """README's claims block from the published findings (templates/readme_claims.md.j2)."""
+    record = json.loads(Path(findings_path).read_text(encoding="utf-8"))
+    return render.render("readme_claims.md.j2", **record).strip()
+
+
+def readme_claims(readme, findings_path) -> None:
+    """Rewrite the block between BEGIN and END in ``readme`` (both lines must be there)."""
+    text = Path(readme).read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    atomic_write_text(readme, f"{head}{BEGIN}\n{claims_block(findings_path)}\n{END}{tail}")
+
+
 def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
     """Everything that stops a publish, named: a missing file, EP probes of the wrong
     corpora."""
@@ -68,6 +92,11 @@ def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]
             out.append(f"{paths.EP_BY_SEED} holds the EP probes of {sorted(have)}, not "
                        f"{config}'s {sorted(want)}: run snakemake --cores N {paths.EP_REPORT} "
                        "with the paper config first")
+    if "claims" in chosen and Path(README).exists():
+        text = Path(README).read_text(encoding="utf-8")
+        if BEGIN not in text or END not in text:
+            out.append(f"{README} has no claims block to rewrite: put the lines {BEGIN} "
+                       f"and {END} where it goes")
     return out
 
 
@@ -87,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     for files in chosen.values():
         for src, name in files:
             shutil.copyfile(src, DOCS / name)
+    if "claims" in chosen and Path(README).exists():
+        readme_claims(README, DOCS / "claims_findings.json")
     print(f"published {sum(map(len, chosen.values()))} files into {DOCS}/ "
           f"({', '.join(chosen)})")
     return 0
