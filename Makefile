@@ -77,9 +77,11 @@ PYTEST = $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 test: setup
 	$(PYTEST) --durations=15
 
-# the tests that start no Snakemake workflow, build or cluster (pytest -m "not slow")
+# the tests that start nothing: no Snakemake workflow, cluster, wheel or TeX build,
+# torch.compile or other program (markers workflow, cluster, build, compile, process;
+# each is also `slow`, pyproject.toml); the slowest listed, as in make test
 test-fast: setup
-	$(PYTEST) -m "not slow"
+	$(PYTEST) -m "not slow" --durations=10
 
 lint: setup
 	$(BIN)/ruff check .

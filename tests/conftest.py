@@ -21,6 +21,31 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 
+# ---- test tiers ----------------------------------------------------------------------
+# What a test starts, as its marker (pyproject.toml lists them); each of these is also
+# `slow`, so `pytest -m "not slow"` (make test-fast) runs the tests that start nothing.
+TIERS = ("workflow", "cluster", "build", "compile", "process")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(item.get_closest_marker(t) for t in TIERS):
+            item.add_marker(pytest.mark.slow)
+
+
+# TeX for the paper tests: CI installs it and sets CREDIT_ASSIGN_REQUIRE_TEX (a missing
+# TeX then fails the test instead of skipping it)
+TEX_PROGRAMS = ("latexmk", "pdflatex", "pdftoppm", "pdftotext")
+HAVE_TEX = all(shutil.which(t) for t in TEX_PROGRAMS)
+
+
+def needs_tex(test):
+    """A test that builds a PDF with TeX: marked ``build``, skipped without TeX."""
+    skip = pytest.mark.skipif(not HAVE_TEX and not os.environ.get("CREDIT_ASSIGN_REQUIRE_TEX"),
+                              reason=f"needs {', '.join(TEX_PROGRAMS)} (CI installs them)")
+    return pytest.mark.build(skip(test))
+
+
 # ---- fixtures ------------------------------------------------------------------------
 
 @pytest.fixture

@@ -153,7 +153,7 @@ def with_toy(tmp_path_factory) -> Path:
     return work
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_a_new_rule_file_and_its_lambdas_run_it_and_rerun_nothing_else(with_toy):
     args = (*TABLES, FIGURE, "--configfile", "config/base.yaml", "config/toy.yaml")
     plan = snakemake(with_toy, "-n", *args)
@@ -178,7 +178,7 @@ def test_a_new_rule_file_and_its_lambdas_run_it_and_rerun_nothing_else(with_toy)
     assert bp["config"]["rule"] == {}  # BP records only its own options: none
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_a_misspelt_rule_option_is_named_before_any_job(with_toy):
     bad = with_toy / "config/bad.yaml"
     bad.write_text(json.dumps({"rule": {"shared": {"scal": 2.0}}}))
@@ -188,7 +188,7 @@ def test_a_misspelt_rule_option_is_named_before_any_job(with_toy):
     assert "Job stats" not in text
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_a_new_rule_file_without_its_catalogue_names_the_command(tmp_path):
     """The workflow reads the rules from their catalogue; a rule file added (or edited)
     without regenerating it stops the parse, naming the command."""

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import needs_tex
 
 from credit_assign.pipeline.claims import ClaimsError, load, runs_needed
 from credit_assign.reporting import claims, claims_page, history, render
@@ -247,6 +248,7 @@ def _commit(root, name, text, message):
                           capture_output=True, text=True).stdout.strip()
 
 
+@pytest.mark.process
 def test_the_order_of_the_claims_file_and_the_results_is_read_from_git(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     before = _commit(tmp_path, "code.py", "x = 1\n", "code")
@@ -295,11 +297,7 @@ def test_the_markdown_cell_filter_keeps_a_table_whole():
     assert render.lam(1e-4) == "1e-4" and render.lam(0) == "0" and render.lam(0.003) == "3e-3"
 
 
-HAVE_TEX = all(__import__("shutil").which(t) for t in ("latexmk", "pdflatex", "pdftotext"))
-
-
-@pytest.mark.skipif(not HAVE_TEX and not __import__("os").environ.get(
-    "CREDIT_ASSIGN_REQUIRE_TEX"), reason="no latexmk/pdflatex/pdftotext (CI installs them)")
+@needs_tex
 def test_the_papers_claims_table_and_history_compile(tmp_path):
     """claims.tex from the findings: its table and the history set in TeX, compiled."""
     import json

@@ -295,6 +295,7 @@ def test_configured_precision_reaches_pretraining_and_the_record(corpus_file, tm
     assert json.loads((tmp_path / "t.json").read_text())["precision"] == precision
 
 
+@pytest.mark.compile
 def test_bf16_and_compiled_steps_approximate_the_float32_gradient(data, monkeypatch):
     idx, y = data
     st = stack()
@@ -316,6 +317,7 @@ def test_bf16_and_compiled_steps_approximate_the_float32_gradient(data, monkeypa
         torch.testing.assert_close(g, h)
 
 
+@pytest.mark.compile
 def test_compiled_probe_phases_match_eager(data, monkeypatch):
     """``compile=True`` (free-phase step and nudged force through torch.compile) computes
     the same EP estimate; where compiling fails it falls back to eager mode exactly."""

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from conftest import TINY, fresh_copy, job_counts, snakemake
 
-pytestmark = pytest.mark.slow  # runs Snakemake on a small config
+pytestmark = pytest.mark.workflow  # runs Snakemake on a small config
 
 SMALL = {**TINY, "sweep": {"seeds": [1, 2], "dfa": [0], "bp": [], "frozen": [], "fa": [],
                            "np": []},

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.slow  # builds and installs a wheel
+pytestmark = pytest.mark.build  # builds and installs a wheel
 
 
 def test_the_built_wheel_validates_results_with_its_own_schemas_and_finds_its_rules(tmp_path):

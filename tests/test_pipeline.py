@@ -35,6 +35,7 @@ def parse(tmp_path, *configs: dict, base=("config/quick.yaml",), overrides=None)
 
 
 # ---- torch-free ------------------------------------------------------------------------
+@pytest.mark.process
 def test_every_pipeline_module_imports_without_torch_or_the_science():
     code = (f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r})\n"
             + "".join(f"import credit_assign.pipeline.{m}\n" for m in PIPELINE)

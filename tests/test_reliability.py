@@ -48,7 +48,7 @@ def start_training(run, digits, out: Path) -> subprocess.Popen:
                             stderr=subprocess.PIPE)
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_sigkill_mid_run_then_rerun_gives_identical_bytes(tmp_path, digits):
     run = tiny_run_config("dfa", epochs=40, batch_size=64)
     run["model"]["width"] = 48
@@ -116,7 +116,7 @@ def finished_run(tmp_path):
     return work
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_corrupt_result_stops_the_figure_with_the_file_named(finished_run):
     work = finished_run
     target = work / "results/digits/train/dfa/lam0/seed1/metrics.json"
@@ -133,7 +133,7 @@ def test_corrupt_result_stops_the_figure_with_the_file_named(finished_run):
         read_result(target, "train")
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_sigterm_to_snakemake_leaves_nothing_mistaken_for_complete(tmp_path):
     work = fresh_copy(tmp_path / "w")
     long = {**TINY, "training": {**TINY["training"], "epochs": 400},

@@ -4,11 +4,14 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 # a home, work or scratch folder of the machine that wrote a file
 MACHINE_PATH = re.compile(r"(?:^|[^\w.])/(?:work|home|Users|root|scratch)/\w")
 
 
+@pytest.mark.process
 def test_no_committed_file_names_a_path_of_the_machine_that_made_it():
     """Results and docs name a data source by file name and checksum, never by where it
     lay on the machine that ran the pipeline."""

@@ -1,13 +1,11 @@
 """The paper-vs-ours comparison and the variant gap map, on small hand-made tables."""
 
 import math
-import os
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import DISAGREE, KINDS, hand_gaps
+from conftest import DISAGREE, KINDS, hand_gaps, needs_tex
 
 from credit_assign.reporting import reproduction
 
@@ -603,9 +601,6 @@ def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
         assert starred
 
 
-HAVE_TEX = all(shutil.which(t) for t in ("latexmk", "pdflatex", "pdftoppm", "pdftotext"))
-
-
 def test_the_papers_gap_figure_is_the_key_recipes_at_the_text_width(gap_figures):
     """fig_variants_key: every paper number under the stated recipe and the best of each
     kind (ranking's first open and departs), drawn at the text width, its text 7 pt."""
@@ -625,8 +620,7 @@ def test_the_papers_gap_figure_is_the_key_recipes_at_the_text_width(gap_figures)
     assert min(fig_variants.printed_font_sizes(fig, page)) >= 6.9
 
 
-@pytest.mark.skipif(not HAVE_TEX and not os.environ.get("CREDIT_ASSIGN_REQUIRE_TEX"),
-                    reason="no latexmk/pdflatex/pdftoppm/pdftotext (CI installs them)")
+@needs_tex
 def test_the_papers_gap_figure_prints_its_text_at_7_pt_in_its_float(gap_figures, tmp_path):
     """fig_variants_key in ms.tex's own preamble and float: no float too large, the
     text is real text, its smallest glyph measured in the PDF ≥ 6.5 pt, and the page

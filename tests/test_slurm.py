@@ -17,7 +17,7 @@ import pytest
 import yaml
 from conftest import fresh_copy
 
-pytestmark = pytest.mark.slow  # every test here runs a real SLURM cluster
+pytestmark = pytest.mark.cluster  # every test here runs a real SLURM cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from conftest import fresh_copy, job_counts, pdf_text, snakemake
+from conftest import fresh_copy, job_counts, needs_tex, pdf_text, snakemake
 from PIL import Image
 
 TINY_CIFAR = {
@@ -79,7 +79,7 @@ def n_train(repo: Path) -> set[int]:
     return {json.loads(p.read_text())["data"]["n_train"] for p in runs}
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_a_changed_data_source_reruns_its_readers_in_one_run(cifar_run):
     """Round three, case 1: a changed data.cifar10.source with a figure asked for used to
     run prepare_data alone ("1 of 1 steps done", rc 0, no figure, models of the old data)."""
@@ -96,7 +96,7 @@ def test_a_changed_data_source_reruns_its_readers_in_one_run(cifar_run):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_a_source_changed_in_place_reruns_its_readers(cifar_run):
     repo, tmp = cifar_run
     extra = tmp / "images_a" / "train" / "cat" / "extra.png"
@@ -109,7 +109,7 @@ def test_a_source_changed_in_place_reruns_its_readers(cifar_run):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_an_archive_replaced_in_place_reruns_its_readers(tmp_path):
     import tarfile
 
@@ -131,7 +131,7 @@ def test_an_archive_replaced_in_place_reruns_its_readers(tmp_path):
     assert "Nothing to be done" in snakemake(repo, "--configfile", cfg, "-n").stdout
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_a_deleted_cache_reruns_nothing_and_is_rebuilt_by_the_next_reader(cifar_run):
     """The property round two needed: a deleted cache whose source is unchanged retrains
     nothing; with a λ added at the same time, exactly the new λ's jobs run (the first of
@@ -327,6 +327,7 @@ def test_stale_lists_tables_whose_results_changed(tmp_path, monkeypatch, capsys)
     assert "runs.csv" in out and "1 of its 1 inputs changed or are gone" in out
 
 
+@pytest.mark.process
 def test_stale_piped_into_head_ends_without_a_traceback(tmp_path):
     """`python -m credit_assign.reporting.stale results | head -1`: the reader closes the
     pipe early; the listing ends quietly."""
@@ -347,9 +348,6 @@ def test_stale_piped_into_head_ends_without_a_traceback(tmp_path):
 
 
 # ---- no raw string reaches TeX (round three, case 3) ---------------------------------
-HAVE_TEX = all(shutil.which(t) for t in ("latexmk", "pdflatex", "pdftotext"))
-needs_tex = pytest.mark.skipif(not HAVE_TEX and not os.environ.get("CREDIT_ASSIGN_REQUIRE_TEX"),
-                               reason="no latexmk/pdflatex/pdftotext (CI installs them)")
 ROOT = Path(__file__).resolve().parents[1]
 NASTY = ["x^^5cinput^^7b^^2fetc^^2fhostname^^7d", "a{b", string.punctuation,
          "a--b ''q'' ``r`` !` ?` << >> ,, ... \\input{/etc/hostname}",
@@ -497,7 +495,7 @@ def test_the_paper_configs_spell_their_seeds_plainly():
     check_files(sorted((ROOT / "config").glob("*.yaml")))
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 @pytest.mark.parametrize("seeds", ["[042]"])  # the others: tests/test_pipeline.py
 def test_a_badly_spelled_seed_stops_the_workflow_before_any_job(tmp_path, seeds):
     repo = fresh_copy(tmp_path / "repo")
@@ -526,7 +524,7 @@ def test_a_method_left_out_of_the_sweep_is_a_drawn_notice_in_fig4():
     assert "no DFA runs in this run" in texts
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_every_sweep_empty_is_refused_and_the_tables_stay(cifar_run):
     """It used to fail inside the aggregate job (KeyError: 'dataset') after Snakemake had
     deleted the old summary tables."""
@@ -572,7 +570,7 @@ def test_a_symlink_inside_the_data_folder_is_read_once_where_its_target_is(tmp_p
     assert info["n_train"] == 6 and info["classes"] == ["cat", "dog", "frog"]
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 @pytest.mark.parametrize("damage", ["drop_bp", "cut_header", "empty"])
 def test_a_damaged_table_stops_the_figure_and_the_advice_rebuilds_it(cifar_run, damage):
     """BP's rows removed used to redraw fig4 without BP (rc 0); a header cut short drew
@@ -594,7 +592,7 @@ def test_a_damaged_table_stops_the_figure_and_the_advice_rebuilds_it(cifar_run, 
 
 
 # ---- round four: no conclusion from a diverged run -----------------------------------
-@pytest.mark.slow
+@pytest.mark.workflow
 @needs_tex
 def test_a_diverged_run_builds_a_paper_that_draws_no_conclusion_from_it(tmp_path):
     """Every run diverges (branch_init_std 1e37, lr 10): the paper builds, its verdicts
@@ -656,7 +654,7 @@ def test_a_run_without_the_paper_config_is_refused_by_name(tmp_path):
         check_default_loaded([tmp_path / "quick.yaml"], ROOT)
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_the_config_is_found_from_another_folder_and_a_dry_run_writes_nothing(tmp_path):
     """--directory elsewhere, and --snakefile ../Snakefile from a subfolder, plan the same
     jobs as a run from the repository (config/config.yaml laid under the --configfile,
@@ -682,6 +680,7 @@ def test_the_config_is_found_from_another_folder_and_a_dry_run_writes_nothing(tm
 # ---- round four, case 3: a checkout knows itself ------------------------------------
 @pytest.mark.parametrize("command", [["credit_assign.reporting.stale", "results"],
                                      ["credit_assign.science.rules", "--write"]])
+@pytest.mark.process
 def test_a_checkout_refuses_another_checkouts_package(tmp_path, command):
     """Two clones, one environment (Python imports the first's package): run in the
     second, stale and the catalogue writer refuse, naming both packages, and write

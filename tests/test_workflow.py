@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import TINY, fresh_copy, job_counts, pdf_text, snakemake
+from conftest import TINY, fresh_copy, job_counts, needs_tex, pdf_text, snakemake
 from pdf_fonts import figure_text_pt
 
 from credit_assign.infra.results import read_result
 
 ROOT_CLAIMS = Path(__file__).resolve().parents[1] / "config" / "claims.yaml"
 
-pytestmark = pytest.mark.slow  # every test here runs Snakemake on a tiny config
+pytestmark = pytest.mark.workflow  # every test here runs Snakemake on a tiny config
 
 TINY_REFERENCE = {
     "dataset": "digits",
@@ -370,9 +370,6 @@ def test_the_claims_target_judges_fresh_seeds_beside_the_study(tiny_run):
 
 
 # ---- the paper (TeX is optional for users; CI installs it and sets REQUIRE_TEX) -------
-HAVE_TEX = all(shutil.which(t) for t in ("latexmk", "pdflatex", "pdftotext"))
-needs_tex = pytest.mark.skipif(not HAVE_TEX and not os.environ.get("CREDIT_ASSIGN_REQUIRE_TEX"),
-                               reason="no latexmk/pdflatex/pdftotext (CI installs them)")
 
 
 @needs_tex
