@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from conftest import DISAGREE, KINDS, hand_gaps
 
-from credit_assign.reporting import paper
+from credit_assign.reporting import paper, render
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,12 +83,15 @@ def test_dfa_at_lambda_zero_is_tested_against_its_own_null_like_the_penalty():
         rows += [{"method": "dfa", "lam": lam, "seed": 1, "feedback": "fresh",
                   "deep_cosine": f} for f in fresh]
     out = paper.null_numbers(pd.DataFrame(rows), 0.01)
-    assert "lies above its own fresh" in out["zeronullverdict"]
-    assert "judged block by block" in out["zeronullverdict"]  # never decided by the mean
     assert out["nullTrainedZero"] == "$+0.085$ ($n{=}1$)"
+    found = paper.null_finding(pd.DataFrame(rows), 0.0)
+    assert found == {"outcome": "above", "n": 1, "diverged": []}
+    said = render.phrases("verdicts.tex.j2", {"zeronullverdict": found})["zeronullverdict"]
+    assert "lies above its own fresh" in said
+    assert "judged block by block" in said  # never decided by the mean
     flat = pd.DataFrame(rows).assign(deep_cosine=lambda d: d.deep_cosine.where(
         ~((d.lam == 0) & (d.feedback == "trained")), 0.005))
-    assert "does not rise above its own" in paper.null_numbers(flat, 0.01)["zeronullverdict"]
+    assert paper.null_finding(flat, 0.0)["outcome"] == "not_above"
 
 
 def test_the_papers_winner_is_the_rankings_best_open_variant():
@@ -122,10 +125,37 @@ def test_the_penalty_norm_verdict_compares_each_seed_with_itself():
     runs = pd.DataFrame([{"method": "dfa", "lam": lam, "seed": seed, "h_L_norm_median": v}
                          for lam, seed, v in ((0.0, 1, 1e5), (0.0, 2, 1e3),
                                               (0.01, 1, 1e4), (0.01, 2, 1e4))])
-    assert "does not lower" in paper.penalty_norm_verdict(runs, 0.01)
-    assert "seed $2$ (of $2$)" in paper.penalty_norm_verdict(runs, 0.01)
+    found = paper.penalty_norm_finding(runs, 0.01)
+    assert found == {"outcome": "not_lower", "n": 2, "seeds": [2], "diverged": []}
     lower = runs.assign(h_L_norm_median=runs.h_L_norm_median.where(runs.lam == 0, 10.0))
-    assert "on every seed ($2$ of $2$)" in paper.penalty_norm_verdict(lower, 0.01)
+    assert paper.penalty_norm_finding(lower, 0.01)["outcome"] == "lowers"
+    said = render.phrases("verdicts.tex.j2", {"penaltynormverdict": found})
+    assert said["penaltynormverdict"] == "does not lower DFA's $\\|h_L\\|$ on seed $2$ (of $2$)"
+
+
+def test_each_verdict_phrase_knows_every_outcome_and_names_a_missing_one():
+    """templates/verdicts.tex.j2 writes a phrase for every outcome the findings give; an
+    outcome it does not know, or a finding without a field it reads, fails by name."""
+    import jinja2
+
+    outcomes = {"penaltynormverdict": ["lowers", "not_lower", "undecided", "missing"],
+                "rescueverdict": ["above", "not_above", "undecided", "missing"],
+                "zeronullverdict": ["above", "not_above", "undecided", "missing"],
+                "orderingverdict": ["holds", "fails", "undecided", "missing"]}
+    said = set()
+    for name, kinds in outcomes.items():
+        for kind in kinds:
+            finding = {"outcome": kind, "n": 3, "seeds": [7], "diverged": [5, 6]}
+            text = render.phrases("verdicts.tex.j2", {name: finding})[name]
+            assert text and "  " not in text
+            said.add(text)
+            if kind == "undecided":
+                assert "seeds $5$, $6$ diverged" in text
+    assert len(said) == sum(map(len, outcomes.values())) - 3  # 'undecided' reads alike
+    with pytest.raises(jinja2.UndefinedError, match="does not know: maybe"):
+        render.phrases("verdicts.tex.j2", {"orderingverdict": {"outcome": "maybe"}})
+    with pytest.raises(jinja2.UndefinedError, match="'n'"):
+        render.phrases("verdicts.tex.j2", {"rescueverdict": {"outcome": "above"}})
 
 
 def test_the_headline_sentences_follow_the_numbers():

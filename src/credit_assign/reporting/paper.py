@@ -2,8 +2,11 @@
 
 ``paper/ms.tex`` types no result. Every number it states is a macro defined here
 from a table the pipeline wrote (runs, nulls, the reproduction table, the gap map,
-the EP stack probe's per-seed table, the primer check); every sentence whose claim
-depends on the numbers (``\\rescueverdict`` …) is chosen here by the numbers. A
+the EP stack probe's per-seed table, the primer check). A sentence whose claim depends
+on the numbers is a finding here (an outcome and the seeds it rests on:
+``verdict_findings``) and words in a template (templates/verdicts.tex.j2 writes
+``\\rescueverdict`` … from them); the verdicts not yet moved there are still chosen
+here. A
 number a config did not produce (FA in the quick config, say) is spelled "not run",
 and the section that needs it is switched off by a flag (``\\ifhasfa`` …).
 """
@@ -26,6 +29,7 @@ import pandas as pd
 
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
+from credit_assign.reporting import render
 from credit_assign.reporting import reproduction as rep_io
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
@@ -142,28 +146,27 @@ def run_numbers(runs: pd.DataFrame, penalty: float) -> dict[str, str]:
     out["hLDfaSmall"] = spread(sel.h_L_norm_median, "norm", diverged=bad)
     out["deepcosDfaSmall"] = spread(sel.deep_cosine, "cosine", diverged=bad)
     out["accDfaSmall"] = spread(sel.test_acc, diverged=bad)
-    out["penaltynormverdict"] = penalty_norm_verdict(runs, penalty)
     return out
 
 
-def penalty_norm_verdict(runs: pd.DataFrame, penalty: float) -> str:
+def penalty_norm_finding(runs: pd.DataFrame, penalty: float) -> dict:
     """Whether the penalty lowers DFA's ‖h_L‖ seed by seed (the same seed with and
-    without it), as a phrase: "lowers … on every seed" or names the seeds where not."""
+    without it): outcome ``lowers`` (on every seed), ``not_lower`` (``seeds``: where
+    not), ``undecided`` (``diverged``: the seeds that did) or ``missing``; ``n``: the
+    seeds compared."""
     pen = select_runs(runs, "dfa", penalty).set_index("seed").h_L_norm_median
     zero = select_runs(runs, "dfa", 0.0).set_index("seed").h_L_norm_median
     seeds = sorted(set(pen.index) & set(zero.index))
+    out = {"n": len(seeds), "seeds": [], "diverged": []}
     if not seeds:
-        return "cannot be compared with and without the penalty here (a run is missing)"
+        return {**out, "outcome": "missing"}
     runs_of = pd.concat([select_runs(runs, "dfa", penalty), select_runs(runs, "dfa", 0.0)])
     bad = sorted(set(diverged_seeds(runs_of))
-                 | {s for s in seeds if not (np.isfinite(pen[s]) and np.isfinite(zero[s]))})
+                 | {int(s) for s in seeds if not (np.isfinite(pen[s]) and np.isfinite(zero[s]))})
     if bad:
-        return _undecided(bad)
-    not_lower = [s for s in seeds if not float(pen[s]) < float(zero[s])]
-    if not not_lower:
-        return f"lowers DFA's $\\|h_L\\|$ on every seed (${len(seeds)}$ of ${len(seeds)}$)"
-    return ("does not lower DFA's $\\|h_L\\|$ on seed" + ("s " if len(not_lower) > 1 else " ")
-            + ", ".join(f"${s}$" for s in not_lower) + f" (of ${len(seeds)}$)")
+        return {**out, "outcome": "undecided", "diverged": bad}
+    not_lower = [int(s) for s in seeds if not float(pen[s]) < float(zero[s])]
+    return {**out, "outcome": "not_lower" if not_lower else "lowers", "seeds": not_lower}
 
 
 def null_test(nulls: pd.DataFrame, lam: float) -> tuple[pd.Series, pd.Series, bool | None]:
@@ -186,73 +189,56 @@ def null_diverged(nulls: pd.DataFrame, lam: float) -> list[int]:
     return sorted({int(s) for s in bad.seed})
 
 
-def _screen(trained: pd.Series) -> str:
-    """What the null test is: the mean over n seeds against the fresh draws' spread."""
-    n = len(trained)
-    return (f" (the mean over ${n}$ seed{'s' if n != 1 else ''} against the spread of the "
-            "fresh draws: a screen, not a significance test)")
+def null_finding(nulls: pd.DataFrame, lam: float) -> dict:
+    """The null screen at λ (null_test) as a finding: outcome ``above``, ``not_above``,
+    ``undecided`` (``diverged``: the seeds whose null is not finite) or ``missing``;
+    ``n``: the seeds the trained-with mean is over."""
+    trained, _, above = null_test(nulls, lam)
+    bad = null_diverged(nulls, lam)
+    outcome = ("above" if above else "not_above" if above is not None
+               else "undecided" if bad else "missing")
+    return {"outcome": outcome, "n": len(trained), "diverged": bad}
 
 
 def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
     """Deep cosine with the trained-with B vs fresh draws, DFA at the penalty λ and at
     λ = 0, each tested the same way (null_test)."""
-    trained, fresh, above = null_test(nulls, penalty)
-    bad, bad0 = null_diverged(nulls, penalty), null_diverged(nulls, 0.0)
+    trained, fresh, _ = null_test(nulls, penalty)
     sel = select_runs(nulls, "dfa", penalty)
     out = {"nullTrained": spread(trained, "cosine"),
            "nullFresh": spread(fresh, "cosine"),
            "nullDraws": str(int(sel[sel.feedback == "fresh"].groupby("seed").size().max()))
            if len(fresh) else NOT_RUN}
-    out["rescueverdict"] = (
-        "lies above the fresh-$B$ null by more than two of the null's standard deviations"
-        f"{_screen(trained)}: "
-        "by that screen the alignment is specific to the $B$ the blocks were trained with"
-        if above else
-        "does not rise above the fresh-$B$ null by two of its standard deviations"
-        f"{_screen(trained)}: by that screen these runs do not separate the trained $B$ "
-        "from a fresh one" if above is not None else
-        _undecided(bad) if bad else "was not measured")
-    trained0, fresh0, above0 = null_test(nulls, 0.0)
+    trained0, fresh0, _ = null_test(nulls, 0.0)
     out["nullTrainedZero"] = spread(trained0, "cosine")
     out["nullFreshZero"] = spread(fresh0, "cosine")
-    out["zeronullverdict"] = (
-        "lies above its own fresh-$B$ null by more than two of the null's standard "
-        f"deviations{_screen(trained0)}; a mean over four blocks can be carried by one, so "
-        "the paper's claim that the unpenalised blocks carry no information is judged "
-        "block by block on fresh seeds (Table~\\ref{tab:claims})"
-        if above0 else
-        "does not rise above its own fresh-$B$ null by two of the null's standard "
-        f"deviations{_screen(trained0)} (a screen that does not reject cannot show there "
-        "is none); the paper's claim that the unpenalised blocks carry no information is "
-        "judged block by block on fresh seeds by the claims "
-        "(\\texttt{config/claims.yaml})"
-        if above0 is not None else
-        _undecided(bad0) if bad0 else
-        "was not measured, so the paper's claim that the unpenalised blocks carry no "
-        "information is not tested here")
     return out
 
 
-def _undecided(seeds: list[int]) -> str:
-    """A verdict the runs cannot give: which seeds diverged."""
-    return ("is undecided: seed" + ("s " if len(seeds) > 1 else " ")
-            + ", ".join(f"${s}$" for s in seeds) + " diverged (a non-finite value), and a "
-            "diverged run decides nothing")
-
-
-def ordering_verdict(runs: pd.DataFrame, penalty: float) -> str:
-    """Whether the paper's ordering bp > dfa(penalty) > frozen > dfa(0) holds in test acc."""
+def ordering_finding(runs: pd.DataFrame, penalty: float) -> dict:
+    """Whether the paper's ordering bp > dfa(penalty) > frozen > dfa(0) holds in the
+    mean test accuracy: outcome ``holds``, ``fails``, ``undecided`` (``diverged``) or
+    ``missing``."""
     cells = [("bp", 0.0), ("dfa", penalty), ("frozen", 0.0), ("dfa", 0.0)]
     sels = [select_runs(runs, m, lam) for m, lam in cells]
     bad = sorted({s for sel in sels for s in diverged_seeds(sel)}
                  | {int(s) for sel in sels for s in sel[~np.isfinite(sel.test_acc)].seed})
     if bad:
-        return _undecided(bad)
+        return {"outcome": "undecided", "diverged": bad}
     means = [sel.test_acc.mean() for sel in sels]
     if any(pd.isna(m) for m in means):
-        return "cannot be checked here (a run of the ordering is missing)"
+        return {"outcome": "missing", "diverged": []}
     holds = all(a > b for a, b in itertools.pairwise(means))
-    return "holds in our runs" if holds else "does not hold in our runs"
+    return {"outcome": "holds" if holds else "fails", "diverged": []}
+
+
+def verdict_findings(runs: pd.DataFrame, nulls: pd.DataFrame, penalty: float) -> dict:
+    """The run section's verdicts as findings, by the name of the TeX macro that
+    templates/verdicts.tex.j2 writes each one as."""
+    return {"penaltynormverdict": penalty_norm_finding(runs, penalty),
+            "rescueverdict": null_finding(nulls, penalty),
+            "zeronullverdict": null_finding(nulls, 0.0),
+            "orderingverdict": ordering_finding(runs, penalty)}
 
 
 def reproduction_numbers(rep: pd.DataFrame | None, labels: dict | None = None
@@ -645,7 +631,7 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
               **variant_numbers(gaps, cfg.get("study")),
               **ep_numbers(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
               **primer_numbers(primer)}
-    macros["orderingverdict"] = ordering_verdict(runs, penalty)
+    macros.update(render.phrases("verdicts.tex.j2", verdict_findings(runs, nulls, penalty)))
     flags = {"hasreference": reproduction is not None and not reproduction.empty,
              "hasvariants": gaps is not None and not gaps.empty,
              "hasmeasured": rep_io.has_measured(gaps),

@@ -131,3 +131,12 @@ def render(template: str, **findings) -> str:
     """``templates/<template>`` filled with ``findings``; a name it uses that the
     findings lack raises jinja2.UndefinedError naming it."""
     return environment().get_template(template).render(**findings)
+
+
+def phrases(template: str, findings: dict[str, dict]) -> dict[str, str]:
+    """name → the phrase ``templates/<template>``'s macro ``name`` writes from
+    ``findings[name]`` (one line: the template's line breaks are spaces). A macro that
+    reads a field the finding lacks raises jinja2.UndefinedError naming it."""
+    module = environment().get_template(template).make_module()
+    return {name: " ".join(str(getattr(module, name)(finding)).split())
+            for name, finding in findings.items()}
