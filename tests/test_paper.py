@@ -85,7 +85,9 @@ def test_dfa_at_lambda_zero_is_tested_against_its_own_null_like_the_penalty():
     out = paper.null_numbers(pd.DataFrame(rows), 0.01)
     assert out["nullTrainedZero"] == "$+0.085$ ($n{=}1$)"
     found = paper.null_finding(pd.DataFrame(rows), 0.0)
-    assert found == {"outcome": "above", "n": 1, "diverged": []}
+    assert (found["outcome"], found["n"], found["diverged"]) == ("above", 1, [])
+    assert found["trained_mean"] == 0.085 and found["draws"] == 3
+    assert found["per_seed"][0]["seed"] == 1 and found["per_seed"][0]["above"]
     said = render.phrases("verdicts.tex.j2", {"zeronullverdict": found})["zeronullverdict"]
     assert "lies above its own fresh" in said
     assert "judged block by block" in said  # never decided by the mean

@@ -192,12 +192,31 @@ def null_diverged(nulls: pd.DataFrame, lam: float) -> list[int]:
 def null_finding(nulls: pd.DataFrame, lam: float) -> dict:
     """The null screen at λ (null_test) as a finding: outcome ``above``, ``not_above``,
     ``undecided`` (``diverged``: the seeds whose null is not finite) or ``missing``;
-    ``n``: the seeds the trained-with mean is over."""
-    trained, _, above = null_test(nulls, lam)
+    ``n``: the seeds the trained-with mean is over; the means and standard deviations it
+    compares; and ``per_seed``, each seed against its own draws by the same screen."""
+    trained, fresh, above = null_test(nulls, lam)
     bad = null_diverged(nulls, lam)
     outcome = ("above" if above else "not_above" if above is not None
                else "undecided" if bad else "missing")
-    return {"outcome": outcome, "n": len(trained), "diverged": bad}
+    per_seed = []
+    for seed, rows in nulls.groupby("seed") if len(nulls) else []:
+        t, f, a = null_test(rows, lam)
+        if a is not None and len(f) >= 2:
+            per_seed.append({"seed": int(seed), "trained": float(t.mean()),
+                             "fresh_mean": float(f.mean()), "fresh_sd": float(f.std(ddof=1)),
+                             "draws": len(f), "above": a})
+    return {"lam": float(lam), "outcome": outcome, "n": len(trained), "diverged": bad,
+            "trained_mean": _mean(trained), "trained_sd": _sd(trained),
+            "fresh_mean": _mean(fresh), "fresh_sd": _sd(fresh), "draws": len(fresh),
+            "per_seed": per_seed}
+
+
+def _mean(x: pd.Series) -> float | None:
+    return float(x.mean()) if len(x) else None
+
+
+def _sd(x: pd.Series) -> float | None:
+    return float(x.std(ddof=1)) if len(x) > 1 else None
 
 
 def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:

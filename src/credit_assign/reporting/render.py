@@ -18,6 +18,16 @@ def num(x, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
+def short(x, digits: int = 3) -> str:
+    """A number to ``digits`` decimals, in scientific notation outside [1e-3, 1e3)
+    (0.085, 4.10e+05, 2.00e-04); a missing or undefined one is an em dash."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if abs(x) >= 1e3 or (0 < abs(x) < 1e-3):
+        return f"{x:.2e}"
+    return f"{x:.{digits}f}"
+
+
 def signed(x, digits: int = 3) -> str:
     """A difference, with its sign: +0.059, −0.053 (a true minus sign)."""
     text = num(x, digits)
@@ -122,8 +132,8 @@ def environment():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              undefined=jinja2.StrictUndefined, autoescape=False,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(num=num, signed=signed, sci=sci, lam=lam, cell=cell, seeds=seeds,
-                       tex=tex_escape, tex_num=tex_num)
+    env.filters.update(num=num, short=short, signed=signed, sci=sci, lam=lam, cell=cell,
+                       seeds=seeds, tex=tex_escape, tex_num=tex_num)
     return env
 
 

@@ -18,18 +18,13 @@ from credit_assign.reporting import render
 from credit_assign.reporting import reproduction as rep_io
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
-from credit_assign.reporting.paper import null_diverged, null_test
+from credit_assign.reporting.paper import null_finding
 from credit_assign.reporting.reproduction import md_table
 
 DATASET_NAMES = {"cifar10": "CIFAR-10", "digits": "the digits data (a quick run)"}
 
 
-def _f(x: float, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if abs(x) >= 1e3 or (0 < abs(x) < 1e-3):
-        return f"{x:.2e}"
-    return f"{x:.{digits}f}"
+_f = render.short
 
 
 def _g(x: float) -> str:
@@ -413,60 +408,11 @@ def _per_seed(runs: pd.DataFrame, column: str = "test_acc") -> str:
 
 def _null_section(nulls: pd.DataFrame | None, penalty: float | None) -> str:
     """DFA's deep cosine against its own fresh-B null, at λ = 0 and at the penalty, each
-    by the same test (paper.null_test); the sentence on the paper's claim is chosen by
-    the numbers."""
+    by the same screen: paper.null_finding's findings in templates/notes_null.md.j2."""
     if nulls is None or penalty is None:
         return ""
-    lines = ["## The fresh-B null at λ = 0 and with the penalty\n",
-             "The test (the paper's, `paper.null_test`): the trained-with-B deep cosine's mean "
-             "over the seeds lies above the fresh draws' mean by more than two of the draws' "
-             "standard deviations — a screen, not a significance test. Each seed is also set "
-             "against its own draws, the same way.\n"]
-    for lam in (0.0, penalty):
-        trained, fresh, above = null_test(nulls, lam)
-        if bad := null_diverged(nulls, lam):
-            lines.append(f"- λ = {lam:g}: undecided — seed(s) {', '.join(map(str, bad))} "
-                         "diverged (a non-finite cosine); a diverged run decides nothing.")
-            continue
-        if above is None:
-            lines.append(f"- λ = {lam:g}: not measured.")
-            continue
-        sd = f" ± {_f(trained.std(ddof=1))}" if len(trained) > 1 else ""
-        seeds = _null_per_seed(nulls, lam)
-        lines.append(
-            f"- λ = {lam:g}: trained-with B mean {_f(trained.mean())}{sd} ({len(trained)} "
-            f"seeds), fresh B {_f(fresh.mean())} ± {_f(fresh.std(ddof=1))} ({len(fresh)} "
-            "draws): " + ("above the null by more than two of its standard deviations"
-                          if above else "not above the null by two of its standard "
-                          "deviations")
-            + f". Per seed: {'; '.join(seeds)}.")
-    _, _, above0 = null_test(nulls, 0.0)
-    if above0 is not None:
-        lines.append("\n" + (
-            "Without the penalty the deep mean (l1 … l4 together) lies above the fresh-B "
-            "null by the screen above; a mean of four layers can be carried by one of them, "
-            "so the paper's \"no information\" claim is judged layer by layer, as an effect "
-            "with an interval on fresh seeds, on the claims page."
-            if above0 else
-            "Without the penalty the deep mean (l1 … l4 together) does not lie above the "
-            "fresh-B null by the screen above (a screen that does not reject cannot show "
-            "there is none); the paper's \"no information\" claim is judged layer by layer, "
-            "as an effect with an interval on fresh seeds, on the claims page."))
-    return "\n".join(lines) + "\n"
-
-
-def _null_per_seed(nulls: pd.DataFrame, lam: float) -> list[str]:
-    """Each seed's trained-with-B deep cosine against its own fresh draws: the same
-    screen (paper.null_test) on that seed's rows."""
-    out = []
-    for seed, rows in nulls.groupby("seed"):
-        trained, fresh, above = null_test(rows, lam)
-        if above is None or len(fresh) < 2:
-            continue
-        out.append(f"seed {int(seed)} {_f(float(trained.mean()))} vs "
-                   f"{_f(float(fresh.mean()))} ± {_f(float(fresh.std(ddof=1)))} "
-                   f"({len(fresh)} draws), " + ("above" if above else "not above"))
-    return out
+    screens = [null_finding(nulls, lam) for lam in (0.0, penalty)]
+    return render.render("notes_null.md.j2", screens=screens)
 
 
 TESTS = """## What the tests check
