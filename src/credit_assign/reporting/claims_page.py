@@ -13,15 +13,12 @@ import pandas as pd
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.infra.results import read_result
 from credit_assign.pipeline.claims import load
-from credit_assign.reporting import aggregate, claims, history, render
+from credit_assign.reporting import aggregate, claims, history, labels, render
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.ep_stack_summary import by_seed, summary_tables
 
-# the metrics an effect names, as the page names them
-METRIC_NAMES = {"test_acc": "accuracy", "h_L_norm_median": "median ‖h_L‖"}
-# the seed sets of config/claims.yaml, as the page names them
-SET_NAMES = {"fresh": "the fresh seeds", "study": "the study's seeds",
-             "ep_fresh": "the EP probe's fresh seeds"}
+METRIC_NAMES = labels.names(labels.METRICS, "md")
+SET_NAMES = labels.names(labels.SEED_SETS, "md")
 
 
 def _clean(x):
@@ -118,8 +115,7 @@ def write_claims_tables(train_paths, timing_paths, null_paths, ep_paths, ep_timi
 
 
 # ---- the paper's part ------------------------------------------------------------------
-# the seed sets as the paper's table names them (short: a column)
-TEX_SET_NAMES = {"fresh": "fresh", "study": "study", "ep_fresh": "EP fresh"}
+TEX_SET_NAMES = labels.names(labels.SEED_SETS, "tex")  # short: a table column
 
 
 def write_tex(findings_path: str | Path | None, history_path: str | Path, out,

@@ -29,17 +29,15 @@ import pandas as pd
 
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
-from credit_assign.reporting import render
+from credit_assign.reporting import labels, render
 from credit_assign.reporting import reproduction as rep_io
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
 from credit_assign.reporting.render import tex_escape
 
 NOT_RUN = "not run"
-DATASET_NAMES = {"cifar10": "CIFAR-10", "digits": "the $8 \\times 8$ digits of scikit-learn"}
-METRIC_NAMES = {"test_acc": "test acc.", "h_L_norm_median": "$\\|h_L\\|$",
-                "deep_cosine": "deep cos", "cosine": "cos", "trained_b_deep_cosine":
-                "deep cos, trained $B$", "fresh_b_deep_cosine_mean": "deep cos, fresh $B$"}
+DATASET_NAMES = labels.names(labels.DATASETS, "tex")
+METRIC_NAMES = labels.names(labels.METRICS, "tex")
 TEX_ENGINES = ("latexmk", "pdflatex")
 TEX_HELP = ("the paper needs latexmk and pdflatex. Install them: Debian/Ubuntu "
             "`apt-get install texlive-latex-base texlive-latex-recommended "

@@ -19,18 +19,12 @@ from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.infra.results import schema
 from credit_assign.pipeline.configfiles import check_yaml
+from credit_assign.reporting import labels
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
 from credit_assign.reporting.render import cell
 
-METRIC_NAMES = {
-    "test_acc": "test accuracy",
-    "h_L_norm_median": "median ‖h_L‖",
-    "deep_cosine": "deep cosine",
-    "cosine": "cosine",
-    "trained_b_deep_cosine": "deep cosine, trained B",
-    "fresh_b_deep_cosine_mean": "deep cosine, fresh-B null",
-}
+METRIC_NAMES = labels.names(labels.METRICS, "md")
 
 
 def load_reference(path: str | Path) -> dict:

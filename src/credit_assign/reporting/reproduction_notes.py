@@ -14,14 +14,14 @@ import pandas as pd
 
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
-from credit_assign.reporting import render
+from credit_assign.reporting import labels, render
 from credit_assign.reporting import reproduction as rep_io
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
 from credit_assign.reporting.paper import null_finding
 from credit_assign.reporting.reproduction import md_table
 
-DATASET_NAMES = {"cifar10": "CIFAR-10", "digits": "the digits data (a quick run)"}
+DATASET_NAMES = labels.names(labels.DATASETS, "md")
 
 
 _f = render.short
