@@ -302,7 +302,7 @@ def test_the_papers_claims_table_and_history_compile(tmp_path):
     """claims.tex from the findings: its table and the history set in TeX, compiled."""
     import json
 
-    from credit_assign.reporting import paper
+    from credit_assign.reporting import tex_build
 
     spec = load(SPEC)
     record = claims_page._clean({"spec_path": "config/claims.yaml", "seeds": spec["seeds"],
@@ -319,7 +319,7 @@ def test_the_papers_claims_table_and_history_compile(tmp_path):
         "\\documentclass{article}\\usepackage[utf8]{inputenc}\\usepackage{booktabs}"
         "\\input{claims.tex}\\begin{document}\\ifhasclaims\\claimstable\\fi"
         "\\studyhistory\\end{document}\n")
-    paper.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
+    tex_build.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
     text = " ".join(subprocess.run(["pdftotext", str(tmp_path / "doc.pdf"), "-"],
                                    capture_output=True, text=True).stdout.split())
     assert "the penalty rescues DFA's accuracy" in text and "holds" in text

@@ -8,26 +8,26 @@ import pandas as pd
 import pytest
 from conftest import DISAGREE, KINDS, hand_gaps
 
-from credit_assign.reporting import paper, render
+from credit_assign.reporting import paper, render, tex_build
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_no_result_number_is_typed_into_the_manuscript():
-    assert paper.typed_numbers((ROOT / "paper/ms.tex").read_text()) == []
+    assert tex_build.typed_numbers((ROOT / "paper/ms.tex").read_text()) == []
 
 
 @pytest.mark.parametrize("typed", ["accuracy 0.36 in", "a 36\\% gain", "$4 \\times 10^8$",
                                    "norm 4e8", "$10^{-2}$", "$-0.020$"])
 def test_the_check_finds_a_typed_result(typed):
-    assert paper.typed_numbers(f"Some prose with {typed} here.") != []
+    assert tex_build.typed_numbers(f"Some prose with {typed} here.") != []
 
 
 def test_the_check_leaves_layout_and_macros_alone():
     tex = ("\\usepackage[margin=25mm]{geometry} % 0.5 in a comment\n"
            "\\includegraphics[width=0.9\\linewidth]{figures/fig4_v1.2.pdf}\n"
            "Accuracy \\accDfaPen{} in \\cite{nokland2016}, seeds \\seeds, 3 seeds.")
-    assert paper.typed_numbers(tex) == []
+    assert tex_build.typed_numbers(tex) == []
 
 
 def test_spread_says_mean_std_and_n_or_why_there_is_none():

@@ -630,7 +630,7 @@ def test_the_papers_gap_figure_prints_its_text_at_7_pt_in_its_float(gap_figures,
 
     from pdf_fonts import figure_text_pt
 
-    from credit_assign.reporting import paper
+    from credit_assign.reporting import tex_build
     from credit_assign.reporting.figures import style
 
     fig_variants, gaps, _ = gap_figures
@@ -644,7 +644,7 @@ def test_the_papers_gap_figure_prints_its_text_at_7_pt_in_its_float(gap_figures,
     assert float_ and "fig_variants_measured.pdf" not in tex and "sidewaysfigure" not in tex
     (tmp_path / "doc.tex").write_text(preamble + "\\begin{document}\n" + float_.group(0)
                                       + "\n\\end{document}\n")
-    paper.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
+    tex_build.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
     log = (tmp_path / "build" / "doc.log").read_text()
     assert "Float too large" not in log and "Overfull" not in log
     subprocess.run(["pdftoppm", "-r", "110", "-png", str(tmp_path / "doc.pdf"),

@@ -416,12 +416,12 @@ def test_a_hostile_source_name_prints_as_written_and_reads_nothing_outside(tmp_p
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from credit_assign.reporting import paper
+    from credit_assign.reporting import tex_build
 
     work = tmp_path / "paper"
     (work / "figures").mkdir(parents=True)
     tex = (ROOT / "paper" / "ms.tex").read_text()
-    for fig in paper.figure_names(tex):
+    for fig in tex_build.figure_names(tex):
         plt.figure(figsize=(2, 1)).savefig(work / fig)
         plt.close("all")
     (work / "ms.tex").write_text(tex)
@@ -429,7 +429,7 @@ def test_a_hostile_source_name_prints_as_written_and_reads_nothing_outside(tmp_p
     from credit_assign.reporting.claims_page import write_tex
 
     write_tex(None, ROOT / "config" / "history.yaml", work / "claims.tex", ROOT)
-    paper.build_pdf(work / "ms.tex", work / "ms.pdf")
+    tex_build.build_pdf(work / "ms.tex", work / "ms.pdf")
     # an accented letter comes out of the PDF as the letter and its combining accent: NFC
     text = unicodedata.normalize("NFC", " ".join(pdf_text(work / "ms.pdf").split()))
     assert name.replace(" ", "") in text.replace(" ", "")
@@ -445,13 +445,13 @@ def test_a_hostile_source_name_prints_as_written_and_reads_nothing_outside(tmp_p
 def test_tex_reads_no_file_by_an_absolute_path_whatever_numbers_tex_says(tmp_path):
     """The second wall behind the escaping: a raw \\input of a system file in numbers.tex
     stops the build instead of reading it (openin_any=p)."""
-    from credit_assign.reporting import paper
+    from credit_assign.reporting import tex_build
 
     (tmp_path / "numbers.tex").write_text("\\newcommand{\\leak}{\\input{/etc/hostname}}\n")
     (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\input{numbers.tex}\n"
                                       "\\begin{document}\\leak\\end{document}\n")
     with pytest.raises(RuntimeError, match="hostname"):
-        paper.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
+        tex_build.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
     log = (tmp_path / "build" / "doc.log").read_text()
     assert "Not reading from /etc/hostname" in log or "not found" in log
     fls = (tmp_path / "build" / "doc.fls").read_text()
@@ -460,14 +460,14 @@ def test_tex_reads_no_file_by_an_absolute_path_whatever_numbers_tex_says(tmp_pat
 
 @needs_tex
 def test_a_tex_error_names_the_file_and_line(tmp_path):
-    from credit_assign.reporting import paper
+    from credit_assign.reporting import tex_build
 
     (tmp_path / "numbers.tex").write_text("\\newcommand{\\good}{1}\n\\undefinedmacro\n")
     (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\input{numbers.tex}\n"
                                       "\\begin{document}\\good\\end{document}\n")
     with pytest.raises(RuntimeError, match=r"numbers.tex line 2: Undefined control sequence"
                                            r"(.|\n)*line 2: \\undefinedmacro"):
-        paper.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
+        tex_build.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
 
 
 # ---- config values mean what they look like (round three, case 4) ---------------------
@@ -624,7 +624,7 @@ def test_a_paper_build_that_failed_once_recovers_on_the_next(tmp_path, monkeypat
     naming it; with the same numbers.tex written back, the next build makes the PDF
     (latexmk's state from the failed run used to answer 'Nothing to do … gave an error'
     for ever, exit 12)."""
-    from credit_assign.reporting import paper
+    from credit_assign.reporting import tex_build
 
     def write(body):
         (tmp_path / "ms.tex").write_text("\\documentclass{article}\\input{numbers.tex}"
@@ -633,14 +633,14 @@ def test_a_paper_build_that_failed_once_recovers_on_the_next(tmp_path, monkeypat
     numbers = tmp_path / "numbers.tex"
     numbers.write_text("\\newcommand{\\x}{one}\n")
     write("\\x")
-    paper.build_pdf(tmp_path / "ms.tex", tmp_path / "ms.pdf")
+    tex_build.build_pdf(tmp_path / "ms.tex", tmp_path / "ms.pdf")
     write("\\x{} two")
-    monkeypatch.setattr(paper, "PDFLATEX", "rm -f numbers.tex; " + paper.PDFLATEX)
+    monkeypatch.setattr(tex_build, "PDFLATEX", "rm -f numbers.tex; " + tex_build.PDFLATEX)
     with pytest.raises(RuntimeError, match="(?s)numbers.tex.*not found.*starts clean"):
-        paper.build_pdf(tmp_path / "ms.tex", tmp_path / "ms.pdf")
+        tex_build.build_pdf(tmp_path / "ms.tex", tmp_path / "ms.pdf")
     monkeypatch.undo()
     numbers.write_text("\\newcommand{\\x}{one}\n")  # the rule writes the same bytes back
-    paper.build_pdf(tmp_path / "ms.tex", tmp_path / "ms.pdf")
+    tex_build.build_pdf(tmp_path / "ms.tex", tmp_path / "ms.pdf")
     assert "one two" in " ".join(pdf_text(tmp_path / "ms.pdf").split())
 
 

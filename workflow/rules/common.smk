@@ -141,7 +141,7 @@ def paper_sources(wildcards):
 def paper_build_inputs(wildcards):
     """paper_sources, after checking for a TeX engine: without one, asking for the PDF
     fails at once (before any job runs) with what to install."""
-    from credit_assign.reporting.paper import missing_tex
+    from credit_assign.reporting.tex_build import missing_tex
 
     if problem := missing_tex():
         raise WorkflowError(f"{paths.PAPER_PDF}: {problem}")

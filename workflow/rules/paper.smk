@@ -50,7 +50,7 @@ rule paper:
     """paper/ms.pdf: latexmk + pdflatex on ms.tex, numbers.tex and the figure PDFs.
     pdflatex runs with -no-shell-escape and kpathsea's openin_any=p (no file read by an
     absolute or parent path), so a string in numbers.tex can neither run a program nor
-    read a file; every such string is escaped (credit_assign.reporting.paper.tex_escape) too.
+    read a file; every such string is escaped (credit_assign.reporting.render.tex_escape) too.
     """
     input:
         unpack(paper_build_inputs),
