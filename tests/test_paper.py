@@ -166,13 +166,21 @@ def test_the_headline_sentences_follow_the_numbers():
     rows = pd.DataFrame({"recipe": ["default", "const_lr", "default/one_batch"],
                          "kind": ["stated", "departs", "stated+measurement"],
                          "gap": [-2.8, -0.5, -1.2]})
-    assert "Within tolerance of the paper's headline norm" in paper.headline_verdict(rows)
-    assert "a departing column among them" in paper.headline_verdict(rows)
+    def headline(own):
+        found = paper.headline_finding(own)
+        return render.phrases("verdicts.tex.j2", {"headlineverdict": found})["headlineverdict"]
+
+    found = paper.headline_finding(rows)
+    assert found["outcome"] == "within" and found["departs"]
+    assert [c["recipe"] for c in found["columns"]] == ["const_lr"]
+    assert "Within tolerance of the paper's headline norm" in headline(rows)
+    assert "a departing column among them" in headline(rows)
     opened = rows.assign(kind=["stated", "open", "stated+measurement"])
-    assert "departing" not in paper.headline_verdict(opened)
-    assert "departs, gap $-0.5$" in paper.headline_verdict(rows)
+    assert "departing" not in headline(opened)
+    assert "departs, gap $-0.5$" in headline(rows)
     far = rows.assign(gap=[-2.8, -1.5, -1.2])
-    text = paper.headline_verdict(far)
+    assert paper.headline_finding(far)["outcome"] == "none"
+    text = headline(far)
     assert "stays open" in text and "hypothesis" not in text and "$-1.2$" in text
     gaps = hand_gaps(DISAGREE, KINDS).assign(ours_mean=1.0, ours_n=3)
     row = gaps[gaps.recipe == "many"].index[0]

@@ -377,9 +377,11 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
             "hLDfaZeroLargest": hl_largest, "gapHLDfaZeroLargest": gap_largest,
             "largestKind": tex_escape(kind_of.get(largest, "")) if largest else NOT_RUN,
             "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch,
-            "headlineverdict": headline_verdict(headline[~headline.inherited.astype(bool)]),
+            **render.phrases("verdicts.tex.j2", {
+                "headlineverdict": headline_finding(
+                    headline[~headline.inherited.astype(bool)]),
+                "goalverdict": {"result": rep_io.goal(rank, study, gaps)}}),
             "curseverdict": curse_verdict(rep_io.holdout(gaps, study)),
-            "goalverdict": goal_verdict(rep_io.goal(rank, study, gaps)),
             "normspreadverdict": norm_spread_verdict(
                 own[own.kind.isin([rep_io.STATED, "open"])])}
 
@@ -415,46 +417,24 @@ def norm_spread_verdict(own: pd.DataFrame) -> str:
                       "spread" if overlap else "which do not overlap"))
 
 
-def headline_verdict(own: pd.DataFrame) -> str:
+def headline_finding(own: pd.DataFrame) -> dict:
     """Whether any column that ran or measured DFA at λ = 0 itself (a recipe's own runs
-    or a measurement of them) brings the headline norm within tolerance: the sentence
-    that says what the runs make plausible, chosen by the numbers."""
+    or a measurement of them) brings the headline norm within tolerance: outcome
+    ``within`` (``columns``: those that do, each recipe, kind and gap; ``departs``: one of
+    them departs from the stated recipe), ``none`` (``closest``) or ``missing``."""
     own = own[own.gap.notna()]
     if own.empty:
-        return "No recipe measured the headline norm here."
+        return {"outcome": "missing"}
     within = own[own.gap.abs() <= 1]
     closest = own.loc[own.gap.abs().idxmin()]
     if within.empty:
-        return ("No recipe or measurement run here brings the headline norm within "
-                "tolerance (closest: "
-                f"\\texttt{{{tex_escape(closest.recipe)}}}, {closest.kind}, gap "
-                f"${closest.gap:+.1f}$), so what produced the paper's value stays open.")
-    names = ", ".join(f"\\texttt{{{tex_escape(r.recipe)}}} ({r.kind}, gap ${r.gap:+.1f}$)"
-                      for r in within.itertuples())
-    departs = any(str(k).startswith("departs") for k in within.kind)
-    return (f"Within tolerance of the paper's headline norm: {names}. That the authors ran "
-            "such a recipe or measured so is a hypothesis these runs make plausible, not a "
-            "finding: the paper's numbers alone cannot separate the candidates"
-            + ("; a departing column among them would mean the recipe the paper states is "
-               "not the one that made its number." if departs else "."))
-
-
-def goal_verdict(result: dict | None) -> str:
-    """The study's goal (config study.goal) as a sentence of the paper."""
-    if result is None:
-        return "no goal was set"
-    return (f"the goal (set during the study's build, Section~\\ref{{sec:history}}), at "
-            f"least ${result['goal']}$ numbers within "
-            f"tolerance under a recipe that departs from nothing the paper states (with any "
-            f"measurement), is {'reached' if result['reached'] else 'not reached'}: the "
-            f"best such column, \\texttt{{{tex_escape(result['recipe'])}}}, has "
-            f"${result['within']}$ of ${result['compared']}$, an optimistic count as the "
-            f"best of ${result['candidates']}$ columns"
-            + (f" (picked on all seeds but one and counted on that one: "
-               f"${result['held_out_within']:.1f}$ of "
-               f"${round(result['held_out_compared'], 1):g}$ on average over "
-               f"${result['held_out_seeds']}$ held-out seeds)"
-               if "held_out_within" in result else ""))
+        return {"outcome": "none", "closest": {"recipe": str(closest.recipe),
+                                               "kind": str(closest.kind),
+                                               "gap": float(closest.gap)}}
+    return {"outcome": "within",
+            "columns": [{"recipe": str(r.recipe), "kind": str(r.kind), "gap": float(r.gap)}
+                        for r in within.itertuples()],
+            "departs": any(str(k).startswith("departs") for k in within.kind)}
 
 
 def _seed_list(seeds) -> str:
