@@ -55,6 +55,7 @@ FINDINGS = {"counts": {"verdict_claims": {"holds": 7, "claims": 11, "contradicte
                                         "undecided": 5}},
             "seeds": {"fresh": list(range(1001, 1009)), "study": [42, 123, 456]},
             "decision": {"confidence": 0.95},
+            "claims": [{"id": "a"}, {"id": "fa", "seeds": "study"}],
             "order": {"spec": {"short": "abc1234"}, "first_result": "2026-12-02 05:00 UTC"}}
 
 
@@ -72,9 +73,11 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
     text = (workdir / "README.md").read_text()
     assert text.startswith("# top\n") and text.endswith(f"{publish.END}\nrest\n")
     assert "\nold\n" not in text
-    assert ("**7 of the paper's 11 claims hold** on 8 fresh seeds (1 contradicted, "
-            "3 undecided)") in text
-    assert "study's 3 seeds 42, 123 and 456: 5 of 10 hold" in text and "`abc1234`" in text
+    assert ("**7 of the paper's 11 claims hold** (1 contradicted, 3 undecided), each an "
+            "effect with a 95 % bootstrap interval over 8 seeds never used before (1 on a "
+            "seed set of its own") in text
+    assert "The 10 of them judged on those fresh seeds" in text and "`abc1234`" in text
+    assert "study's 3 seeds (42, 123 and 456): 5 hold, 0 contradicted" in text
     assert "2026-12-02 05:00 UTC" in text
 
 
