@@ -481,17 +481,20 @@ def verdict_rows(cosines, settled):
     return pd.DataFrame({"seed": range(len(cosines)), "cosine": cosines, "settled": settled})
 
 
-def test_verdict_all_settled_and_high_claims_the_bottom_block():
-    from credit_assign.reporting.paper import ep_verdict
+def ep_verdict(rows) -> str:
+    """The paper's EP sentence: paper.ep_finding's finding in templates/verdicts.tex.j2."""
+    from credit_assign.reporting import paper, render
 
+    return render.phrases("verdicts.tex.j2", {"epverdict": paper.ep_finding(rows)})["epverdict"]
+
+
+def test_verdict_all_settled_and_high_claims_the_bottom_block():
     text = ep_verdict(verdict_rows([0.97, 0.95, 0.96], [True] * 3))
     assert text.startswith("reaches the bottom block in the 3 settled seeds")
     assert "every seed settled" in text
 
 
 def test_verdict_low_only_in_unsettled_seeds_blames_the_free_phase_not_depth():
-    from credit_assign.reporting.paper import ep_verdict
-
     text = ep_verdict(verdict_rows([0.97, 0.16, 0.96], [True, False, True]))
     assert text.startswith("reaches the bottom block in the 2 settled seeds")
     assert "seed 1, whose free phase did not settle" in text
@@ -500,8 +503,6 @@ def test_verdict_low_only_in_unsettled_seeds_blames_the_free_phase_not_depth():
 
 
 def test_verdict_low_in_a_settled_seed_is_partial():
-    from credit_assign.reporting.paper import ep_verdict
-
     text = ep_verdict(verdict_rows([0.97, 0.5, 0.2], [True, True, False]))
     assert text.startswith("reaches the bottom block only partly")
     assert "1 of the 2 settled seeds (seed 1)" in text and "1 unsettled seed not counted" in text

@@ -437,49 +437,29 @@ def headline_finding(own: pd.DataFrame) -> dict:
             "departs": any(str(k).startswith("departs") for k in within.kind)}
 
 
-def _seed_list(seeds) -> str:
-    """'seed 1', 'seeds 1 and 2', 'seeds 0, 1 and 2'."""
-    seeds = [str(int(x)) for x in sorted(seeds)]
-    if len(seeds) == 1:
-        return f"seed {seeds[0]}"
-    return f"seeds {', '.join(seeds[:-1])} and {seeds[-1]}"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 EP_HIGH = 0.9  # block 0's cosine above this: the tension reached the bottom block
 
 
-def ep_verdict(block0: pd.DataFrame) -> str:
-    """What block 0's cosine says about depth, one row per seed (``cosine``, ``settled``,
-    ``seed``) at one free-phase length. Only settled seeds speak to depth: a seed whose
-    free phase did not settle failed before depth could matter, and is named as such."""
+def ep_finding(block0: pd.DataFrame) -> dict:
+    """What block 0's cosine says about reaching the bottom block, one row per seed
+    (``cosine``, ``settled``, ``seed``) at one free-phase length. Only settled seeds
+    count: a seed whose free phase did not settle failed before depth could matter.
+    Outcome ``none_settled``, ``reaches`` (above ``high`` in every settled seed),
+    ``partly`` or ``no`` (at most zero in every settled seed), with the seeds each way."""
     settled = block0.settled.astype(bool)
     ok, bad = block0[settled], block0[~settled]
-    low_ok, low_bad = ok[ok.cosine <= EP_HIGH], bad[bad.cosine <= EP_HIGH]
+
+    def seeds(rows):
+        return sorted(int(x) for x in rows.seed)
+
+    out = {"high": EP_HIGH, "settled": seeds(ok), "unsettled": seeds(bad),
+           "low_settled": seeds(ok[ok.cosine <= EP_HIGH]),
+           "low_unsettled": seeds(bad[bad.cosine <= EP_HIGH])}
     if ok.empty:
-        return ("cannot be judged: the free phase settled for none of the "
-                f"{_plural(len(bad), 'seed')}, so these runs say nothing about depth")
-    if low_ok.empty:
-        text = (f"reaches the bottom block in the {_plural(len(ok), 'settled seed')}: "
-                f"block~0's cosine to BPTT stays above {EP_HIGH} in each")
-        if bad.empty:
-            return text + ", and every seed settled"
-        if len(low_bad):
-            return text + (f"; it is lower in {_seed_list(low_bad.seed)}, whose free phase "
-                           "did not settle (unsettled seeds are not counted: these runs do "
-                           "not say whether depth or the free phase lowered it)")
-        return text + (f"; {_plural(len(bad), 'seed')} whose free phase did not settle "
-                       "are not counted")
-    rest = (f" ({_plural(len(bad), 'unsettled seed')} not counted)" if len(bad) else "")
-    if (ok.cosine <= 0).all():
-        return ("does not reach the bottom block: block~0's cosine to BPTT is at most zero "
-                f"in every settled seed{rest}")
-    return ("reaches the bottom block only partly: block~0's cosine to BPTT falls below "
-            f"{EP_HIGH} in {len(low_ok)} of the {_plural(len(ok), 'settled seed')} "
-            f"({_seed_list(low_ok.seed)}){rest}")
+        return {**out, "outcome": "none_settled"}
+    if not out["low_settled"]:
+        return {**out, "outcome": "reaches"}
+    return {**out, "outcome": "no" if (ok.cosine <= 0).all() else "partly"}
 
 
 def _block0_per_seed(rows: pd.DataFrame) -> str:
@@ -554,7 +534,7 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
            "epUnsettledShort": unsettled(short), "epUnsettledLong": unsettled(long_),
            "epSettleResidual": sci(float(d.max_residual.iloc[0])),
            "epSettleTBest": f"${int(d.t_best_after.iloc[0])}$"}
-    out["epverdict"] = ep_verdict(block0)
+    out.update(render.phrases("verdicts.tex.j2", {"epverdict": ep_finding(block0)}))
     return out
 
 
