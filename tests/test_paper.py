@@ -39,8 +39,8 @@ def test_spread_says_mean_std_and_n_or_why_there_is_none():
 
 
 def test_lambda_in_tex():
-    assert paper.lam_tex(0) == "$0$" and paper.lam_tex(1e-2) == "$10^{-2}$"
-    assert paper.lam_tex(3e-3) == "$3 \\times 10^{-3}$"
+    assert render.tex_lam(0) == "$0$" and render.tex_lam(1e-2) == "$10^{-2}$"
+    assert render.tex_lam(3e-3) == "$3 \\times 10^{-3}$"
 
 
 def _runs(rows):
@@ -116,11 +116,18 @@ def test_the_norm_spread_sentence_comes_from_the_recipes_own_runs():
 
     own = pd.DataFrame({"recipe": ["default", "const_lr3e3", "dfa_no_aug"],
                         "ours_mean": [7.0e5, 7.3e7, 2.0e5]})
-    text = paper.norm_spread_verdict(own)
+    found = paper.norm_spread_finding(own)
+    assert found["factor"] == pytest.approx(365) and found["low"]["recipe"] == "dfa_no_aug"
+    text = norm_spread(own)
     assert "factor of $365$" in text
-    esc = paper.tex_escape
+    esc = render.tex_escape
     assert text.index(esc("dfa_no_aug")) < text.index(esc("const_lr3e3"))
-    assert "not measured" in paper.norm_spread_verdict(own.iloc[:1])
+    assert "not measured" in norm_spread(own.iloc[:1])
+
+
+def norm_spread(own) -> str:
+    found = {"normspreadverdict": paper.norm_spread_finding(own)}
+    return render.phrases("verdicts.tex.j2", found)["normspreadverdict"]
 
 
 def test_the_penalty_norm_verdict_compares_each_seed_with_itself():
@@ -192,6 +199,6 @@ def test_the_headline_sentences_follow_the_numbers():
 def test_the_norm_spread_sentence_says_when_seeds_overlap():
     own = pd.DataFrame({"recipe": ["default", "dfa_no_aug"], "ours_mean": [5.8e5, 2.2e5],
                         "gap_seed": ['{"1": -2.7, "2": -3.4}', '{"1": -3.8, "2": -3.1}']})
-    assert "which overlap" in paper.norm_spread_verdict(own)
+    assert "which overlap" in norm_spread(own)
     apart = own.assign(gap_seed=['{"1": -1.0, "2": -1.2}', '{"1": -3.8, "2": -3.1}'])
-    assert "do not overlap" in paper.norm_spread_verdict(apart)
+    assert "do not overlap" in norm_spread(apart)

@@ -28,7 +28,14 @@ from credit_assign.reporting import labels, render
 from credit_assign.reporting import reproduction as rep_io
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
-from credit_assign.reporting.render import tex_escape
+from credit_assign.reporting.render import (
+    tex_escape,
+    tex_lam,
+    tex_norm,
+    tex_sci,
+    tex_tiny,
+    tex_value,
+)
 
 NOT_RUN = "not run"
 DATASET_NAMES = labels.names(labels.DATASETS, "tex")
@@ -36,44 +43,6 @@ METRIC_NAMES = labels.names(labels.METRICS, "tex")
 
 
 # ---- formatting ----------------------------------------------------------------------
-def sci(x: float, digits: int = 2) -> str:
-    """A number in math mode: 0.123, or 1.23 \\times 10^{5} when large or tiny."""
-    if x is None or not math.isfinite(x):
-        return "—" if x is None or math.isnan(x) else ("$\\infty$" if x > 0 else "$-\\infty$")
-    if x != 0 and (abs(x) >= 1e3 or abs(x) < 1e-3):
-        mant, exp = f"{x:.{digits}e}".split("e")
-        return f"${mant} \\times 10^{{{int(exp)}}}$"
-    return f"${x:.3f}$"
-
-
-def tiny(x: float) -> str:
-    """A quantity that may be zero to float64 rounding: below 1e-15 it says so."""
-    return "$< 10^{-15}$" if abs(x) < 1e-15 else sci(x)
-
-
-def value_tex(metric: str, x: float) -> str:
-    """One number of the paper's table: a norm in scientific form, a cosine signed, an
-    accuracy to three decimals."""
-    if metric == "h_L_norm_median":
-        return sci(x)
-    return f"${x:+.3f}$" if "cosine" in metric else f"${x:.3f}$"
-
-
-def lam_tex(lam: float) -> str:
-    """λ as TeX: 0, 10^{-4}, 3 \\times 10^{-3}."""
-    if lam == 0:
-        return "$0$"
-    mant, exp = f"{lam:.0e}".split("e")
-    return f"$10^{{{int(exp)}}}$" if mant == "1" else f"${mant} \\times 10^{{{int(exp)}}}$"
-
-
-def norm_tex(x: float) -> str:
-    """A norm to three significant figures: 143, 4.06 \\times 10^{3}."""
-    if x is None or not math.isfinite(x):
-        return sci(x)
-    return f"${x:.3g}$" if 1 <= abs(x) < 1e3 else sci(x)
-
-
 def diverged_seeds(sel: pd.DataFrame) -> list[int]:
     """The seeds of a runs-table selection whose run recorded a non-finite epoch."""
     if "n_nonfinite" not in sel:
@@ -102,9 +71,9 @@ def spread(values, kind: str = "plain", over: str = "", diverged: list | None = 
     mean = float(v.mean())
     std = float(v.std(ddof=1)) if len(v) > 1 else None
     if kind == "norm":
-        text = norm_tex(mean)
+        text = tex_norm(mean)
         if std is not None:
-            text += " (s.d. " + norm_tex(std) + ")"
+            text += " (s.d. " + tex_norm(std) + ")"
     else:
         fmt = "{:+.3f}" if kind == "cosine" else "{:.3f}"
         text = "$" + fmt.format(mean) + (f" \\pm {std:.3f}" if std is not None else "") + "$"
@@ -127,7 +96,7 @@ def run_numbers(runs: pd.DataFrame, penalty: float) -> dict[str, str]:
     # the smallest nonzero DFA λ below the penalty (1e-4 in the paper), if swept
     small = sorted({float(x) for x in runs[runs.method == "dfa"].lam if 0 < float(x) < penalty})
     sel = select_runs(runs, "dfa", small[0]) if small else runs.iloc[0:0]
-    out["lamSmall"] = lam_tex(small[0]) if small else NOT_RUN
+    out["lamSmall"] = tex_lam(small[0]) if small else NOT_RUN
     bad = diverged_seeds(sel)
     out["hLDfaSmall"] = spread(sel.h_L_norm_median, "norm", diverged=bad)
     out["deepcosDfaSmall"] = spread(sel.deep_cosine, "cosine", diverged=bad)
@@ -260,16 +229,16 @@ def reproduction_numbers(rep: pd.DataFrame | None, labels: dict | None = None
     rows = []
     for r in rep.itertuples():
         name = tex_escape(labels.get(r.method, r.method))
-        run = f"{name}, $\\lambda$ = {lam_tex(float(r.lam))}"
+        run = f"{name}, $\\lambda$ = {tex_lam(float(r.lam))}"
         metric = METRIC_NAMES.get(r.metric, tex_escape(r.metric))
         if isinstance(r.layer, (int, float)) and not pd.isna(r.layer):
             metric += f" $l_{int(r.layer)}$"
         if not pd.isna(r.paper):
-            paper = value_tex(r.metric, r.paper)
+            paper = tex_value(r.metric, r.paper)
         else:
             lo, hi = json.loads(r.paper_range) if isinstance(r.paper_range, str) else (None, None)
             paper = f"$[{lo:+.2f}, {hi:+.2f}]$" if lo is not None else "—"
-        ours = NOT_RUN if pd.isna(r.ours_mean) else value_tex(r.metric, r.ours_mean)
+        ours = NOT_RUN if pd.isna(r.ours_mean) else tex_value(r.metric, r.ours_mean)
         gap = "—" if pd.isna(r.gap) else f"${r.gap:+.1f}$"
         mark = "" if pd.isna(r.gap) else ("\\checkmark" if bool(r.within_tolerance) else "")
         if not bool(r.verified):
@@ -281,7 +250,7 @@ def reproduction_numbers(rep: pd.DataFrame | None, labels: dict | None = None
         if row.empty or pd.isna(row.iloc[0].paper):
             return NOT_RUN
         v = float(row.iloc[0].paper)
-        return norm_tex(v) if metric == "h_L_norm_median" else f"${v:.3f}$"
+        return tex_norm(v) if metric == "h_L_norm_median" else f"${v:.3f}$"
 
     return {"paperHLDfaZero": paper_of("dfa", 0.0, "h_L_norm_median"),
             "paperAccDfaZero": paper_of("dfa", 0.0, "test_acc"),
@@ -337,7 +306,7 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
         if row.empty:
             return NOT_RUN, NOT_RUN
         r = row.iloc[0]
-        text = norm_tex(float(r.ours_mean)) + f" ($n{{=}}{int(r.ours_n)}$)"
+        text = tex_norm(float(r.ours_mean)) + f" ($n{{=}}{int(r.ours_n)}$)"
         if bool(r.inherited):  # the variant does not rerun DFA: the stated recipe's runs
             text += " (the stated recipe's runs: it does not rerun DFA)"
         return text, f"${r.gap:+.1f}$"
@@ -382,8 +351,8 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
                     headline[~headline.inherited.astype(bool)]),
                 "goalverdict": {"result": rep_io.goal(rank, study, gaps)}}),
             "curseverdict": curse_verdict(rep_io.holdout(gaps, study)),
-            "normspreadverdict": norm_spread_verdict(
-                own[own.kind.isin([rep_io.STATED, "open"])])}
+            **render.phrases("verdicts.tex.j2", {"normspreadverdict": norm_spread_finding(
+                own[own.kind.isin([rep_io.STATED, "open"])])})}
 
 
 def _seed_gaps(row) -> list[float]:
@@ -392,29 +361,21 @@ def _seed_gaps(row) -> list[float]:
         if "gap_seed" in row.index else []
 
 
-def norm_spread_verdict(own: pd.DataFrame) -> str:
-    """How far the recipes' own runs move DFA's unpenalised ‖h_L‖: the ratio of the
-    largest recipe mean to the smallest, which recipes they are, and whether their seeds
-    overlap (the per-seed gaps: a mean over three seeds can hide seeds that move in
-    opposite directions). The caller passes the stated recipe and the open variants:
-    the sentence is about choices the paper leaves open."""
+def norm_spread_finding(own: pd.DataFrame) -> dict:
+    """How far the recipes' own runs move DFA's unpenalised ‖h_L‖: the largest recipe
+    mean over the smallest, which recipes they are, and their per-seed gaps (a mean over
+    three seeds can hide seeds that move in opposite directions). The caller passes the
+    stated recipe and the open variants: the finding is about choices the paper leaves
+    open. Outcome ``measured`` or ``missing`` (fewer than two recipes)."""
     own = own[own.ours_mean > 0]
     if len(own) < 2:
-        return "were not run beside each other here, so how far they move it is not measured"
+        return {"outcome": "missing"}
     lo, hi = own.loc[own.ours_mean.idxmin()], own.loc[own.ours_mean.idxmax()]
-    factor = float(hi.ours_mean / lo.ours_mean)
-    text = (f"move the unpenalised norm's seed mean by a factor of {norm_tex(factor)} "
-            f"across the recipes run, from {norm_tex(float(lo.ours_mean))} under "
-            f"\\texttt{{{tex_escape(lo.recipe)}}} to {norm_tex(float(hi.ours_mean))} under "
-            f"\\texttt{{{tex_escape(hi.recipe)}}}")
-    g_lo, g_hi = _seed_gaps(lo), _seed_gaps(hi)
-    if not (g_lo and g_hi):
-        return text
-    overlap = max(g_lo) >= min(g_hi)
-    return text + (f"; per seed their gaps span ${min(g_lo):+.1f}$ to ${max(g_lo):+.1f}$ "
-                   f"and ${min(g_hi):+.1f}$ to ${max(g_hi):+.1f}$ tolerances, "
-                   + ("which overlap: the recipes' difference is within the seed-to-seed "
-                      "spread" if overlap else "which do not overlap"))
+    return {"outcome": "measured", "factor": float(hi.ours_mean / lo.ours_mean),
+            "low": {"recipe": str(lo.recipe), "mean": float(lo.ours_mean),
+                    "seed_gaps": _seed_gaps(lo)},
+            "high": {"recipe": str(hi.recipe), "mean": float(hi.ours_mean),
+                     "seed_gaps": _seed_gaps(hi)}}
 
 
 def headline_finding(own: pd.DataFrame) -> dict:
@@ -470,13 +431,13 @@ def _block0_per_seed(rows: pd.DataFrame) -> str:
     def flag(r) -> str:
         if r.settled:
             return "settled"
-        why = ([f"largest residual {sci(float(r.residual_max))}"] if not r.residual_ok
+        why = ([f"largest residual {tex_sci(float(r.residual_max))}"] if not r.residual_ok
                else []) + ([f"earliest hindsight step ${int(r.t_best_min)}$"]
                            if not r.t_best_ok else [])
         return "unsettled" + (": " + ", ".join(why) if why else "")
 
     def cosine(x: float) -> str:
-        return value_tex("cosine", x) if math.isfinite(x) else sci(x)
+        return tex_value("cosine", x) if math.isfinite(x) else tex_sci(x)
 
     return ("each seed's mean over its probe batches: "
             + "; ".join(f"seed {int(r.seed)}: {cosine(float(r.cosine))} ({flag(r)})"
@@ -522,7 +483,7 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
     block0 = d[(d.group == "block0") & (d.free_steps == long_)]
     res = d[(d.group == "all") & (d.free_steps == long_)].sort_values("seed")
     residuals = ", ".join(
-        f"{sci(float(r.residual_max))} (seed {int(r.seed)}"
+        f"{tex_sci(float(r.residual_max))} (seed {int(r.seed)}"
         + ("" if r.settled else ", unsettled") + ")" for r in res.itertuples())
     out = {"epBlockZeroShort": cos("block0", short), "epBlockZeroLong": cos("block0", long_),
            "epBlockZeroSeedsShort": seeds_b0(short), "epBlockZeroSeedsLong": seeds_b0(long_),
@@ -532,7 +493,7 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
            "epResidualLong": ("each seed's largest over its probe batches: " + residuals)
            if len(res) else NOT_RUN,
            "epUnsettledShort": unsettled(short), "epUnsettledLong": unsettled(long_),
-           "epSettleResidual": sci(float(d.max_residual.iloc[0])),
+           "epSettleResidual": tex_sci(float(d.max_residual.iloc[0])),
            "epSettleTBest": f"${int(d.t_best_after.iloc[0])}$"}
     out.update(render.phrases("verdicts.tex.j2", {"epverdict": ep_finding(block0)}))
     return out
@@ -546,12 +507,12 @@ def primer_numbers(check: dict | None) -> dict[str, str]:
         return dict.fromkeys(keys, NOT_RUN)
     m = check["models"]["residual"]
     g = m["groups"]["all"]
-    return {"primerBetaMin": sci(m["beta"][0]),
-            "primerMisalignOneSided": sci(1 - g["one_sided"]["cosine"][0]),
-            "primerMisalignSymmetric": tiny(1 - g["symmetric"]["cosine"][0]),
+    return {"primerBetaMin": tex_sci(m["beta"][0]),
+            "primerMisalignOneSided": tex_sci(1 - g["one_sided"]["cosine"][0]),
+            "primerMisalignSymmetric": tex_tiny(1 - g["symmetric"]["cosine"][0]),
             "primerSlopeOneSided": f"${m['slopes']['all']['one_sided']:.2f}$",
             "primerSlopeSymmetric": f"${m['slopes']['all']['symmetric']:.2f}$",
-            "primerFreeEnergy": tiny(m["free_energy"])}
+            "primerFreeEnergy": tex_tiny(m["free_energy"])}
 
 
 def _short_source(source: str) -> str:
@@ -574,7 +535,7 @@ def setup_numbers(cfg: dict, info: dict) -> dict[str, str]:
         "augmentation": tex_escape(tr.get("augmentation", "none").replace("_", " + ")),
         "nseeds": f"${len(sweep['seeds'])}$",
         "seeds": ", ".join(f"${s}$" for s in sweep["seeds"]),
-        "penaltylam": lam_tex(cfg["figures"]["penalty_lambda"]),
+        "penaltylam": tex_lam(cfg["figures"]["penalty_lambda"]),
         "diagn": f"${cfg['diagnostics']['n_samples']}$",
         "epcorpus": tex_escape(", ".join(ep["corpora"])) or NOT_RUN,
         "epnseeds": f"${len(ep['seeds'])}$",

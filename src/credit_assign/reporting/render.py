@@ -126,6 +126,45 @@ def tex_num(x, digits: int = 3) -> str:
     return "---" if text == "—" else "$" + text.replace("−", "-") + "$"
 
 
+# ---- TeX numbers (paper/numbers.tex): math mode
+def tex_sci(x: float, digits: int = 2) -> str:
+    """A number in math mode: 0.123, or 1.23 \\times 10^{5} when large or tiny."""
+    if x is None or not math.isfinite(x):
+        return "—" if x is None or math.isnan(x) else ("$\\infty$" if x > 0 else "$-\\infty$")
+    if x != 0 and (abs(x) >= 1e3 or abs(x) < 1e-3):
+        mant, exp = f"{x:.{digits}e}".split("e")
+        return f"${mant} \\times 10^{{{int(exp)}}}$"
+    return f"${x:.3f}$"
+
+
+def tex_tiny(x: float) -> str:
+    """A quantity that may be zero to float64 rounding: below 1e-15 it says so."""
+    return "$< 10^{-15}$" if abs(x) < 1e-15 else tex_sci(x)
+
+
+def tex_value(metric: str, x: float) -> str:
+    """One number of the paper's table: a norm in scientific form, a cosine signed, an
+    accuracy to three decimals."""
+    if metric == "h_L_norm_median":
+        return tex_sci(x)
+    return f"${x:+.3f}$" if "cosine" in metric else f"${x:.3f}$"
+
+
+def tex_lam(lam: float) -> str:
+    """λ as TeX: 0, 10^{-4}, 3 \\times 10^{-3}."""
+    if lam == 0:
+        return "$0$"
+    mant, exp = f"{lam:.0e}".split("e")
+    return f"$10^{{{int(exp)}}}$" if mant == "1" else f"${mant} \\times 10^{{{int(exp)}}}$"
+
+
+def tex_norm(x: float) -> str:
+    """A norm to three significant figures: 143, 4.06 \\times 10^{3}."""
+    if x is None or not math.isfinite(x):
+        return tex_sci(x)
+    return f"${x:.3g}$" if 1 <= abs(x) < 1e3 else tex_sci(x)
+
+
 def environment():
     import jinja2
 
@@ -133,7 +172,8 @@ def environment():
                              undefined=jinja2.StrictUndefined, autoescape=False,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=num, short=short, signed=signed, sci=sci, lam=lam, cell=cell,
-                       seeds=seeds, tex=tex_escape, tex_num=tex_num)
+                       seeds=seeds, tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci,
+                       tex_norm=tex_norm, tex_lam=tex_lam)
     return env
 
 
