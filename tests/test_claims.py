@@ -273,6 +273,7 @@ def test_the_order_of_the_claims_file_and_the_results_is_read_from_git(tmp_path)
     assert history.order(tmp_path / "nowhere", "claims.yaml", results)["spec"] is None
 
 
+@pytest.mark.process
 def test_the_claims_file_was_committed_alone():
     """config/claims.yaml entered the history in a commit that touched nothing else, and
     (where the claims were published) every judged result's code holds that commit."""
