@@ -26,8 +26,12 @@ def test_the_check_finds_a_typed_result(typed):
 def test_the_check_leaves_layout_and_macros_alone():
     tex = ("\\usepackage[margin=25mm]{geometry} % 0.5 in a comment\n"
            "\\includegraphics[width=0.9\\linewidth]{figures/fig4_v1.2.pdf}\n"
-           "Accuracy \\accDfaPen{} in \\cite{nokland2016}, seeds \\seeds, 3 seeds.")
+           "Accuracy \\accDfaPen{} in \\cite{nokland2016}, seeds \\seeds, 3 seeds.\n"
+           "\\begin{thebibliography}{9}\\bibitem{a} X. \\emph{arXiv:1607.06450}, "
+           "82(397):171--185.\\end{thebibliography}")
     assert tex_build.typed_numbers(tex) == []
+    # a result after the bibliography is still found
+    assert tex_build.typed_numbers(tex + " then 0.36 in the prose") == ["0.36"]
 
 
 def test_spread_says_mean_std_and_n_or_why_there_is_none():

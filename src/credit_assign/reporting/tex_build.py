@@ -140,9 +140,12 @@ _RESULT_LIKE = re.compile(
 def typed_numbers(tex_text: str) -> list[str]:
     """Result-like numbers typed into a manuscript's prose (outside macros): what the
     manuscript must take from numbers.tex instead. Comments, optional arguments
-    (``[width=…]``, ``[margin=25mm]``) and the arguments of file, label and citation
-    commands are not prose and are skipped."""
+    (``[width=…]``, ``[margin=25mm]``), the arguments of file, label and citation
+    commands and the bibliography (volumes, pages, arXiv numbers) are not prose and are
+    skipped."""
     text = re.sub(r"(?<!\\)%.*", "", tex_text)  # comments
+    text = re.sub(r"\\begin\{thebibliography\}.*?\\end\{thebibliography\}", "", text,
+                  flags=re.S)
     text = re.sub(r"\[[^\]]*\]", "", text)  # optional arguments
     text = re.sub(r"\\(?:includegraphics|input|label|ref|cite|bibitem|usepackage|"
                   r"documentclass|graphicspath|begin|end)\s*\{[^}]*\}", "", text)
