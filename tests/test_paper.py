@@ -206,3 +206,59 @@ def test_the_norm_spread_sentence_says_when_seeds_overlap():
     assert "which overlap" in norm_spread(own)
     apart = own.assign(gap_seed=['{"1": -1.0, "2": -1.2}', '{"1": -3.8, "2": -3.1}'])
     assert "do not overlap" in norm_spread(apart)
+
+
+# ---- numbers.tex keeps its values across refactors -----------------------------------
+GOLDEN = ROOT / "tests" / "golden" / "numbers.tex"
+
+
+def golden_numbers_tex() -> str:
+    """numbers.tex from fixed tables: seeded runs and nulls (every method, two λ, three
+    seeds, one diverged DFA seed at λ = 1e-4) and the published gap map, reproduction
+    table and EP probe table (docs/)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    rows, nulls = [], []
+    for method, lam in (("bp", 0.0), ("bp", 0.01), ("dfa", 0.0), ("dfa", 1e-4),
+                        ("dfa", 0.01), ("frozen", 0.0), ("fa", 0.0)):
+        for seed in (42, 123, 456):
+            bad = method == "dfa" and lam == 1e-4 and seed == 456
+            rows.append({"method": method, "lam": lam, "seed": seed,
+                         "test_acc": math.nan if bad else float(rng.uniform(0.3, 0.6)),
+                         "h_L_norm_median": float(10 ** rng.uniform(2, 6)),
+                         "deep_cosine": float(rng.uniform(-0.05, 0.4)),
+                         "n_nonfinite": int(bad)})
+            if method == "dfa":
+                nulls.append({"method": method, "lam": lam, "seed": seed,
+                              "feedback": "trained", "deep_cosine": float(rng.uniform(0, .3))})
+                nulls += [{"method": method, "lam": lam, "seed": seed, "feedback": "fresh",
+                           "deep_cosine": float(rng.normal(0, 0.02))} for _ in range(5)]
+    cfg = {"dataset": "cifar10", "model": {"width": 256, "depth": 4},
+           "training": {"epochs": 30, "batch_size": 128, "lr": 1e-3, "weight_decay": 0.01},
+           "sweep": {"seeds": [42, 123, 456]}, "diagnostics": {"n_samples": 512},
+           "figures": {"penalty_lambda": 0.01}, "probes": {"epochs": []},
+           "ep_stack": {"corpora": ["tinyshakespeare"], "seeds": [0, 1, 2],
+                        "model": {"blocks": 4, "width": 64},
+                        "pretrain": {"steps": 300, "relax_steps": 200,
+                                     "precision": "float32"}}}
+    docs = ROOT / "docs"
+    macros, flags = paper.numbers(
+        cfg, {"n_train": 50000, "n_test": 10000, "source": "cifar10-jpg.tar"},
+        pd.DataFrame(rows), pd.DataFrame(nulls), pd.read_csv(docs / "reproduction.csv"),
+        pd.read_csv(docs / "variants_gap.csv"), pd.read_csv(docs / "ep_stack_by_seed.csv"))
+    return paper.numbers_tex(macros, flags, "the golden tables")
+
+
+def test_numbers_tex_keeps_every_value_it_held(request):
+    """The refactors that move words into templates change no number and no phrase:
+    numbers.tex from fixed tables equals tests/golden/numbers.tex (written by the code
+    before findings moved to templates). A deliberate change rewrites it:
+    CREDIT_ASSIGN_WRITE_GOLDEN=1 pytest tests/test_paper.py -k golden ... and says so."""
+    import os
+
+    text = golden_numbers_tex()
+    if os.environ.get("CREDIT_ASSIGN_WRITE_GOLDEN"):
+        GOLDEN.write_text(text)
+    # each macro and flag with its value (the order of the definitions is free)
+    assert sorted(text.splitlines()) == sorted(GOLDEN.read_text().splitlines())
