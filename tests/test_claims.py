@@ -318,7 +318,8 @@ def test_the_papers_claims_table_and_history_compile(tmp_path):
                           tmp_path / "claims.tex", ROOT)
     (tmp_path / "doc.tex").write_text(
         "\\documentclass{article}\\usepackage[utf8]{inputenc}\\usepackage{booktabs}"
-        "\\input{claims.tex}\\begin{document}\\ifhasclaims\\claimstable\\fi"
+        "\\input{claims.tex}\\begin{document}\\ifhasclaims\\claimstable"
+        " Contradicted: \\claimsContradictedList.\\fi"
         "\\studyhistory\\end{document}\n")
     tex_build.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
     text = " ".join(subprocess.run(["pdftotext", str(tmp_path / "doc.pdf"), "-"],
@@ -326,6 +327,18 @@ def test_the_papers_claims_table_and_history_compile(tmp_path):
     assert "the penalty rescues DFA's accuracy" in text and "holds" in text
     assert "undecided: n < 3" in text
     assert "The claims and their decision rule" in text
+    against = [v for v in record["verdicts"] if v["verdict_set"]
+               and v["verdict"] == "contradicted"]
+    assert not against and "none." in text  # the synthetic claims: none contradicted
+    found = {**record, "verdicts": [{**record["verdicts"][0], "verdict": "contradicted"},
+                                    *record["verdicts"][1:]]}
+    (tmp_path / "findings.json").write_text(json.dumps(found))
+    claims_page.write_tex(tmp_path / "findings.json", ROOT / "config" / "history.yaml",
+                          tmp_path / "claims.tex", ROOT)
+    listed = (tmp_path / "claims.tex").read_text().split("\\claimsContradictedList}{")[1]
+    first = found["verdicts"][0]
+    assert listed.startswith("``" + render.tex_escape(
+        {c["id"]: c for c in spec["claims"]}[first["claim"]]["text"]))
 
 
 def test_a_claim_holds_when_every_part_does_and_the_counts_say_both():
