@@ -274,18 +274,6 @@ VARIANT_KEYS = ("nVariants", "nOpen", "nDeparts", "bestVariant", "bestVariantWit
                 "headlineverdict")
 
 
-def curse_verdict(table: pd.DataFrame) -> str:
-    """The hold-one-seed-out estimate of the winner's curse as a sentence
-    (reproduction.holdout's table)."""
-    if table.empty:
-        return ("cannot be estimated here: the tables hold no per-seed gaps (one seed, "
-                "or tables from before they were recorded)")
-    return ("was estimated by holding one seed out (for each held-out seed, the open "
-            "recipes ranked on the others and the winner counted on the held-out seed "
-            "alone). " + rep_io.curse_sentence(table, "open", lambda x: f"${x}$")
-            .replace("`open`", "open")).rstrip(".")  # ms.tex ends the sentence
-
-
 def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dict[str, str]:
     """The gap map's ranking, by the study's ranking rule (config ``study``,
     reproduction.ranking, the one ordering): the best ``open`` variant is the headline,
@@ -350,7 +338,8 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
                 "headlineverdict": headline_finding(
                     headline[~headline.inherited.astype(bool)]),
                 "goalverdict": {"result": rep_io.goal(rank, study, gaps)}}),
-            "curseverdict": curse_verdict(rep_io.holdout(gaps, study)),
+            **render.phrases("verdicts.tex.j2", {
+                "curseverdict": rep_io.curse_finding(rep_io.holdout(gaps, study))}),
             **render.phrases("verdicts.tex.j2", {"normspreadverdict": norm_spread_finding(
                 own[own.kind.isin([rep_io.STATED, "open"])])})}
 

@@ -19,7 +19,7 @@ from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.infra.results import schema
 from credit_assign.pipeline.configfiles import check_yaml
-from credit_assign.reporting import labels
+from credit_assign.reporting import labels, render
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
 from credit_assign.reporting.render import cell
@@ -753,32 +753,24 @@ def holdout_markdown(table: pd.DataFrame, kind: str = "open") -> str:
                         f"mean change over the {kind} recipes"], rows) + "\n")
 
 
-def curse_sentence(table: pd.DataFrame, kind: str = "open", math=lambda x: x) -> str:
-    """What the hold-one-seed-out table says, the direction read from it: the winner's
-    fall from the seeds it was picked on to the held-out seed, beside a typical recipe's
-    of the kind; the winner's extra fall estimates the selection's inflation (none is
-    claimed when the winner fell no more than a typical recipe). ``math`` wraps a
-    number (the paper's $…$)."""
-    # rounded as printed, so the sign tests never rest on float noise (2.2e-16 is 0.00)
+def curse_finding(table: pd.DataFrame, kind: str = "open") -> dict:
+    """What the hold-one-seed-out table says: the winner's fall from the seeds it was
+    picked on to the held-out seed (``drop``), a typical recipe's of the kind
+    (``typical``), and the winner's extra fall (``extra``), which estimates the
+    selection's inflation (none is claimed when it is not positive). Each is rounded as
+    printed, so a sign never rests on float noise (2.2e-16 is 0.00). Outcome
+    ``missing`` without per-seed gaps."""
+    if table.empty:
+        return {"outcome": "missing", "kind": kind}
     drop = round(float((table.within_selected - table.within_held_out).mean()), 2)
     typical = round(float(table.mean_drop_of_kind.mean()), 2)
-    extra = round(drop - typical, 2)
+    return {"outcome": "estimated", "kind": kind, "held_out": len(table), "drop": drop,
+            "typical": typical, "extra": round(drop - typical, 2)}
 
-    def moved(x):
-        return (f"falls by {math(f'{x:.2f}')}" if x > 0 else
-                f"rises by {math(f'{-x:.2f}')}" if x < 0 else "stays the same")
 
-    text = (f"The winner's count {moved(drop)} on average over the {len(table)} held-out "
-            f"seeds, a typical `{kind}` recipe's {moved(typical)} (one seed is noisier "
-            "than a mean of the other seeds); ")
-    if extra > 0:
-        return text + (f"the winner's count moves {math(f'{extra:.2f}')} numbers less "
-                       "favourably than a typical recipe's, which estimates how much "
-                       "picking it inflates its count.")
-    return text + ("the winner's count moves no less favourably than a typical recipe's, "
-                   "so this check detects no inflation from picking it (with "
-                   f"{len(table)} held-out seeds, a coarse check: it does not show that "
-                   "there is none).")
+def curse_sentence(table: pd.DataFrame, kind: str = "open") -> str:
+    """curse_finding in the notes' words (templates/curse.j2)."""
+    return render.phrases("curse.j2", {"curse": curse_finding(table, kind)})["curse"]
 
 
 def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, dict],
