@@ -56,7 +56,9 @@ FINDINGS = {"counts": {"verdict_claims": {"holds": 7, "claims": 11, "contradicte
             "seeds": {"fresh": list(range(1001, 1009)), "study": [42, 123, 456]},
             "decision": {"confidence": 0.95},
             "claims": [{"id": "a"}, {"id": "fa", "seeds": "study"}],
-            "order": {"spec": {"short": "abc1234"}, "first_result": "2026-12-02 05:00 UTC"}}
+            "order": {"spec": {"short": "abc1234", "alone": True}, "all_after": True,
+                      "amended": [], "working_differs": False,
+                      "first_result": "2026-12-02 05:00 UTC"}}
 
 
 def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir):
@@ -78,7 +80,13 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
             "seed set of its own") in text
     assert "The 10 of them judged on those fresh seeds" in text and "`abc1234`" in text
     assert "study's 3 seeds (42, 123 and 456): 5 hold, 0 contradicted" in text
-    assert "2026-12-02 05:00 UTC" in text
+    assert "alone and before the first fresh-seed result (2026-12-02 05:00 UTC)" in text
+    # a record that does not show the order: the block says so, never "before"
+    edited = {**FINDINGS, "order": {**FINDINGS["order"], "working_differs": True}}
+    Path(findings).write_text(json.dumps(edited))
+    assert publish.main(["--only", "claims"]) == 0
+    text = (workdir / "README.md").read_text()
+    assert "before the first" not in text and "cannot be shown from the record" in text
 
 
 def test_a_readme_without_the_claims_block_is_named(workdir, capsys):
@@ -90,3 +98,8 @@ def test_a_readme_without_the_claims_block_is_named(workdir, capsys):
     assert publish.main(["--only", "claims"]) == 1
     assert "README.md has no claims block" in capsys.readouterr().err
     assert not list((workdir / "docs").iterdir())  # named before anything is copied
+    # the block in place, the findings without what it reads: named, nothing copied
+    (workdir / "README.md").write_text(f"{publish.BEGIN}\n{publish.END}\n")
+    assert publish.main(["--only", "claims"]) == 1
+    assert "README's claims block cannot be written from it" in capsys.readouterr().err
+    assert not list((workdir / "docs").iterdir())

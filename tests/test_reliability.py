@@ -48,7 +48,7 @@ def start_training(run, digits, out: Path) -> subprocess.Popen:
                             stderr=subprocess.PIPE)
 
 
-@pytest.mark.workflow
+@pytest.mark.process  # two training processes, one killed
 def test_sigkill_mid_run_then_rerun_gives_identical_bytes(tmp_path, digits):
     run = tiny_run_config("dfa", epochs=40, batch_size=64)
     run["model"]["width"] = 48

@@ -53,12 +53,13 @@ def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
         "claims": [(s(paths.CLAIMS_MD), "claims.md"),
                    (s(paths.CLAIMS_VERDICTS), "claims.csv"),
                    (s(paths.CLAIMS_BY_SEED), "claims_by_seed.csv"),
-                   (s(paths.CLAIMS_FINDINGS), "claims_findings.json"),
+                   (s(paths.CLAIMS_FINDINGS), DOCS_FINDINGS),
                    (paths.figure("fig_claims", "png"), "fig_claims.png")],
     }
 
 
 README = "README.md"
+DOCS_FINDINGS = "claims_findings.json"  # the findings' name in docs/
 # README's claims block lies between these two lines; publish rewrites what is between
 BEGIN = "<!-- claims: written by make publish from docs/claims_findings.json -->"
 END = "<!-- /claims -->"
@@ -94,9 +95,16 @@ def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]
                        "with the paper config first")
     if "claims" in chosen and Path(README).exists():
         text = Path(README).read_text(encoding="utf-8")
-        if BEGIN not in text or END not in text:
+        if BEGIN not in text or END not in text or text.index(BEGIN) > text.index(END):
             out.append(f"{README} has no claims block to rewrite: put the lines {BEGIN} "
-                       f"and {END} where it goes")
+                       f"and {END}, in that order, where it goes")
+        findings = {name: src for src, name in chosen["claims"]}.get(DOCS_FINDINGS)
+        if findings and Path(findings).exists():
+            try:  # the block renders before anything is copied (a missing finding named)
+                claims_block(findings)
+            except Exception as err:  # noqa: BLE001 - any failure stops the publish
+                out.append(f"{findings}: README's claims block cannot be written from it "
+                           f"({type(err).__name__}: {err})")
     return out
 
 
@@ -117,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         for src, name in files:
             shutil.copyfile(src, DOCS / name)
     if "claims" in chosen and Path(README).exists():
-        readme_claims(README, DOCS / "claims_findings.json")
+        readme_claims(README, DOCS / DOCS_FINDINGS)
     print(f"published {sum(map(len, chosen.values()))} files into {DOCS}/ "
           f"({', '.join(chosen)})")
     return 0
