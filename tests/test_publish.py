@@ -76,8 +76,8 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
     assert text.startswith("# top\n") and text.endswith(f"{publish.END}\nrest\n")
     assert "\nold\n" not in text
     assert ("**7 of the paper's 11 claims hold** (1 contradicted, 3 undecided), each an "
-            "effect with a 95 % bootstrap interval over 8 seeds never used before (1 on a "
-            "seed set of its own") in text
+            "effect with a 95 % bootstrap interval over 8 seeds never used before (1 of them "
+            "on a seed set of its own") in text
     assert "The 10 of them judged on those fresh seeds" in text and "`abc1234`" in text
     assert "study's 3 seeds (42, 123 and 456): 5 hold, 0 contradicted" in text
     assert "alone and before the first fresh-seed result (2026-12-02 05:00 UTC)" in text
