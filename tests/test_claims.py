@@ -317,9 +317,13 @@ def test_the_papers_claims_table_and_history_compile(tmp_path):
     (tmp_path / "findings.json").write_text(json.dumps(record))
     claims_page.write_tex(tmp_path / "findings.json", ROOT / "config" / "history.yaml",
                           tmp_path / "claims.tex", ROOT)
+    # ms.tex's own preamble (its fonts, microtype), with claims.tex
+    import re
+
+    tex = (ROOT / "paper" / "ms.tex").read_text()
+    preamble = re.sub(r"\\input\{numbers\.tex\}", "", tex[:tex.index("\\begin{document}")])
     (tmp_path / "doc.tex").write_text(
-        "\\documentclass{article}\\usepackage[utf8]{inputenc}\\usepackage{booktabs}"
-        "\\input{claims.tex}\\begin{document}\\ifhasclaims\\claimstable"
+        preamble + "\\begin{document}\\ifhasclaims\\claimstable"
         " Contradicted: \\claimsContradictedList.\\fi"
         "\\studyhistory\\end{document}\n")
     tex_build.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")

@@ -100,10 +100,13 @@ def _tex_char(c: str) -> str:
         return c
     if c in _TT_CHARS:
         return f"{{\\ttfamily\\char{ord(c)}}}"
+    # the straight quote and the backquote from the typewriter font's own slots (OT1
+    # cmtt: 13 and 18), not textcomp's \textquotesingle (a TS1 font: without cm-super it
+    # is a bitmap, and microtype's font expansion stops the build on it)
     if c == "'":
-        return "\\textquotesingle{}"
+        return "{\\ttfamily\\char13}"
     if c == "`":
-        return "\\textasciigrave{}"
+        return "{\\ttfamily\\char18}"
     if c in "$&#%":
         return "\\" + c
     if c.isascii() and c.isprintable():
