@@ -16,8 +16,13 @@ import sys
 from collections import defaultdict
 
 
-def glyph_sizes(pdf) -> dict[int, list[tuple[str, float]]]:
-    """Page number (1-based) → (font name, printed size in pt) of each glyph on it."""
+SCRIPT = 0.7  # matplotlib's mathtext (and TeX) set a sub- or superscript at 0.7 × its base
+
+
+def glyph_sizes(pdf, scripts: bool = True) -> dict[int, list[tuple[str, float]]]:
+    """Page number (1-based) → (font name, printed size in pt) of each glyph on it;
+    without ``scripts``, a glyph that is a sub- or superscript of a neighbour (SCRIPT ×
+    its size, within an em of it) is left out: the text's size is its base's."""
     import pdfminer.converter
     from pdfminer.high_level import extract_pages
     from pdfminer.layout import LTChar, LTContainer
@@ -35,19 +40,34 @@ def glyph_sizes(pdf) -> dict[int, list[tuple[str, float]]]:
             for child in item:
                 yield from chars(child)
 
+    def is_script(g, glyphs) -> bool:
+        for h in glyphs:
+            if h is g or abs(h.printed_pt * SCRIPT - g.printed_pt) > 0.03 * g.printed_pt:
+                continue
+            em = h.printed_pt
+            if (g.x0 < h.x1 + em and h.x0 < g.x1 + em
+                    and g.y0 < h.y1 + em and h.y0 < g.y1 + em):
+                return True
+        return False
+
     original = pdfminer.converter.LTChar
     pdfminer.converter.LTChar = Char
     try:
-        return {i: [(ch.fontname.split("+")[-1], ch.printed_pt) for ch in chars(page)]
-                for i, page in enumerate(extract_pages(str(pdf)), 1)}
+        out = {}
+        for i, page in enumerate(extract_pages(str(pdf)), 1):
+            glyphs = list(chars(page))
+            out[i] = [(g.fontname.split("+")[-1], g.printed_pt) for g in glyphs
+                      if scripts or not is_script(g, glyphs)]
+        return out
     finally:
         pdfminer.converter.LTChar = original
 
 
 def figure_text_pt(pdf, figure_font: str = "DejaVu") -> dict[int, float]:
-    """Page → the smallest printed size of the figures' text on it (pages with a figure)."""
+    """Page → the smallest printed size of the figures' text on it (pages with a
+    figure), a sub- or superscript counted at its base's size."""
     out: dict[int, float] = defaultdict(lambda: math.inf)
-    for page, glyphs in glyph_sizes(pdf).items():
+    for page, glyphs in glyph_sizes(pdf, scripts=False).items():
         for font, size in glyphs:
             if figure_font in font:
                 out[page] = min(out[page], size)
