@@ -15,7 +15,6 @@ import re
 import sys
 from collections import defaultdict
 
-
 SCRIPT = 0.7  # matplotlib's mathtext (and TeX) set a sub- or superscript at 0.7 × its base
 
 
