@@ -50,12 +50,14 @@ def diverged_seeds(sel: pd.DataFrame) -> list[int]:
     return sorted(int(s) for s in sel[sel.n_nonfinite.fillna(0) > 0].seed)
 
 
-def spread(values, kind: str = "plain", over: str = "", diverged: list | None = None) -> str:
+def spread(values, kind: str = "plain", over: str = "", diverged: list | None = None,
+           full: int | None = None) -> str:
     """mean ± std over seeds (ddof = 1) and n, in TeX: "not run" when there are no
     values, "n/a" when the runs exist but the number is not defined for them. ``over``
     names what n counts where that is not plain seeds ("settled seeds"). ``diverged``:
     the seeds whose run recorded a non-finite epoch — said after n, never hidden (a
-    non-finite value is left out of the mean, and counted there)."""
+    non-finite value is left out of the mean, and counted there). ``full``: the seeds
+    the config runs; n is left out where it is all of them (the methods say so once)."""
     values, diverged = list(values), list(diverged or [])
     v = np.asarray([x for x in values if x is not None and not pd.isna(x)], dtype=float)
     finite = v[np.isfinite(v)]
@@ -77,30 +79,34 @@ def spread(values, kind: str = "plain", over: str = "", diverged: list | None = 
     else:
         fmt = "{:+.3f}" if kind == "cosine" else "{:.3f}"
         text = "$" + fmt.format(mean) + (f" \\pm {std:.3f}" if std is not None else "") + "$"
+    if full is not None and len(v) == full and not over and not note:
+        return text
     return f"{text} ($n{{=}}{len(v)}$" + (f" {over}" if over else "") + note + ")"
 
 
 # ---- the numbers -------------------------------------------------------------------
-def run_numbers(runs: pd.DataFrame, penalty: float) -> dict[str, str]:
+def run_numbers(runs: pd.DataFrame, penalty: float, full: int | None = None
+                ) -> dict[str, str]:
     """Accuracy, ‖h_L‖ and deep cosine at the final epoch, per role: {Bp,Dfa}{Zero,Pen},
-    Frozen, Fa — the cells the prose names (mean ± std over seeds)."""
+    Frozen, Fa — the cells the prose names (mean ± std over seeds; ``full``: see
+    spread)."""
     out = {}
     roles = {"BpZero": ("bp", 0.0), "BpPen": ("bp", penalty), "DfaZero": ("dfa", 0.0),
              "DfaPen": ("dfa", penalty), "Frozen": ("frozen", 0.0), "Fa": ("fa", 0.0)}
     for role, (method, lam) in roles.items():
         sel = select_runs(runs, method, lam)
         bad = diverged_seeds(sel)
-        out["acc" + role] = spread(sel.test_acc, diverged=bad)
-        out["hL" + role] = spread(sel.h_L_norm_median, "norm", diverged=bad)
-        out["deepcos" + role] = spread(sel.deep_cosine, "cosine", diverged=bad)
+        out["acc" + role] = spread(sel.test_acc, diverged=bad, full=full)
+        out["hL" + role] = spread(sel.h_L_norm_median, "norm", diverged=bad, full=full)
+        out["deepcos" + role] = spread(sel.deep_cosine, "cosine", diverged=bad, full=full)
     # the smallest nonzero DFA λ below the penalty (1e-4 in the paper), if swept
     small = sorted({float(x) for x in runs[runs.method == "dfa"].lam if 0 < float(x) < penalty})
     sel = select_runs(runs, "dfa", small[0]) if small else runs.iloc[0:0]
     out["lamSmall"] = tex_lam(small[0]) if small else NOT_RUN
     bad = diverged_seeds(sel)
-    out["hLDfaSmall"] = spread(sel.h_L_norm_median, "norm", diverged=bad)
-    out["deepcosDfaSmall"] = spread(sel.deep_cosine, "cosine", diverged=bad)
-    out["accDfaSmall"] = spread(sel.test_acc, diverged=bad)
+    out["hLDfaSmall"] = spread(sel.h_L_norm_median, "norm", diverged=bad, full=full)
+    out["deepcosDfaSmall"] = spread(sel.deep_cosine, "cosine", diverged=bad, full=full)
+    out["accDfaSmall"] = spread(sel.test_acc, diverged=bad, full=full)
     return out
 
 
@@ -174,18 +180,19 @@ def _sd(x: pd.Series) -> float | None:
     return float(x.std(ddof=1)) if len(x) > 1 else None
 
 
-def null_numbers(nulls: pd.DataFrame, penalty: float) -> dict[str, str]:
+def null_numbers(nulls: pd.DataFrame, penalty: float, full: int | None = None
+                 ) -> dict[str, str]:
     """Deep cosine with the trained-with B vs fresh draws, DFA at the penalty λ and at
-    λ = 0, each tested the same way (null_test)."""
+    λ = 0, each tested the same way (null_test); the fresh draws' n counts draws."""
     trained, fresh, _ = null_test(nulls, penalty)
     sel = select_runs(nulls, "dfa", penalty)
-    out = {"nullTrained": spread(trained, "cosine"),
-           "nullFresh": spread(fresh, "cosine"),
+    out = {"nullTrained": spread(trained, "cosine", full=full),
+           "nullFresh": spread(fresh, "cosine", over="draws"),
            "nullDraws": str(int(sel[sel.feedback == "fresh"].groupby("seed").size().max()))
            if len(fresh) else NOT_RUN}
     trained0, fresh0, _ = null_test(nulls, 0.0)
-    out["nullTrainedZero"] = spread(trained0, "cosine")
-    out["nullFreshZero"] = spread(fresh0, "cosine")
+    out["nullTrainedZero"] = spread(trained0, "cosine", full=full)
+    out["nullFreshZero"] = spread(fresh0, "cosine", over="draws")
     return out
 
 
@@ -540,8 +547,9 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
             ) -> tuple[dict[str, str], dict[str, bool]]:
     """(macros, flags) for numbers.tex."""
     penalty = float(cfg["figures"]["penalty_lambda"])
-    macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty),
-              **null_numbers(nulls, penalty),
+    full = len(cfg["sweep"]["seeds"])  # n goes unsaid where it is every seed run
+    macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty, full),
+              **null_numbers(nulls, penalty, full),
               **reproduction_numbers(reproduction, cfg.get("labels")),
               **variant_numbers(gaps, cfg.get("study")),
               **ep_numbers(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
