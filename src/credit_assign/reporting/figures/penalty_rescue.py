@@ -30,7 +30,7 @@ def _missing(ax, what: str) -> None:
 
 def panel_norms(ax, epochs: pd.DataFrame) -> None:
     dfa = epochs[epochs.method == "dfa"]
-    ax.set_title(r"A  $\|h_L\|$ per epoch", loc="left")
+    ax.set_title(r"A  DFA's $\|h_L\|$ per epoch", loc="left")
     if dfa.empty:
         return _missing(ax, "DFA runs")
     colors = style.lam_colors(dfa.lam.unique())
@@ -58,8 +58,9 @@ def panel_norms(ax, epochs: pd.DataFrame) -> None:
         ax.set_yscale("log")
     ax.set_xlabel(style.LABELS["epoch"])
     ax.set_ylabel(style.LABELS["h_L_norm_median"])
-    if ax.lines:
-        ax.legend(title="DFA", loc="best", frameon=False)
+    if ax.lines:  # in the empty decades between the penalised and unpenalised norms
+        ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.5), frameon=False,
+                  handlelength=1.2, labelspacing=0.2, borderaxespad=0.2)
 
 
 def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: float,
