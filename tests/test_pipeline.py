@@ -128,7 +128,7 @@ BAD_CONFIGS = [
     ({"sweep": {"dfa": [float("inf")]}}, "instance['sweep']['dfa'][0]"),
     ({"sweep": {"dfa": [float("nan")]}}, "sweep.dfa[0] = nan: numbers must be finite"),
     ({"training": {"lr": float("nan")}}, "training.lr = nan: numbers must be finite"),
-    ({"sweep": {"dfa": [0.01, 0.0100000001]}}, "would share the results path lam0.01"),
+    ({"sweep": {"dfa": [0.01, 0.0100000001]}}, "are one λ to the tables (lam0.01 and"),
     ({"training": {"epochs": 10**9}}, "instance['training']['epochs']"),
     ({"figures": {"penalty_lambda": 0.5}}, "figures.penalty_lambda = 0.5 is not one of sweep.dfa"),
     ({"variants": {"slow": {"kind": "open", "methods": ["dfa"],
@@ -453,3 +453,26 @@ def test_the_study_runs_recipe_by_recipe_stated_then_open_then_departing():
     for step, ds in zip(steps, recipes, strict=True):
         assert step == [paths.fill(paths.REPRODUCTION, dataset=ds),
                         paths.fill(paths.MEASUREMENTS, dataset=ds)]
+
+
+@pytest.mark.parametrize("lam", [1e-4, 0.0001, 3e-3, 1 / 3, 0.0, 1e-2, 2.5e-7])
+def test_a_lambda_is_spelled_once_and_read_back_exactly(lam):
+    """λ from the config to the path, back from the path to the job's float, into the
+    tables' run key and the figures' selection: one spelling (targets.lam_str), and the
+    λ a job trains with is the config's, to the last bit (1/3 is not 0.333333)."""
+    import pandas as pd
+
+    from credit_assign.pipeline.targets import lam_str
+    from credit_assign.reporting.aggregate import select_runs
+    from credit_assign.reporting.tables import run_key
+
+    spelled = lam_str(lam)
+    assert float(spelled) == lam  # what params.run_config reads back from the wildcard
+    assert lam_str(float(spelled)) == spelled  # one spelling, whatever the float's origin
+    assert run_key("dfa", lam, 1) == run_key("dfa", float(spelled), 1) == ("dfa", spelled, 1)
+    table = pd.DataFrame({"method": "dfa", "lam": [lam, 0.5, 1e-9 if lam == 0 else 0.0],
+                          "seed": 1})
+    assert len(select_runs(table, "dfa", float(spelled))) == 1
+    six = table.assign(lam=[float(f"{x:.6g}") for x in table.lam])  # a %.6g table
+    assert len(select_runs(six, "dfa", float(spelled))) == 1
+    assert spelled == f"{lam:g}" or lam == 1 / 3  # the paths that existed keep their names

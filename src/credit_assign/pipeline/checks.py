@@ -93,14 +93,16 @@ def check_config_values(config: Config) -> None:
             f"figures.penalty_lambda = {lam!r} is not one of sweep.dfa's penalised λ "
             f"{penalised}: fig4 would draw empty panels; pick one of them")
     for method in methods:
-        seen = {}
+        seen: list[float] = []
         for lam in config["sweep"][method]:
-            path = lam_str(lam)
-            if path in seen:
+            # the tables match λ to six significant digits (reporting.aggregate.select_runs)
+            same = [x for x in seen if abs(float(x) - float(lam)) <= 1e-5 * abs(float(lam))]
+            if same:
                 raise ConfigError(
-                    f"sweep.{method}: λ = {seen[path]!r} and {lam!r} would share the "
-                    f"results path lam{path}; make them differ in the first 6 digits")
-            seen[path] = lam
+                    f"sweep.{method}: λ = {same[0]!r} and {lam!r} are one λ to the tables "
+                    f"(lam{lam_str(same[0])} and lam{lam_str(lam)} agree to 6 digits); make "
+                    "them differ in the first 6 digits")
+            seen.append(lam)
     check_probe_epochs(config)
 
 

@@ -20,8 +20,12 @@ PRECISIONS = ("float32", "bfloat16")
 
 
 def lam_str(lam) -> str:
-    """The one spelling of a λ in paths: 0, 0.0001, 0.01."""
-    return f"{float(lam):g}"
+    """The one spelling of a λ — in paths, wildcards and the tables' run keys: 0, 0.0001,
+    0.01, 1e-05; a λ that six significant digits would round (1/3) is spelled in full
+    (0.3333333333333333), so the λ a job reads back from its path is the config's."""
+    x = float(lam)
+    short = f"{x:g}"
+    return short if float(short) == x else repr(x)
 
 
 # ---- recipe variants: results/<dataset>@<variant>/... (config["variants"])

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from credit_assign.reporting import tables as table_io
+from credit_assign.reporting.aggregate import select_runs
 from credit_assign.reporting.figures import style
 
 
@@ -73,14 +74,14 @@ def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: f
         m, s = _mean_std(group.deep_cosine)
         labels.append(style.method_label(methods, "dfa") + " " + style.lam_label(lam))
         values.append(m), errors.append(s), bar_colors.append(colors[lam])
-    fresh = nulls[(nulls.feedback == "fresh") & np.isclose(nulls.lam, penalty_lambda)]
+    fresh = select_runs(nulls[nulls.feedback == "fresh"], "dfa", penalty_lambda)
     if not fresh.empty:
         m, s = _mean_std(fresh.deep_cosine)
         labels.append("fresh-$B$ null " + style.lam_label(penalty_lambda))
         values.append(m), errors.append(s), bar_colors.append(style.NULL_COLOR)
     bp = runs[runs.method == "bp"]
     if not bp.empty:
-        m, s = _mean_std(bp[bp.lam == bp.lam.min()].deep_cosine)
+        m, s = _mean_std(select_runs(bp, "bp", float(bp.lam.min())).deep_cosine)
         labels.append(style.method_label(methods, "bp") + " (reference)")
         values.append(m), errors.append(s), bar_colors.append(style.method_color(methods, "bp"))
     if not labels:
@@ -105,7 +106,7 @@ def panel_accuracy(ax, runs: pd.DataFrame, penalty_lambda: float, methods: dict)
         return _missing(ax, "BP or DFA runs")
     width = 0.36
     for j, lam in enumerate(lams):
-        cells = [runs[(runs.method == m) & np.isclose(runs.lam, lam)] for m in shown]
+        cells = [select_runs(runs, m, lam) for m in shown]
         stats = [_mean_std(c.test_acc) for c in cells]
         x = np.arange(len(shown)) + (j - 0.5) * width
         for xi, cell in zip(x, cells, strict=True):
