@@ -187,12 +187,12 @@ def null_numbers(nulls: pd.DataFrame, penalty: float, full: int | None = None
     trained, fresh, _ = null_test(nulls, penalty)
     sel = select_runs(nulls, "dfa", penalty)
     out = {"nullTrained": spread(trained, "cosine", full=full),
-           "nullFresh": spread(fresh, "cosine", over="draws"),
+           "nullFresh": spread(fresh, "cosine", over="draws over the seeds"),
            "nullDraws": str(int(sel[sel.feedback == "fresh"].groupby("seed").size().max()))
            if len(fresh) else NOT_RUN}
     trained0, fresh0, _ = null_test(nulls, 0.0)
     out["nullTrainedZero"] = spread(trained0, "cosine", full=full)
-    out["nullFreshZero"] = spread(fresh0, "cosine", over="draws")
+    out["nullFreshZero"] = spread(fresh0, "cosine", over="draws over the seeds")
     return out
 
 
