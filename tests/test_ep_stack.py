@@ -514,7 +514,7 @@ def test_ep_numbers_label_their_statistics():
 
     _, _, _, _, seeds = fake_summary()
     n = ep_numbers(seeds, "float32")
-    assert n["epBlockZeroLong"] == "$+0.970$ ($n{=}1$ settled seeds)"
+    assert n["epBlockZeroLong"] == "$+0.970$"  # over the settled seeds, counted beside it
     assert n["epUnsettledLong"] == "$2$ of $3$"
     assert n["epResidualLong"].startswith("each seed's largest over its probe batches: ")
     assert "(seed 1, unsettled)" in n["epResidualLong"]

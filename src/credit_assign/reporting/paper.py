@@ -466,7 +466,9 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
         rows = d[(d.group == group) & (d.free_steps == t)]
         if len(rows) and not rows.settled.any():
             return f"not defined (no seed of ${len(rows)}$ settled)"
-        return spread(rows[rows.settled].cosine, "cosine", over="settled seeds")
+        settled = rows[rows.settled].cosine
+        # n is the settled seeds, which the sentence before states (\epUnsettled...)
+        return spread(settled, "cosine", full=len(settled))
 
     def unsettled(t):
         rows = d[(d.group == "all") & (d.free_steps == t)]
