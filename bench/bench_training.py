@@ -177,6 +177,7 @@ def epoch_parts(threads: int) -> dict:
     import torch
 
     from credit_assign.infra import data as datasets
+    from credit_assign.science import inputs
     from credit_assign.science.diagnostics import evaluate
     from credit_assign.science.model import ResidualMLP
     from credit_assign.science.rules import make_rule
@@ -184,7 +185,7 @@ def epoch_parts(threads: int) -> dict:
 
     torch.set_num_threads(threads)
     info = {"scale": 255.0, "mean": list(datasets.CIFAR10_MEAN), "std": list(datasets.CIFAR10_STD)}
-    norm = datasets.Normalizer(info, "cpu")
+    norm = inputs.Normalizer(info, "cpu")
     train_x = torch.randint(0, 256, (50_000, 3, 32, 32), dtype=torch.uint8)
     train_y = torch.randint(0, C, (50_000,))
     test_x = torch.randint(0, 256, (10_000, 3, 32, 32), dtype=torch.uint8)

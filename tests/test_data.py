@@ -11,6 +11,7 @@ import torch
 from PIL import Image
 
 from credit_assign.infra import data
+from credit_assign.science import inputs
 
 
 def test_digits_cache_is_deterministic_and_stratified(tmp_path):
@@ -25,10 +26,10 @@ def test_digits_cache_is_deterministic_and_stratified(tmp_path):
 
 def test_diagnostic_set_is_fixed_and_class_stratified():
     labels = torch.arange(10).repeat_interleave(100)  # class-sorted, like an image folder
-    idx = data.diagnostic_indices(labels, 200, seed=0)
-    assert torch.equal(idx, data.diagnostic_indices(labels, 200, seed=0))
+    idx = inputs.diagnostic_indices(labels, 200, seed=0)
+    assert torch.equal(idx, inputs.diagnostic_indices(labels, 200, seed=0))
     assert torch.bincount(labels[idx], minlength=10).tolist() == [20] * 10
-    assert len(data.diagnostic_indices(labels, 5000, seed=0)) == 1000
+    assert len(inputs.diagnostic_indices(labels, 5000, seed=0)) == 1000
 
 
 def _jpeg(color):
@@ -77,12 +78,12 @@ def test_failed_download_names_the_file_to_fill_and_the_url(tmp_path, monkeypatc
 def test_crop_flip_outputs_are_shifted_or_mirrored_crops():
     g = torch.Generator().manual_seed(0)
     x = torch.randint(0, 255, (32, 3, 8, 8), dtype=torch.uint8)
-    out = data.crop_flip(x, 2, g)
+    out = inputs.crop_flip(x, 2, g)
     padded = torch.nn.functional.pad(x, (2, 2, 2, 2))
     for i in range(len(x)):
         crops = [padded[i, :, r:r + 8, c:c + 8] for r in range(5) for c in range(5)]
         assert any(torch.equal(out[i], c) or torch.equal(out[i], c.flip(-1)) for c in crops)
-    same = data.crop_flip(x, 0, torch.Generator().manual_seed(1))
+    same = inputs.crop_flip(x, 0, torch.Generator().manual_seed(1))
     flipped = [not torch.equal(same[i], x[i]) for i in range(len(x))]
     assert 0 < sum(flipped) < len(x)
 
@@ -90,7 +91,7 @@ def test_crop_flip_outputs_are_shifted_or_mirrored_crops():
 def test_normalizer_standardises_per_channel(tmp_path):
     info = {"scale": 255.0, "mean": [0.5, 0.25, 0.0], "std": [0.5, 0.25, 1.0]}
     x = torch.full((2, 3, 4, 4), 255, dtype=torch.uint8)
-    out = data.Normalizer(info, "cpu")(x).view(2, 3, 16)
+    out = inputs.Normalizer(info, "cpu")(x).view(2, 3, 16)
     np.testing.assert_allclose(out[:, :, 0].numpy(), [[1.0, 3.0, 1.0]] * 2, rtol=1e-6)
 
 

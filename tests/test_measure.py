@@ -7,13 +7,13 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from credit_assign.infra.data import diagnostic_indices, mixed_indices
 from credit_assign.science.diagnostics import (
     eps_clamp_cosine,
     eps_denominator_cosine,
     flattened_cosine,
     per_sample_cosine,
 )
+from credit_assign.science.inputs import diagnostic_indices, mixed_indices
 
 
 def pair(n=64, d=16, seed=0):

@@ -25,6 +25,7 @@ from credit_assign.infra.hardware import set_threads
 from credit_assign.infra.provenance import run_record
 from credit_assign.infra.results import validate_result, write_result
 from credit_assign.infra.resume import ResumeState
+from credit_assign.science import inputs
 from credit_assign.science.alignment_probes import report as probe_report
 from credit_assign.science.build import build, load_trained, load_weights
 from credit_assign.science.diagnostics import COSINE_EPS, fresh_b_null_cosines
@@ -122,7 +123,7 @@ def fresh_b_null(model_path: str | Path, data_path: str | Path, draws: int, out:
         raise ValueError(f"{model_path}: the fresh-B null needs a model trained with random "
                          f"feedback matrices (dfa, fa, …); {run['method']} has none")
     data = datasets.load(data_path)
-    x, y = datasets.diagnostic_batch(data, run["diagnostics"]["n_samples"],
+    x, y = inputs.diagnostic_batch(data, run["diagnostics"]["n_samples"],
                                      run["diagnostics"]["seed"], dev)
     report = fresh_b_null_cosines(rule, model, x, y, draws, run["seed"], run["method"])
     log.info("%s λ=%g seed=%d: trained-B deep cosine %+.4f, fresh-B %+.4f ± %.4f (%d draws)",
@@ -139,7 +140,7 @@ def alignment_probe(snapshots_path, data_path, settings: dict, out,
     run, info = saved["run"], saved["info"]
     device = resolve_device(run["training"]["device"], cpu_fallback=True)
     data = datasets.load(data_path)
-    x, y = datasets.diagnostic_batch(data, settings["n_samples"], run["diagnostics"]["seed"],
+    x, y = inputs.diagnostic_batch(data, settings["n_samples"], run["diagnostics"]["seed"],
                                      device)
     epochs = sorted(saved["snapshots"])
     if not epochs:

@@ -10,9 +10,9 @@ The images (``sets`` of the result, each recorded with its draw, n, seed and the
 it covers):
 
 * ``stratified`` — the fixed, seeded, class-stratified diagnostic set
-  (``data.diagnostic_indices``): what the pipeline reports;
+  (``inputs.diagnostic_indices``): what the pipeline reports;
 * ``mixed_n`` — a fixed, seeded, class-mixed draw of ``diagnostics.n_samples`` test
-  images (``data.mixed_indices``: the first n of a seeded permutation of the test set),
+  images (``inputs.mixed_indices``: the first n of a seeded permutation of the test set),
   what "the first n test images" are in the official test batch, whose order is mixed;
 * ``one_batch`` — the first ``measurements.batch`` images of that same draw.
 
@@ -63,7 +63,7 @@ from typing import Any
 
 import torch
 
-from credit_assign.infra import data as datasets
+from credit_assign.science import inputs
 from credit_assign.science.diagnostics import (
     deep_cosine,
     eps_clamp_cosine,
@@ -86,7 +86,7 @@ def measurement_names(batch_sizes) -> list[str]:
 
 
 def _normalised(data: dict, idx: torch.Tensor, device) -> tuple[torch.Tensor, torch.Tensor]:
-    x = datasets.Normalizer(data["info"], device)(data["test_x"][idx].to(device))
+    x = inputs.Normalizer(data["info"], device)(data["test_x"][idx].to(device))
     return x, data["test_y"][idx].to(device)
 
 
@@ -145,9 +145,9 @@ def describe_set(name: str, draw: str, idx: torch.Tensor, labels: torch.Tensor,
 
 def measure_sets(labels: torch.Tensor, n_samples: int, seed: int, batch: int):
     """{set name: (indices, description)} for the three sets of the module docstring."""
-    mixed = datasets.mixed_indices(labels, n_samples, seed)
+    mixed = inputs.mixed_indices(labels, n_samples, seed)
     sets = {
-        "stratified": (datasets.diagnostic_indices(labels, n_samples, seed),
+        "stratified": (inputs.diagnostic_indices(labels, n_samples, seed),
                        "class-stratified (the diagnostic set)", seed),
         "mixed_n": (mixed, "seeded class-mixed draw: first n of a seeded permutation", seed),
         "one_batch": (mixed[:batch], "the first `batch` images of the mixed_n draw", seed),

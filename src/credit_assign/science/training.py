@@ -23,6 +23,7 @@ import torch
 from credit_assign.infra import data as datasets
 from credit_assign.infra.provenance import library_digest
 from credit_assign.infra.resume import ResumeState
+from credit_assign.science import inputs
 from credit_assign.science.build import build, load_weights
 from credit_assign.science.diagnostics import evaluate
 from credit_assign.science.model import ResidualMLP
@@ -51,7 +52,7 @@ class Batches:
             idx = order[start:start + self.batch_size]
             x = self.x.index_select(0, idx)  # 20× faster than x[idx] on uint8 images
             if self.augmentation == "crop_flip":
-                x = datasets.crop_flip(x, self.pad, self.generator)
+                x = inputs.crop_flip(x, self.pad, self.generator)
             yield self.normalize(x), self.y.index_select(0, idx)
 
 
@@ -160,10 +161,10 @@ def fit(run: dict[str, Any], data_path: str | Path, device, resume_path=None,
     tr = run["training"]
     data = datasets.load(data_path)
     info = data["info"]
-    normalize = datasets.Normalizer(info, device)
+    normalize = inputs.Normalizer(info, device)
     train_x, train_y = data["train_x"].to(device), data["train_y"].to(device)
     test_x, test_y = data["test_x"].to(device), data["test_y"].to(device)
-    diag_x, diag_y = datasets.diagnostic_batch(data, run["diagnostics"]["n_samples"],
+    diag_x, diag_y = inputs.diagnostic_batch(data, run["diagnostics"]["n_samples"],
                                                run["diagnostics"]["seed"], device)
     eval_bs = run["diagnostics"]["eval_batch_size"]
 
