@@ -334,7 +334,7 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
             "nGapNumbers": str(n_numbers),
             "nGapNumbersVerified": str(int(counted[(counted.recipe == "default")
                                                    & counted.verified.astype(bool)].shape[0])),
-            "rankingrule": tex_escape(rep_io.rule_text(study)),
+            "rankingrule": tex_escape(rep_io.ranking_text(study)),
             "hLDfaZeroDefault": hl_default, "hLDfaZeroBest": hl_best,
             "gapHLDfaZeroDefault": gap_default, "gapHLDfaZeroBest": gap_best,
             "largestRecipe": tex_escape(largest) if largest else NOT_RUN,

@@ -538,42 +538,42 @@ DEFAULT_STUDY = {"seeds": None, "exclude_unverified": True, "goal": None,
 RANK_KEYS = {"within_count": ("within", False), "clipped_gap_sum": ("clipped_gap_sum", True)}
 
 
-def study_rule(study: dict | None = None) -> dict:
+def ranking_settings(study: dict | None = None) -> dict:
     """config ``study`` with its defaults (workflow/schemas/config.schema.yaml)."""
     study = study or {}
     return {**DEFAULT_STUDY, **study,
             "ranking": {**DEFAULT_STUDY["ranking"], **(study.get("ranking") or {})}}
 
 
-def rule_text(study: dict | None = None) -> str:
-    """The configured ranking rule in words."""
-    rule = study_rule(study)
-    r = rule["ranking"]
+def ranking_text(study: dict | None = None) -> str:
+    """The configured ranking in words."""
+    settings = ranking_settings(study)
+    r = settings["ranking"]
     words = {"within_count": "the number of paper numbers within tolerance (more first)",
              "clipped_gap_sum": f"Σ min(|gap|, {r['clip']:g}) (smaller first)"}
     text = f"by {words[r['primary']]}"
     if r["tiebreak"] not in ("none", r["primary"]):
         text += f", ties by {words[r['tiebreak']]}"
     text += ", then by name; "
-    return text + ("unverified paper numbers left out" if rule["exclude_unverified"]
+    return text + ("unverified paper numbers left out" if settings["exclude_unverified"]
                    else "unverified paper numbers counted")
 
 
 def ranking(gaps: pd.DataFrame, study: dict | None = None) -> pd.DataFrame:
     """The recipes in the order of the study's ranking rule (config ``study``,
-    study_rule): ranked within their kind (KINDS: the stated recipe, ``open`` variants,
-    ``departs`` variants, measurement columns), by ``ranking.primary`` then
+    ranking_settings): ranked within their kind (KINDS: the stated recipe, ``open``
+    variants, ``departs`` variants, measurement columns), by ``ranking.primary`` then
     ``ranking.tiebreak`` then name; ``exclude_unverified`` leaves the reference's
     unverified numbers out of ``within``, ``compared`` and ``clipped_gap_sum``. Every
     count is also given both ways: ``within_all``/``compared_all`` (every number) and
     ``within_verified``/``compared_verified``. ``rank``: 1 for the best of its kind.
     The one ordering of recipes: the markdown, the notes and the paper take the
     winner from here (best)."""
-    rule = study_rule(study)
-    r = rule["ranking"]
+    settings = ranking_settings(study)
+    r = settings["ranking"]
     verified = gaps.verified.map(_flag) if "verified" in gaps else pd.Series(True, gaps.index)
     scored = gaps.gap.notna()
-    counted = scored & verified if rule["exclude_unverified"] else scored
+    counted = scored & verified if settings["exclude_unverified"] else scored
     within = gaps.gap.abs() <= 1
     kind = gaps.kind if "kind" in gaps else gaps.recipe.map(recipe_kind)
     g = gaps.assign(
@@ -596,7 +596,7 @@ def ranking(gaps: pd.DataFrame, study: dict | None = None) -> pd.DataFrame:
 def _ordered(table: pd.DataFrame, study: dict | None, first: list[str] = ()) -> pd.DataFrame:
     """``table`` (ranking's columns) in the study's order: ``first`` columns ascending,
     then the ranking rule's keys, then the recipe's name."""
-    r = study_rule(study)["ranking"]
+    r = ranking_settings(study)["ranking"]
     keys, ascending = list(first), [True] * len(first)
     for name in dict.fromkeys([r["primary"], r["tiebreak"]]):
         if name in RANK_KEYS:
@@ -613,7 +613,7 @@ def goal(rank: pd.DataFrame, study: dict | None = None, gaps: pd.DataFrame | Non
     recipes that depart from nothing the paper states, with any measurement (GOAL_KINDS),
     ordered by the same rule: {goal, recipe, within, compared, within_all, compared_all,
     reached}; None without a goal or such a recipe."""
-    target = study_rule(study).get("goal")
+    target = ranking_settings(study).get("goal")
     rows = rank[rank.kind.isin(GOAL_KINDS)]
     if target is None or rows.empty:
         return None
@@ -796,7 +796,7 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
                      ", ".join(str(s) for s in a.get("seeds", [])) or "—",
                      _count(r), _count(r, "_all"), _count(r, "_verified"), str(r.rerun),
                      f"{r.clipped_gap_sum:.1f}"])
-    clip = study_rule(study)["ranking"]["clip"]
+    clip = ranking_settings(study)["ranking"]["clip"]
     table = md_table(["kind", "rank", "recipe", "what it changes", "methods rerun", "seeds",
                        "within (ranked)", "within (every number)", "within (verified only)",
                        "numbers it reruns", f"Σ min(∣gap∣, {clip:g}) (ranked)"], rows)
@@ -856,7 +856,7 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
         "Every recipe ran on the same seeds, and the ranking rule is the one in "
         "config/variants.yaml (`study`; when it was written down, and that a pilot used it "
         "first: the claims page, \"How this study was made\"): recipes are ranked "
-        f"{rule_text(study)}. Variants are ranked in two groups: `open` ones fill a detail "
+        f"{ranking_text(study)}. Variants are ranked in two groups: `open` ones fill a detail "
         "the paper's record leaves open, `departs` ones depart from what it states (the "
         "headline best recipe is the best `open` one); each recipe's measurement columns "
         "are ranked apart, with the recipe's kind. Counts are given with and without the "

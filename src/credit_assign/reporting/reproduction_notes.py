@@ -99,7 +99,7 @@ def _ranking_section(gaps: pd.DataFrame, study: dict | None) -> str:
     best = rep_io.best(rank, "open")
     departs = rep_io.best(rank, "departs")
     text = ("## The ranking, by the study's rule (`study.ranking`)\n\n"
-            f"Every recipe ran on the same seeds; recipes are ranked {rep_io.rule_text(study)} "
+            f"Every recipe ran on the same seeds; recipes are ranked {rep_io.ranking_text(study)} "
             "(config/variants.yaml, `study`), `open` variants (a detail the paper leaves "
             "open) apart from `departs` ones (a departure from what it states). Best open "
             f"variant: {f'`{best}`' if best else 'none'}; best departing one: "
@@ -226,7 +226,7 @@ def _measured_cosines_section(gaps: pd.DataFrame, study: dict | None = None) -> 
     scored = gaps[gaps.run.isin(LAYER_RUNS) & gaps.metric.str.fullmatch(r"cosine l\d+")
                   & gaps.gap.notna() & ~gaps.inherited.astype(bool)]
     own_cols = scored[scored.run == LAYER_RUNS[0]]
-    clip = rep_io.study_rule(study)["ranking"]["clip"]
+    clip = rep_io.ranking_settings(study)["ranking"]["clip"]
     counts = scored.assign(ok=scored.gap.abs() <= 1).groupby("recipe").agg(
         ok=("ok", "sum"), n=("ok", "size"), kind=("kind", "first"),
         spread=("gap", lambda g: g.abs().clip(upper=clip).sum()))

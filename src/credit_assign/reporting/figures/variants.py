@@ -43,8 +43,8 @@ from credit_assign.reporting.reproduction import (
     gap_grid,
     has_measured,
     ranking,
+    ranking_settings,
     split_recipe,
-    study_rule,
 )
 
 # The page each figure is printed on, as ms.tex includes it (A4, 25 mm margins: \textwidth
@@ -189,7 +189,7 @@ def _heatmap(ax, values: pd.DataFrame, inherited: pd.DataFrame, pt: float,
 
 def _count_key(study: dict | None) -> str:
     """What the two counts under each column are, and which one the ranking counts."""
-    ranked = "verified" if study_rule(study)["exclude_unverified"] else "all"
+    ranked = "verified" if ranking_settings(study)["exclude_unverified"] else "all"
     return (f"under each recipe: within tolerance / compared, verified numbers · all "
             f"numbers (the ranking counts {ranked})")
 
