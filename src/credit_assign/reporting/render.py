@@ -5,6 +5,7 @@ filters here are the only number formats the templates use.
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -168,7 +169,10 @@ def tex_norm(x: float) -> str:
     return f"${x:.3g}$" if 1 <= abs(x) < 1e3 else tex_sci(x)
 
 
+@functools.cache
 def environment():
+    """The one environment (built once: every page and phrase shares its compiled
+    templates)."""
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -190,6 +194,11 @@ def phrases(template: str, findings: dict[str, dict]) -> dict[str, str]:
     """name → the phrase ``templates/<template>``'s macro ``name`` writes from
     ``findings[name]`` (one line: the template's line breaks are spaces). A macro that
     reads a field the finding lacks raises jinja2.UndefinedError naming it."""
-    module = environment().get_template(template).make_module()
-    return {name: " ".join(str(getattr(module, name)(finding)).split())
+    return {name: " ".join(macro(template, name)(finding).split())
             for name, finding in findings.items()}
+
+
+def macro(template: str, name: str):
+    """``templates/<template>``'s macro ``name``, as a function returning its text."""
+    module = environment().get_template(template).make_module()
+    return lambda *args: str(getattr(module, name)(*args))

@@ -415,8 +415,7 @@ def checks_finding(gaps: pd.DataFrame) -> dict:
 
 def _tail(name: str, *finding) -> str:
     """One section of templates/notes_tail.md.j2 (its leading blank line dropped)."""
-    module = render.environment().get_template("notes_tail.md.j2").make_module()
-    return str(getattr(module, name)(*finding)).lstrip("\n")
+    return render.macro("notes_tail.md.j2", name)(*finding).lstrip("\n")
 
 
 def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame],
