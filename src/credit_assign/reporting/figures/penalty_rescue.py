@@ -59,9 +59,9 @@ def panel_norms(ax, epochs: pd.DataFrame) -> None:
         ax.set_yscale("log")
     ax.set_xlabel(style.LABELS["epoch"])
     ax.set_ylabel(style.LABELS["h_L_norm_median"])
-    if ax.lines:  # in the empty decades between the penalised and unpenalised norms
-        ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.5), frameon=False,
-                  handlelength=1.2, labelspacing=0.2, borderaxespad=0.2)
+    if ax.lines:  # where the lines leave room: a fixed place covers them on some data
+        ax.legend(loc="best", frameon=False, handlelength=1.2, labelspacing=0.2,
+                  borderaxespad=0.2)
 
 
 def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: float,
