@@ -8,7 +8,8 @@ with snakemake_job(snakemake):
     from credit_assign.reporting.paper import write_numbers
 
     i = snakemake.input
-    write_numbers(snakemake.params.config, i.info, i.runs, i.nulls, snakemake.output[0],
+    write_numbers(snakemake.params.config, i.info, i.runs, i.nulls, i.findings,
+                  snakemake.output[0],
                   reproduction_csv=i.get("reproduction"), gaps_csv=i.get("gaps"),
                   ep_by_seed_csv=i.get("ep"), primer_json=i.primer,
                   expect=snakemake.params.expect)

@@ -482,10 +482,10 @@ def verdict_rows(cosines, settled):
 
 
 def ep_verdict(rows) -> str:
-    """The paper's EP sentence: paper.ep_finding's finding in templates/verdicts.tex.j2."""
-    from credit_assign.reporting import paper, render
+    """The paper's EP sentence: findings.ep_finding's finding in templates/verdicts.tex.j2."""
+    from credit_assign.reporting import findings, render
 
-    return render.phrases("verdicts.tex.j2", {"epverdict": paper.ep_finding(rows)})["epverdict"]
+    return render.phrases("verdicts.tex.j2", {"epverdict": findings.ep_finding(rows)})["epverdict"]
 
 
 def test_verdict_all_settled_and_high_claims_the_bottom_block():

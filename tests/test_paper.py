@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from conftest import DISAGREE, KINDS, hand_gaps
 
-from credit_assign.reporting import paper, render, tex_build
+from credit_assign.reporting import findings, paper, render, tex_build
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,7 +66,7 @@ def test_numbers_follow_the_tables_and_flags_follow_the_config():
            "ep_stack": {"corpora": [], "seeds": [0], "model": {"blocks": 2, "width": 16},
                         "pretrain": {"steps": 3, "relax_steps": 20, "precision": "float32"}}}
     macros, flags = paper.numbers(cfg, {"n_train": 10, "n_test": 5, "source": "x"}, runs,
-                                  nulls)
+                                  nulls, findings.verdicts(runs, nulls, 0.01))
     assert macros["accBpZero"] == "$0.590 \\pm 0.014$"  # every seed: n goes unsaid
     assert macros["accDfaZero"] == "$0.300$ ($n{=}1$)"  # one of the two: said
     assert macros["accFa"] == paper.NOT_RUN and not flags["hasfa"]
@@ -89,7 +89,7 @@ def test_dfa_at_lambda_zero_is_tested_against_its_own_null_like_the_penalty():
                   "deep_cosine": f} for f in fresh]
     out = paper.null_numbers(pd.DataFrame(rows), 0.01)
     assert out["nullTrainedZero"] == "$+0.085$ ($n{=}1$)"
-    found = paper.null_finding(pd.DataFrame(rows), 0.0)
+    found = findings.null_finding(pd.DataFrame(rows), 0.0)
     assert (found["outcome"], found["n"], found["diverged"]) == ("above", 1, [])
     assert found["trained_mean"] == 0.085 and found["draws"] == 3
     assert found["per_seed"][0]["seed"] == 1 and found["per_seed"][0]["above"]
@@ -98,7 +98,7 @@ def test_dfa_at_lambda_zero_is_tested_against_its_own_null_like_the_penalty():
     assert "judged block by block" in said  # never decided by the mean
     flat = pd.DataFrame(rows).assign(deep_cosine=lambda d: d.deep_cosine.where(
         ~((d.lam == 0) & (d.feedback == "trained")), 0.005))
-    assert paper.null_finding(flat, 0.0)["outcome"] == "not_above"
+    assert findings.null_finding(flat, 0.0)["outcome"] == "not_above"
 
 
 def test_the_papers_winner_is_the_rankings_best_open_variant():
@@ -108,7 +108,9 @@ def test_the_papers_winner_is_the_rankings_best_open_variant():
     assert by_count["bestVariant"] == "many" and by_sum["bestVariant"] == "close"
     assert by_count["bestDeparts"] == "off" and by_count["nOpen"] == "2"
     assert by_count["bestVariantWithin"] == "$3$ of $4$"
-    assert "cannot be estimated" in by_count["curseverdict"]
+    curse = findings.gap_findings(gaps)["curseverdict"]
+    assert "cannot be estimated" in render.phrases("verdicts.tex.j2", {"curseverdict": curse})[
+        "curseverdict"]
 
 
 def test_the_norm_spread_sentence_comes_from_the_recipes_own_runs():
@@ -117,11 +119,10 @@ def test_the_norm_spread_sentence_comes_from_the_recipes_own_runs():
     measured."""
     import pandas as pd
 
-    from credit_assign.reporting import paper
 
     own = pd.DataFrame({"recipe": ["default", "const_lr3e3", "dfa_no_aug"],
                         "ours_mean": [7.0e5, 7.3e7, 2.0e5]})
-    found = paper.norm_spread_finding(own)
+    found = findings.norm_spread_finding(own)
     assert found["factor"] == pytest.approx(365) and found["low"]["recipe"] == "dfa_no_aug"
     text = norm_spread(own)
     assert "factor of $365$" in text
@@ -131,7 +132,7 @@ def test_the_norm_spread_sentence_comes_from_the_recipes_own_runs():
 
 
 def norm_spread(own) -> str:
-    found = {"normspreadverdict": paper.norm_spread_finding(own)}
+    found = {"normspreadverdict": findings.norm_spread_finding(own)}
     return render.phrases("verdicts.tex.j2", found)["normspreadverdict"]
 
 
@@ -139,10 +140,10 @@ def test_the_penalty_norm_verdict_compares_each_seed_with_itself():
     runs = pd.DataFrame([{"method": "dfa", "lam": lam, "seed": seed, "h_L_norm_median": v}
                          for lam, seed, v in ((0.0, 1, 1e5), (0.0, 2, 1e3),
                                               (0.01, 1, 1e4), (0.01, 2, 1e4))])
-    found = paper.penalty_norm_finding(runs, 0.01)
+    found = findings.penalty_norm_finding(runs, 0.01)
     assert found == {"outcome": "not_lower", "n": 2, "seeds": [2], "diverged": []}
     lower = runs.assign(h_L_norm_median=runs.h_L_norm_median.where(runs.lam == 0, 10.0))
-    assert paper.penalty_norm_finding(lower, 0.01)["outcome"] == "lowers"
+    assert findings.penalty_norm_finding(lower, 0.01)["outcome"] == "lowers"
     said = render.phrases("verdicts.tex.j2", {"penaltynormverdict": found})
     assert said["penaltynormverdict"] == "does not lower DFA's $\\|h_L\\|$ on seed $2$ (of $2$)"
 
@@ -179,10 +180,10 @@ def test_the_headline_sentences_follow_the_numbers():
                          "kind": ["stated", "departs", "stated+measurement"],
                          "gap": [-2.8, -0.5, -1.2]})
     def headline(own):
-        found = paper.headline_finding(own)
+        found = findings.headline_finding(own)
         return render.phrases("verdicts.tex.j2", {"headlineverdict": found})["headlineverdict"]
 
-    found = paper.headline_finding(rows)
+    found = findings.headline_finding(rows)
     assert found["outcome"] == "within" and found["departs"]
     assert [c["recipe"] for c in found["columns"]] == ["const_lr"]
     assert "Within tolerance of the paper's headline norm" in headline(rows)
@@ -191,7 +192,7 @@ def test_the_headline_sentences_follow_the_numbers():
     assert "departing" not in headline(opened)
     assert "departs, gap $-0.5$" in headline(rows)
     far = rows.assign(gap=[-2.8, -1.5, -1.2])
-    assert paper.headline_finding(far)["outcome"] == "none"
+    assert findings.headline_finding(far)["outcome"] == "none"
     text = headline(far)
     assert "stays open" in text and "hypothesis" not in text and "$-1.2$" in text
     gaps = hand_gaps(DISAGREE, KINDS).assign(ours_mean=1.0, ours_n=3)
@@ -244,10 +245,12 @@ def golden_numbers_tex() -> str:
                         "pretrain": {"steps": 300, "relax_steps": 200,
                                      "precision": "float32"}}}
     docs = ROOT / "docs"
+    runs, nulls = pd.DataFrame(rows), pd.DataFrame(nulls)
+    gaps, ep = pd.read_csv(docs / "variants_gap.csv"), pd.read_csv(docs / "ep_stack_by_seed.csv")
+    verdicts = findings.verdicts(runs, nulls, 0.01, gaps)
     macros, flags = paper.numbers(
-        cfg, {"n_train": 50000, "n_test": 10000, "source": "cifar10-jpg.tar"},
-        pd.DataFrame(rows), pd.DataFrame(nulls), pd.read_csv(docs / "reproduction.csv"),
-        pd.read_csv(docs / "variants_gap.csv"), pd.read_csv(docs / "ep_stack_by_seed.csv"))
+        cfg, {"n_train": 50000, "n_test": 10000, "source": "cifar10-jpg.tar"}, runs, nulls,
+        verdicts, pd.read_csv(docs / "reproduction.csv"), gaps, ep)
     return paper.numbers_tex(macros, flags, "the golden tables")
 
 

@@ -318,7 +318,12 @@ def test_the_paper_reads_the_tables_this_config_makes(paper_config):
                       "nulls": "results/cifar10/summary/nulls.csv",
                       "primer": "results/primer_check/primer_check.json",
                       "reproduction": "results/cifar10/summary/reproduction.csv",
-                      "ep": "results/ep_stack/summary/by_seed.csv"}
+                      "ep": "results/ep_stack/summary/by_seed.csv",
+                      "findings": "results/cifar10/summary/findings.json"}
+    # the verdicts' findings: from the runs and nulls here (the notes' tables only with the
+    # variant study; never the EP probe's, which the paper reads itself)
+    assert targets.findings_inputs(paper_config) == {
+        "runs": "results/cifar10/summary/runs.csv", "nulls": "results/cifar10/summary/nulls.csv"}
     figures = targets.paper_sources(paper_config)["figures"]
     assert figures[0] == "paper/figures/fig4_penalty_rescue.pdf"
     assert "paper/figures/fig_variants.pdf" not in figures

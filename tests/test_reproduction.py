@@ -8,6 +8,7 @@ import pytest
 from conftest import DISAGREE, KINDS, hand_gaps, needs_tex
 
 from credit_assign.reporting import reproduction
+from credit_assign.reporting.findings import null_finding
 
 REFERENCE = {
     "dataset": "cifar10",
@@ -379,20 +380,34 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     assert empty.empty and "not estimated" in reproduction.holdout_markdown(empty)
 
 
+def section(name: str, finding) -> str:
+    """One section of the notes (templates/notes_sections.md.j2) from its finding."""
+    from credit_assign.reporting import render
+
+    return render.macro("notes_sections.md.j2", name)(finding)
+
+
+def cosines_text(gaps) -> str:
+    from credit_assign.reporting import reproduction_notes as notes
+
+    return section("measured_cosines_md", notes.measured_cosines_finding(gaps))
+
+
 def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_null():
     from credit_assign.reporting import reproduction_notes as notes
 
     gaps = hand_gaps(DISAGREE, KINDS)
-    by_sum = notes._ranking_section(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
+    by_sum = section("ranking_md", notes.ranking_finding(
+        gaps, {"ranking": {"primary": "clipped_gap_sum"}}))
     assert "Best open variant: `close`" in by_sum and "best departing one: `off`" in by_sum
     assert "winner's curse" in by_sum
-    assert "Best open variant: `many`" in notes._ranking_section(gaps, None)
+    assert "Best open variant: `many`" in section("ranking_md", notes.ranking_finding(gaps, None))
     nulls = pd.DataFrame(
         [{"method": "dfa", "lam": lam, "seed": s, "feedback": "trained", "deep_cosine": t}
          for lam, t in ((0.0, 0.085), (0.01, 0.15)) for s in (1, 2)]
         + [{"method": "dfa", "lam": lam, "seed": 1, "feedback": "fresh", "deep_cosine": f}
            for lam in (0.0, 0.01) for f in (-0.01, 0.0, 0.01)])
-    text = notes._null_section(nulls, 0.01)
+    text = section("null_section", [null_finding(nulls, lam) for lam in (0.0, 0.01)])
     assert text.count("above the null by more than two") == 2
     # the deep mean's screen never decides the per-layer claim: the claims page does
     assert "not reproduced" not in text and "judged layer by layer" in text
@@ -670,9 +685,10 @@ def test_the_notes_show_each_recipes_norm_per_seed_from_the_configs_seeds():
                             "h_norm_median": 1.0, "branch_norm_median": 2.0} for s in (7, 8)])
     epochs = pd.DataFrame([{"method": "dfa", "lam": 0.0, "seed": s, "epoch": e,
                             "h_L_norm_median": 100.0} for s in (7, 8) for e in (1, 2)])
-    text = notes._norm_section(default, layers, epochs, {"big": runs({7: 1000.0, 8: 90.0})},
-                               None, pd.DataFrame(columns=["run", "metric", "gap", "inherited",
-                                                           "ours_mean", "recipe", "paper"]))
+    text = section("norm_section", notes.norm_finding(
+        default, layers, epochs, {"big": runs({7: 1000.0, 8: 90.0})}, None,
+        pd.DataFrame(columns=["run", "metric", "gap", "inherited", "ours_mean", "recipe",
+                              "paper"])))
     assert "seed 7: ‖h_L‖ (× default)" in text and "seed 8: ‖h_L‖ (× default)" in text
     assert "(× 10.00)" in text and "(× 0.90)" in text and "seed 42" not in text
 
@@ -713,7 +729,7 @@ def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nea
     layer = gaps.run.isin(notes.LAYER_RUNS) & cosine
     zero = (gaps.run == "dfa, λ=0") & cosine
     gaps.loc[layer & (gaps.gap.abs() <= 1), "gap"] = 3.0  # no column within anywhere
-    text = notes._measured_cosines_section(gaps)
+    text = cosines_text(gaps)
     assert text.startswith("## Which measurement comes nearest the paper's λ = 0 layer "
                            "cosines — a hypothesis")
     for m in STUDY_MEASUREMENTS[1:]:
@@ -723,28 +739,28 @@ def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nea
     own = ~gaps.inherited.astype(bool)
     near = layer & own & (gaps.recipe == "const_lr/eps_den_b128")
     gaps.loc[near & ~(zero & (gaps.metric == "cosine l0")), "gap"] = 0.5
-    text = notes._measured_cosines_section(gaps)
+    text = cosines_text(gaps)
     assert ("is `const_lr/eps_den_b128` (open+measurement) with 9 of 10, missing "
             "dfa, λ=0 cosine l0") in text
     assert "Its gaps seed by seed: seed 42: l0" in text and "so its fit is optimistic" in text
     # within at λ = 0 alone is not enough: the λ = 1e-2 cosines count too
     alone = zero & own & (gaps.recipe == "const_lr/eps_cos_b128")
     gaps.loc[alone, "gap"] = 0.1
-    assert "is `const_lr/eps_den_b128`" in notes._measured_cosines_section(gaps)
+    assert "is `const_lr/eps_den_b128`" in cosines_text(gaps)
     # an inherited column (a copy of another's numbers) is never named, however close
     copy = layer & ~own
     assert copy.any()
     gaps.loc[copy, "gap"] = 0.0
-    assert "is `const_lr/eps_den_b128`" in notes._measured_cosines_section(gaps)
+    assert "is `const_lr/eps_den_b128`" in cosines_text(gaps)
     # one column within on all ten: named, and nothing called nearest
     one = layer & own & (gaps.recipe == "const_lr/eps_cos_b2048")
     gaps.loc[one, "gap"] = 0.2
-    text = notes._measured_cosines_section(gaps)
+    text = cosines_text(gaps)
     assert ("All 10 layer cosines (λ = 0 and λ = 1e-2) fall within tolerance under "
             "`const_lr/eps_cos_b2048`") in text
     assert "No column" not in text
     # without measurement columns there is nothing to set side by side
-    assert notes._measured_cosines_section(study_gaps(measurements=False)) == ""
+    assert notes.measured_cosines_finding(study_gaps(measurements=False)) is None
 
 
 def test_a_column_is_closest_only_where_it_comes_nearer_the_paper_than_the_default():
@@ -758,7 +774,7 @@ def test_a_column_is_closest_only_where_it_comes_nearer_the_paper_than_the_defau
                      {"default": "stated", "wide": "open"})
     gaps = gaps.assign(paper="p", ours_mean=gaps.gap / 10, gap_sd=math.nan,
                        tolerance_below_sd=False)
-    text = notes._misses_section(gaps)
+    text = section("misses_md", notes.misses_finding(gaps))
     n0, n1 = (line for line in text.splitlines() if line.startswith("| n"))
     assert "none nearer than the default (nearest: `wide`" in n0
     assert "| `wide` 0.050 (+0.5) |" in n1
@@ -783,7 +799,49 @@ def test_the_notes_say_when_the_runs_ran_outside_a_git_checkout():
                          "git_commit": [None, None]})
     epochs = pd.DataFrame({"train_s": [1.0], "diagnostics_s": [0.1]})
     info = {"source": "digits", "n_train": 10, "n_test": 5}
-    text = notes._runs_section(runs, epochs, {}, info)
+    text = section("runs_section", notes.runs_finding(runs, epochs, {}, info))
     assert "nan" not in text and "Code: outside a git checkout" in text
-    one = notes._runs_section(runs.assign(git_commit=["abcdef1234", None]), epochs, {}, info)
+    one = section("runs_section", notes.runs_finding(
+        runs.assign(git_commit=["abcdef1234", None]), epochs, {}, info))
     assert "commit(s) `abcdef1`" in one and "1 runs ran outside a git checkout" in one
+
+
+def test_the_notes_are_rendered_from_findings_json_alone(tmp_path):
+    """Rule findings writes every finding once, validated; rule reproduction_notes reads
+    only that file: the page from findings.json equals the page from the tables, a
+    finding the schema does not know is refused by name, and a findings.json without the
+    notes' findings (no variant study) stops the notes with a clear error."""
+    import json
+
+    import numpy as np
+
+    from credit_assign.infra.results import ResultError, write_result
+    from credit_assign.reporting import findings
+    from credit_assign.reporting import reproduction_notes as notes
+
+    rng = np.random.default_rng(3)
+    runs, layers, nulls, measured = study_tables(rng, {"bp", "dfa", "frozen", "fa"})
+    runs = runs.assign(epochs=30, total_s=rng.uniform(100, 900, len(runs)),
+                       git_commit="abcdef123456")
+    layers = layers.assign(h_norm_median=2.0, branch_norm_median=3.0)
+    epochs = runs.assign(epoch=30, train_s=2.0, diagnostics_s=0.2)
+    gaps = study_gaps(seed=3)
+    summary = {"runs": runs, "epochs": epochs, "layers": layers, "nulls": nulls}
+    args = (summary, {}, gaps, measured, {"name": "cifar10", "source": "x.tar",
+                                          "n_train": 10, "n_test": 5})
+    found = notes.findings(*args, penalty=0.01)
+    out = tmp_path / "findings.json"
+    write_result({"schema_version": 1, "kind": "findings", "notes": found,
+                  "verdicts": findings.verdicts(runs, nulls, 0.01, gaps)}, "findings", out)
+    page = notes.write_notes(out, tmp_path / "notes.md")
+    assert page == notes.notes(*args, penalty=0.01) == (tmp_path / "notes.md").read_text()
+    assert "## What the default misses" in page
+    bad = json.loads(out.read_text())
+    bad["verdicts"]["rescueverdict"]["outcome"] = "probably"
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(ResultError, match="bad.json.*rescueverdict"):
+        findings.read(tmp_path / "bad.json")
+    bad = json.loads(out.read_text()) | {"notes": None}
+    (tmp_path / "none.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match="no notes' findings"):
+        notes.write_notes(tmp_path / "none.json", tmp_path / "notes.md")

@@ -371,7 +371,7 @@ def _paper_numbers(source: str) -> str:
     """numbers.tex for a config whose data source is named ``source``."""
     import pandas as pd
 
-    from credit_assign.reporting import paper
+    from credit_assign.reporting import findings, paper
 
     runs = pd.DataFrame([("bp", 0, 1, 0.58, 140.0, 1.0), ("dfa", 0, 1, 0.30, 5e5, 0.01),
                          ("dfa", 0.01, 1, 0.36, 4e4, 0.15), ("frozen", 0, 1, 0.35, 150.0, None)],
@@ -388,7 +388,7 @@ def _paper_numbers(source: str) -> str:
            "ep_stack": {"corpora": [], "seeds": [0], "model": {"blocks": 2, "width": 16},
                         "pretrain": {"steps": 3, "relax_steps": 20, "precision": "float32"}}}
     macros, flags = paper.numbers(cfg, {"n_train": 10, "n_test": 5, "source": source},
-                                  runs, nulls)
+                                  runs, nulls, findings.verdicts(runs, nulls, 0.01))
     return paper.numbers_tex(macros, flags, "test")
 
 

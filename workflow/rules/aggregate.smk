@@ -179,25 +179,16 @@ rule variants:
         targets.variant_targets(config),
 
 
-rule reproduction_notes:
-    """docs/reproduction-notes.md, generated from the study's tables (no typed number)."""
+rule findings:
+    """Every finding, computed once (credit_assign.reporting.findings): the paper's
+    verdicts and, with the variant study, what the notes state; validated, then read by
+    rules paper_numbers and reproduction_notes."""
     input:
-        info=paths.fill(paths.DATA_MANIFEST, dataset=DATASET),
-        runs=summary(paths.RUNS),
-        epochs=summary(paths.EPOCHS),
-        layers=summary(paths.LAYERS),
-        nulls=summary(paths.NULLS),
-        gaps=summary(paths.VARIANTS_GAP),
-        variant_runs=targets.variant_runs_tables(config),
-        measurements=(
-            [summary(paths.MEASUREMENTS)] if config["measurements"]["run"] else []
-        ),
-        # what was fixed when: events found in git (the notes' last section)
-        history=repo_file(paths.HISTORY),
+        unpack(findings_inputs),
     output:
-        summary(paths.REPRODUCTION_NOTES),
+        summary(paths.FINDINGS),
     log:
-        paths.LOGS["reproduction_notes"],
+        paths.LOGS["findings"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -208,7 +199,30 @@ rule reproduction_notes:
         variants=list(config["variants"]),
         study=config["study"],
         penalty=config["figures"]["penalty_lambda"],
-        compute=job_params.study_compute(config, workflow.basedir),
+        compute=(
+            job_params.study_compute(config, workflow.basedir)
+            if config["variants"]
+            else ""
+        ),
         expect=targets.notes_expect(config),
+    script:
+        "../../scripts/findings.py"
+
+
+rule reproduction_notes:
+    """docs/reproduction-notes.md: findings.json's notes in templates/notes.md.j2's words
+    (no typed number)."""
+    input:
+        summary(paths.FINDINGS),
+    output:
+        summary(paths.REPRODUCTION_NOTES),
+    log:
+        paths.LOGS["reproduction_notes"],
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     script:
         "../../scripts/reproduction_notes.py"

@@ -126,6 +126,13 @@ def ep_settle(wildcards):
 
 
 # ---- the paper
+def findings_inputs(wildcards):
+    inputs = targets.findings_inputs(config)
+    if "history" in inputs:
+        inputs["history"] = repo_file(inputs["history"])
+    return inputs
+
+
 def paper_number_inputs(wildcards):
     return targets.paper_number_inputs(config)
 

@@ -52,6 +52,7 @@ MEASUREMENTS = f"{SUMMARY}/measurements.csv"
 VARIANTS_GAP = f"{SUMMARY}/variants_gap.csv"
 REPRODUCTION_VARIANTS = f"{SUMMARY}/reproduction_variants.md"
 REPRODUCTION_NOTES = f"{SUMMARY}/reproduction_notes.md"
+FINDINGS = f"{SUMMARY}/findings.json"  # every verdict and the notes' findings (rule findings)
 
 # ---- the claims (config/claims.yaml): their runs' tables, the verdicts, the page
 CLAIMS = "results/{dataset}/claims"
@@ -106,6 +107,7 @@ LOGS = {
     "variants_gap_map": "logs/figures/fig_variants.log",
     "variants_measured_map": "logs/figures/fig_variants_measured.log",
     "reproduction_notes": "logs/aggregate/reproduction_notes.log",
+    "findings": "logs/aggregate/findings.log",
     # the claims
     "claims_tables": "logs/claims/{dataset}_tables.log",
     "claims_verdicts": "logs/claims/{dataset}_verdicts.log",

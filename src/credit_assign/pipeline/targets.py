@@ -352,6 +352,25 @@ def variant_expect(config: Config) -> dict[str, list]:
             for v, ds in zip(config["variants"], variant_datasets(config), strict=True)}
 
 
+def findings_inputs(config: Config) -> dict[str, Any]:
+    """What findings.json is computed from: the runs and nulls (the runs' verdicts) and,
+    with the variant study, the gap map (its verdicts) and what the notes state: the
+    default's epochs, layers and measurements, every variant's runs.csv, the data's
+    manifest and what was fixed when (paths.HISTORY). Not the EP probe's table: its
+    verdict is taken by paper_numbers, so the study never waits for the probes."""
+    inputs: dict[str, Any] = {"runs": summary(config, paths.RUNS),
+                              "nulls": summary(config, paths.NULLS)}
+    if config["variants"]:
+        inputs |= {"gaps": summary(config, paths.VARIANTS_GAP),
+                   "info": paths.fill(paths.DATA_MANIFEST, dataset=config["dataset"]),
+                   "epochs": summary(config, paths.EPOCHS),
+                   "layers": summary(config, paths.LAYERS),
+                   "variant_runs": variant_runs_tables(config), "history": paths.HISTORY}
+        if config["measurements"]["run"]:
+            inputs["measurements"] = summary(config, paths.MEASUREMENTS)
+    return inputs
+
+
 def notes_expect(config: Config) -> dict[str, Any]:
     """The notes read the default's tables and every variant's runs.csv."""
     return table_expect(config) | {"variants": variant_expect(config)}
@@ -383,6 +402,7 @@ def paper_number_inputs(config: Config) -> dict[str, str]:
         "runs": summary(config, paths.RUNS),
         "nulls": summary(config, paths.NULLS),
         "primer": paths.PRIMER_CHECK,
+        "findings": summary(config, paths.FINDINGS),
     }
     if config["reproduction"]["reference"]:
         inputs["reproduction"] = summary(config, paths.REPRODUCTION)

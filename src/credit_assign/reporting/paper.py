@@ -13,7 +13,6 @@ and the section that needs it is switched off by a flag (``\\ifhasfa`` …).
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import re
@@ -24,10 +23,11 @@ import pandas as pd
 
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
-from credit_assign.reporting import labels, render
+from credit_assign.reporting import findings, labels, render
 from credit_assign.reporting import reproduction as rep_io
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
+from credit_assign.reporting.findings import diverged_seeds, null_test
 from credit_assign.reporting.render import (
     tex_escape,
     tex_lam,
@@ -43,13 +43,6 @@ METRIC_NAMES = labels.names(labels.METRICS, "tex")
 
 
 # ---- formatting ----------------------------------------------------------------------
-def diverged_seeds(sel: pd.DataFrame) -> list[int]:
-    """The seeds of a runs-table selection whose run recorded a non-finite epoch."""
-    if "n_nonfinite" not in sel:
-        return []
-    return sorted(int(s) for s in sel[sel.n_nonfinite.fillna(0) > 0].seed)
-
-
 def spread(values, kind: str = "plain", over: str = "", diverged: list | None = None,
            full: int | None = None) -> str:
     """mean ± std over seeds (ddof = 1) and n, in TeX: "not run" when there are no
@@ -110,76 +103,6 @@ def run_numbers(runs: pd.DataFrame, penalty: float, full: int | None = None
     return out
 
 
-def penalty_norm_finding(runs: pd.DataFrame, penalty: float) -> dict:
-    """Whether the penalty lowers DFA's ‖h_L‖ seed by seed (the same seed with and
-    without it): outcome ``lowers`` (on every seed), ``not_lower`` (``seeds``: where
-    not), ``undecided`` (``diverged``: the seeds that did) or ``missing``; ``n``: the
-    seeds compared."""
-    pen = select_runs(runs, "dfa", penalty).set_index("seed").h_L_norm_median
-    zero = select_runs(runs, "dfa", 0.0).set_index("seed").h_L_norm_median
-    seeds = sorted(set(pen.index) & set(zero.index))
-    out = {"n": len(seeds), "seeds": [], "diverged": []}
-    if not seeds:
-        return {**out, "outcome": "missing"}
-    runs_of = pd.concat([select_runs(runs, "dfa", penalty), select_runs(runs, "dfa", 0.0)])
-    bad = sorted(set(diverged_seeds(runs_of))
-                 | {int(s) for s in seeds if not (np.isfinite(pen[s]) and np.isfinite(zero[s]))})
-    if bad:
-        return {**out, "outcome": "undecided", "diverged": bad}
-    not_lower = [int(s) for s in seeds if not float(pen[s]) < float(zero[s])]
-    return {**out, "outcome": "not_lower" if not_lower else "lowers", "seeds": not_lower}
-
-
-def null_test(nulls: pd.DataFrame, lam: float) -> tuple[pd.Series, pd.Series, bool | None]:
-    """DFA's deep cosine at λ with its trained-with B and with fresh draws, and whether
-    the trained-with value lies above the null by more than two of the null's standard
-    deviations (None: not measured) — the one test of "above the null", at every λ."""
-    sel = select_runs(nulls, "dfa", lam)
-    trained = sel[sel.feedback == "trained"].deep_cosine
-    fresh = sel[sel.feedback == "fresh"].deep_cosine
-    if not (len(trained) and len(fresh)) or null_diverged(nulls, lam):
-        return trained, fresh, None  # not measured, or diverged: never a False
-    return trained, fresh, bool(trained.mean() > fresh.mean() + 2 * fresh.std(ddof=1))
-
-
-def null_diverged(nulls: pd.DataFrame, lam: float) -> list[int]:
-    """The seeds whose null at λ holds a non-finite cosine (a diverged model): the
-    screen is undecided on them, never 'not above'."""
-    sel = select_runs(nulls, "dfa", lam)
-    bad = sel[~np.isfinite(sel.deep_cosine.astype(float))]
-    return sorted({int(s) for s in bad.seed})
-
-
-def null_finding(nulls: pd.DataFrame, lam: float) -> dict:
-    """The null screen at λ (null_test) as a finding: outcome ``above``, ``not_above``,
-    ``undecided`` (``diverged``: the seeds whose null is not finite) or ``missing``;
-    ``n``: the seeds the trained-with mean is over; the means and standard deviations it
-    compares; and ``per_seed``, each seed against its own draws by the same screen."""
-    trained, fresh, above = null_test(nulls, lam)
-    bad = null_diverged(nulls, lam)
-    outcome = ("above" if above else "not_above" if above is not None
-               else "undecided" if bad else "missing")
-    per_seed = []
-    for seed, rows in nulls.groupby("seed") if len(nulls) else []:
-        t, f, a = null_test(rows, lam)
-        if a is not None and len(f) >= 2:
-            per_seed.append({"seed": int(seed), "trained": float(t.mean()),
-                             "fresh_mean": float(f.mean()), "fresh_sd": float(f.std(ddof=1)),
-                             "draws": len(f), "above": a})
-    return {"lam": float(lam), "outcome": outcome, "n": len(trained), "diverged": bad,
-            "trained_mean": _mean(trained), "trained_sd": _sd(trained),
-            "fresh_mean": _mean(fresh), "fresh_sd": _sd(fresh), "draws": len(fresh),
-            "per_seed": per_seed}
-
-
-def _mean(x: pd.Series) -> float | None:
-    return float(x.mean()) if len(x) else None
-
-
-def _sd(x: pd.Series) -> float | None:
-    return float(x.std(ddof=1)) if len(x) > 1 else None
-
-
 def null_numbers(nulls: pd.DataFrame, penalty: float, full: int | None = None
                  ) -> dict[str, str]:
     """Deep cosine with the trained-with B vs fresh draws, DFA at the penalty λ and at
@@ -194,32 +117,6 @@ def null_numbers(nulls: pd.DataFrame, penalty: float, full: int | None = None
     out["nullTrainedZero"] = spread(trained0, "cosine", full=full)
     out["nullFreshZero"] = spread(fresh0, "cosine", over="draws over the seeds")
     return out
-
-
-def ordering_finding(runs: pd.DataFrame, penalty: float) -> dict:
-    """Whether the paper's ordering bp > dfa(penalty) > frozen > dfa(0) holds in the
-    mean test accuracy: outcome ``holds``, ``fails``, ``undecided`` (``diverged``) or
-    ``missing``."""
-    cells = [("bp", 0.0), ("dfa", penalty), ("frozen", 0.0), ("dfa", 0.0)]
-    sels = [select_runs(runs, m, lam) for m, lam in cells]
-    bad = sorted({s for sel in sels for s in diverged_seeds(sel)}
-                 | {int(s) for sel in sels for s in sel[~np.isfinite(sel.test_acc)].seed})
-    if bad:
-        return {"outcome": "undecided", "diverged": bad}
-    means = [sel.test_acc.mean() for sel in sels]
-    if any(pd.isna(m) for m in means):
-        return {"outcome": "missing", "diverged": []}
-    holds = all(a > b for a, b in itertools.pairwise(means))
-    return {"outcome": "holds" if holds else "fails", "diverged": []}
-
-
-def verdict_findings(runs: pd.DataFrame, nulls: pd.DataFrame, penalty: float) -> dict:
-    """The run section's verdicts as findings, by the name of the TeX macro that
-    templates/verdicts.tex.j2 writes each one as."""
-    return {"penaltynormverdict": penalty_norm_finding(runs, penalty),
-            "rescueverdict": null_finding(nulls, penalty),
-            "zeronullverdict": null_finding(nulls, 0.0),
-            "orderingverdict": ordering_finding(runs, penalty)}
 
 
 def reproduction_numbers(rep: pd.DataFrame | None, labels: dict | None = None
@@ -340,83 +237,7 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
             "largestRecipe": tex_escape(largest) if largest else NOT_RUN,
             "hLDfaZeroLargest": hl_largest, "gapHLDfaZeroLargest": gap_largest,
             "largestKind": tex_escape(kind_of.get(largest, "")) if largest else NOT_RUN,
-            "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch,
-            **render.phrases("verdicts.tex.j2", {
-                "headlineverdict": headline_finding(
-                    headline[~headline.inherited.astype(bool)]),
-                "goalverdict": {"result": rep_io.goal(rank, study, gaps)}}),
-            **render.phrases("verdicts.tex.j2", {
-                "curseverdict": rep_io.curse_finding(rep_io.holdout(gaps, study))}),
-            **render.phrases("verdicts.tex.j2", {"normspreadverdict": norm_spread_finding(
-                own[own.kind.isin([rep_io.STATED, "open"])])})}
-
-
-def _seed_gaps(row) -> list[float]:
-    """A gap-map row's per-seed gaps (tolerance units), finite ones only."""
-    return [g for g in rep_io._seed_map(row.gap_seed).values() if not pd.isna(g)] \
-        if "gap_seed" in row.index else []
-
-
-def norm_spread_finding(own: pd.DataFrame) -> dict:
-    """How far the recipes' own runs move DFA's unpenalised ‖h_L‖: the largest recipe
-    mean over the smallest, which recipes they are, and their per-seed gaps (a mean over
-    three seeds can hide seeds that move in opposite directions). The caller passes the
-    stated recipe and the open variants: the finding is about choices the paper leaves
-    open. Outcome ``measured`` or ``missing`` (fewer than two recipes)."""
-    own = own[own.ours_mean > 0]
-    if len(own) < 2:
-        return {"outcome": "missing"}
-    lo, hi = own.loc[own.ours_mean.idxmin()], own.loc[own.ours_mean.idxmax()]
-    return {"outcome": "measured", "factor": float(hi.ours_mean / lo.ours_mean),
-            "low": {"recipe": str(lo.recipe), "mean": float(lo.ours_mean),
-                    "seed_gaps": _seed_gaps(lo)},
-            "high": {"recipe": str(hi.recipe), "mean": float(hi.ours_mean),
-                     "seed_gaps": _seed_gaps(hi)}}
-
-
-def headline_finding(own: pd.DataFrame) -> dict:
-    """Whether any column that ran or measured DFA at λ = 0 itself (a recipe's own runs
-    or a measurement of them) brings the headline norm within tolerance: outcome
-    ``within`` (``columns``: those that do, each recipe, kind and gap; ``departs``: one of
-    them departs from the stated recipe), ``none`` (``closest``) or ``missing``."""
-    own = own[own.gap.notna()]
-    if own.empty:
-        return {"outcome": "missing"}
-    within = own[own.gap.abs() <= 1]
-    closest = own.loc[own.gap.abs().idxmin()]
-    if within.empty:
-        return {"outcome": "none", "closest": {"recipe": str(closest.recipe),
-                                               "kind": str(closest.kind),
-                                               "gap": float(closest.gap)}}
-    return {"outcome": "within",
-            "columns": [{"recipe": str(r.recipe), "kind": str(r.kind), "gap": float(r.gap)}
-                        for r in within.itertuples()],
-            "departs": any(str(k).startswith("departs") for k in within.kind)}
-
-
-EP_HIGH = 0.9  # block 0's cosine above this: the tension reached the bottom block
-
-
-def ep_finding(block0: pd.DataFrame) -> dict:
-    """What block 0's cosine says about reaching the bottom block, one row per seed
-    (``cosine``, ``settled``, ``seed``) at one free-phase length. Only settled seeds
-    count: a seed whose free phase did not settle failed before depth could matter.
-    Outcome ``none_settled``, ``reaches`` (above ``high`` in every settled seed),
-    ``partly`` or ``no`` (at most zero in every settled seed), with the seeds each way."""
-    settled = block0.settled.astype(bool)
-    ok, bad = block0[settled], block0[~settled]
-
-    def seeds(rows):
-        return sorted(int(x) for x in rows.seed)
-
-    out = {"high": EP_HIGH, "settled": seeds(ok), "unsettled": seeds(bad),
-           "low_settled": seeds(ok[ok.cosine <= EP_HIGH]),
-           "low_unsettled": seeds(bad[bad.cosine <= EP_HIGH])}
-    if ok.empty:
-        return {**out, "outcome": "none_settled"}
-    if not out["low_settled"]:
-        return {**out, "outcome": "reaches"}
-    return {**out, "outcome": "no" if (ok.cosine <= 0).all() else "partly"}
+            "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch}
 
 
 def _block0_per_seed(rows: pd.DataFrame) -> str:
@@ -454,9 +275,7 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
             "epUnsettledShort", "epUnsettledLong", "epSettleResidual", "epSettleTBest")
     if by_seed is None or by_seed.empty:
         return dict.fromkeys(keys, NOT_RUN) | {"epverdict": "was not run"}
-    if "settled" not in by_seed:
-        raise ValueError("the EP by-seed table has no 'settled' column: rerun the rule "
-                         "ep_stack_summary (config ep_stack.settle)")
+    block0 = findings.ep_block0(by_seed, precision)  # checks the table's settled column
     d = by_seed[by_seed.precision == precision].assign(
         settled=lambda t: t.settled.astype(bool))
     steps = sorted(d.free_steps.unique())
@@ -478,7 +297,6 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
         rows = d[(d.group == "block0") & (d.free_steps == t)].sort_values("seed")
         return _block0_per_seed(rows) if len(rows) else NOT_RUN
 
-    block0 = d[(d.group == "block0") & (d.free_steps == long_)]
     res = d[(d.group == "all") & (d.free_steps == long_)].sort_values("seed")
     residuals = ", ".join(
         f"{tex_sci(float(r.residual_max))} (seed {int(r.seed)}"
@@ -493,7 +311,8 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
            "epUnsettledShort": unsettled(short), "epUnsettledLong": unsettled(long_),
            "epSettleResidual": tex_sci(float(d.max_residual.iloc[0])),
            "epSettleTBest": f"${int(d.t_best_after.iloc[0])}$"}
-    out.update(render.phrases("verdicts.tex.j2", {"epverdict": ep_finding(block0)}))
+    out.update(render.phrases("verdicts.tex.j2", {
+        "epverdict": findings.ep_finding(block0)}))
     return out
 
 
@@ -543,11 +362,12 @@ def setup_numbers(cfg: dict, info: dict) -> dict[str, str]:
     }
 
 
-def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
+def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame, verdicts: dict,
             reproduction: pd.DataFrame | None = None, gaps: pd.DataFrame | None = None,
             ep_by_seed: pd.DataFrame | None = None, primer: dict | None = None,
             ) -> tuple[dict[str, str], dict[str, bool]]:
-    """(macros, flags) for numbers.tex."""
+    """(macros, flags) for numbers.tex; ``verdicts``: findings.json's, each written by
+    its macro in templates/verdicts.tex.j2."""
     penalty = float(cfg["figures"]["penalty_lambda"])
     full = len(cfg["sweep"]["seeds"])  # n goes unsaid where it is every seed run
     macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty, full),
@@ -556,7 +376,7 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
               **variant_numbers(gaps, cfg.get("study")),
               **ep_numbers(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
               **primer_numbers(primer)}
-    macros.update(render.phrases("verdicts.tex.j2", verdict_findings(runs, nulls, penalty)))
+    macros.update(render.phrases("verdicts.tex.j2", verdicts))
     flags = {"hasreference": reproduction is not None and not reproduction.empty,
              "hasvariants": gaps is not None and not gaps.empty,
              "hasmeasured": rep_io.has_measured(gaps),
@@ -578,16 +398,17 @@ def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> 
     return "\n".join(lines) + "\n"
 
 
-def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, out, reproduction_csv=None,
-                  gaps_csv=None, ep_by_seed_csv=None, primer_json=None,
+def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
+                  reproduction_csv=None, gaps_csv=None, ep_by_seed_csv=None, primer_json=None,
                   expect: dict | None = None) -> dict[str, str]:
     """numbers.tex from the tables, each checked first (``expect``: the runs the config
-    asks for, ``runs`` and the DFA ``nulls``)."""
+    asks for, ``runs`` and the DFA ``nulls``), and the verdicts of findings.json."""
     expect = expect or {}
     info = json.loads(Path(info_path).read_text())
     primer = json.loads(Path(primer_json).read_text()) if primer_json else None
     macros, flags = numbers(cfg, info, table_io.read(runs_csv, "runs", expect.get("runs")),
                             table_io.read(nulls_csv, "nulls", expect.get("nulls")),
+                            findings.read(findings_json)["verdicts"],
                             table_io.read_optional(reproduction_csv, "reproduction"),
                             table_io.read_optional(gaps_csv, "variants_gap"),
                             table_io.read_optional(ep_by_seed_csv, "ep_by_seed"), primer)

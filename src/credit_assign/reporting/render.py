@@ -44,6 +44,22 @@ def sci(x, digits: int = 2) -> str:
     return f"{x:.{digits}e}" if x != 0 and (abs(x) >= 1e3 or abs(x) < 1e-3) else f"{x:.3g}"
 
 
+def sig(x, digits: int = 3) -> str:
+    """A number to ``digits`` significant figures (a norm: 143, 4.06e+03); a missing one
+    is an em dash."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{x:.{digits}g}"
+
+
+def gap(x) -> str:
+    """A gap in tolerances (or sds), signed to one decimal: +1.4, -0.3; a missing one is
+    an em dash."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{x:+.1f}"
+
+
 def lam(x) -> str:
     """λ as the pages write it: 0, 1e-4, 1e-2."""
     x = float(x)
@@ -178,9 +194,10 @@ def environment():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              undefined=jinja2.StrictUndefined, autoescape=False,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(num=num, short=short, signed=signed, sci=sci, lam=lam, cell=cell,
-                       seeds=seeds, tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci,
-                       tex_norm=tex_norm, tex_lam=tex_lam)
+    env.filters.update(num=num, short=short, signed=signed, sci=sci, sig=sig, gap=gap, lam=lam,
+                       cell=cell, seeds=seeds, lstrip=lambda text: str(text).lstrip("\n"),
+                       tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci, tex_norm=tex_norm,
+                       tex_lam=tex_lam)
     return env
 
 
