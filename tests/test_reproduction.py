@@ -486,20 +486,22 @@ def test_the_study_gap_table_has_the_papers_numbers_and_every_measurement():
 @pytest.mark.parametrize("name", ["fig_variants", "fig_variants_measured",
                                   "fig_variants_measured_eps"])
 def test_each_gap_map_figure_fits_its_page_at_a_readable_size(gap_figures, name):
+    from credit_assign.reporting.figures import style
+
     fig_variants, _, figs = gap_figures
     fig = figs[name]
     page = fig_variants.PAGE_IN if name == "fig_variants" else fig_variants.MEASURED_PAGE_IN
-    sizes = fig_variants.printed_font_sizes(fig, page)
+    sizes = style.printed_font_sizes(fig, page)
     assert sizes and min(sizes) >= fig_variants.MIN_PT
     # drawn at the size it is printed (a figure taller than its page would be shrunk)
-    width, height = fig_variants.saved_size_in(fig)
+    width, height = style.saved_size_in(fig)
     assert fig.get_figwidth() == pytest.approx(page[0])
     assert fig.get_figheight() <= page[1] + 1e-9
-    assert fig_variants.printed_scale(fig, page) >= 0.95
-    assert width * fig_variants.printed_scale(fig, page) <= page[0] + 1e-6
-    assert height * fig_variants.printed_scale(fig, page) <= page[1] + 1e-6
+    assert style.printed_scale(fig, page) >= 0.95
+    assert width * style.printed_scale(fig, page) <= page[0] + 1e-6
+    assert height * style.printed_scale(fig, page) <= page[1] + 1e-6
     # every cell row is at least a line of its text tall
-    scale = fig_variants.printed_scale(fig, page)
+    scale = style.printed_scale(fig, page)
     for ax in fig.axes:
         labels = [t for t in ax.get_yticklabels() if t.get_text()]
         if ax.collections and labels:
@@ -616,8 +618,8 @@ def test_the_papers_gap_figure_is_the_key_recipes_at_the_text_width(gap_figures)
     assert names == ["default", *best]
     assert len([t for t in ax.get_yticklabels() if t.get_text()]) == 26
     page = (style.TEXT_WIDTH_IN, 9.0)  # \linewidth, and what a page leaves for a float
-    assert fig_variants.saved_size_in(fig)[0] <= style.TEXT_WIDTH_IN + 0.05
-    assert min(fig_variants.printed_font_sizes(fig, page)) >= 6.9
+    assert style.saved_size_in(fig)[0] <= style.TEXT_WIDTH_IN + 0.05
+    assert min(style.printed_font_sizes(fig, page)) >= 6.9
 
 
 @needs_tex

@@ -453,31 +453,6 @@ def _top_labels_pt(ax) -> float:
     return max(heights, default=0.0) * 72 / ax.figure.dpi + pad
 
 
-def saved_size_in(fig) -> tuple[float, float]:
-    """The figure's size as style.save writes it (bbox_inches="tight", matplotlib's
-    0.1 in pad), in inches: what \\includegraphics scales onto the page."""
-    fig.canvas.draw()  # the constrained layout, as saving runs it
-    bbox = fig.get_tightbbox(fig.canvas.get_renderer())
-    return bbox.width + 0.2, bbox.height + 0.2
-
-
-def printed_scale(fig, page=PAGE_IN) -> float:
-    """How much the paper scales the saved figure to fit ``page`` (width, height in
-    inches; ms.tex: width and height given, keepaspectratio)."""
-    width, height = saved_size_in(fig)
-    return min(page[0] / width, page[1] / height)
-
-
-def printed_font_sizes(fig, page=PAGE_IN) -> list[float]:
-    """Every text's size in points as printed on ``page`` (PAGE_IN: fig_variants on the
-    rotated page; MEASURED_PAGE_IN: fig_variants_measured): what the readability check
-    reads."""
-    scale = printed_scale(fig, page)
-    texts = [t for t in fig.findobj(lambda a: hasattr(a, "get_fontsize")
-                                    and hasattr(a, "get_text")) if t.get_text().strip()]
-    return [t.get_fontsize() * scale for t in texts]
-
-
 def make(gaps: pd.DataFrame, outputs, study: dict | None = None) -> None:
     """fig_variants to ``outputs`` (its PDF, PNG and SVG); ``study``: config ``study``
     (the ranking rule its columns are ordered by)."""
