@@ -583,6 +583,16 @@ def test_the_gap_map_groups_its_columns_by_kind_in_the_rankings_order():
     assert gap_map.UNVERIFIED_KEY in ax.get_title(loc="left")
 
 
+def test_every_recipe_kind_has_its_names_on_the_gap_maps():
+    """labels.RECIPE_KINDS names exactly the kinds recipe_kind gives (less +measurement:
+    a measured column sits in its recipe's group)."""
+    from credit_assign.reporting import labels
+
+    kinds = [k for k in reproduction.KINDS if not reproduction.is_measurement(k)]
+    assert list(labels.RECIPE_KINDS) == kinds
+    assert all({"figure", "figure_short"} <= set(f) for f in labels.RECIPE_KINDS.values())
+
+
 def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
     from credit_assign.reporting.figures import gap_measured
 

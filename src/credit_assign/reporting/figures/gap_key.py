@@ -11,6 +11,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 
+from credit_assign.reporting import labels
 from credit_assign.reporting.figures import style
 from credit_assign.reporting.figures.gap_map import (
     MAX_PT,
@@ -24,8 +25,9 @@ from credit_assign.reporting.figures.gap_map import (
 )
 from credit_assign.reporting.reproduction import STATED
 
-KEY_GROUPS = {STATED: "stated recipe", "open": "best open variant",
-              "departs": "best departing variant"}
+# the kinds whose best recipe the figure shows, in its column order, and their names
+KEY_GROUPS = {kind: labels.RECIPE_KINDS[kind]["figure_key"]
+              for kind in (STATED, "open", "departs")}
 
 
 def key_columns(gaps: pd.DataFrame, study: dict | None = None) -> list[str]:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from credit_assign.reporting import labels
 from credit_assign.reporting.figures import style
 from credit_assign.reporting.reproduction import (
     MEASUREMENT,
@@ -49,12 +50,8 @@ CBAR_LABEL = f"(ours − paper) / tolerance\n(clipped at ±{CLIP:g})"
 
 # a column group's name above its columns: in full (fig_variants), or short
 # (fig_variants_measured, whose columns are narrow; the key says what the kinds are)
-GROUPS = {STATED: "the stated recipe",
-          "open": "fills a detail the paper leaves open (best first)",
-          "departs": "departs from what the paper states (best first)",
-          "unlabelled": "unlabelled variants (no kind given)"}
-SHORT_GROUPS = {STATED: "stated", "open": "open", "departs": "departs",
-                "unlabelled": "unlabelled"}
+GROUPS = labels.names(labels.RECIPE_KINDS, "figure")
+SHORT_GROUPS = labels.names(labels.RECIPE_KINDS, "figure_short")
 UNVERIFIED = " *"
 UNVERIFIED_KEY = "*: unverified target, not a measurement (a placeholder in the authors' script)"
 
