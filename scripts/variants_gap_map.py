@@ -6,7 +6,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.reporting.figures import variants
+    from credit_assign.reporting.figures import gap_key, gap_map
     from credit_assign.reporting.reproduction import write_gap_map
 
     i, o = snakemake.input, snakemake.output
@@ -17,5 +17,5 @@ with snakemake_job(snakemake):
                          reference_path=i.reference, measurements=measured,
                          default_md=i.default_md, out_md=o.md, about=snakemake.params.about,
                          expect=snakemake.params.expect, study=snakemake.params.study)
-    variants.make(gaps, [o.pdf, o.png, o.svg], study=snakemake.params.study)
-    variants.make_key(gaps, [o.key_pdf, o.key_png, o.key_svg], study=snakemake.params.study)
+    gap_map.make(gaps, [o.pdf, o.png, o.svg], study=snakemake.params.study)
+    gap_key.make_key(gaps, [o.key_pdf, o.key_png, o.key_svg], study=snakemake.params.study)

@@ -7,10 +7,10 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.reporting.figures import variants
+    from credit_assign.reporting.figures import gap_measured
 
     out = snakemake.output
-    variants.make_measured(snakemake.input.gaps, {
+    gap_measured.make_measured(snakemake.input.gaps, {
         "fig_variants_measured": [out.pdf, out.png, out.svg],
         "fig_variants_measured_eps": [out.eps_pdf, out.eps_png, out.eps_svg]},
         study=snakemake.params.study)

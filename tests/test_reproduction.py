@@ -479,12 +479,12 @@ def gap_figures():
     import matplotlib
 
     matplotlib.use("Agg")
-    from credit_assign.reporting.figures import variants as fig_variants
+    from credit_assign.reporting.figures import gap_map, gap_measured
 
     gaps = study_gaps()
-    return fig_variants, gaps, {"fig_variants": fig_variants.plot(gaps),
-                                **{name: fig_variants.plot_measured(gaps, name)
-                                   for name in fig_variants.MEASURED_FIGURES}}
+    return gaps, {"fig_variants": gap_map.plot(gaps),
+                  **{name: gap_measured.plot_measured(gaps, name)
+                     for name in gap_measured.MEASURED_FIGURES}}
 
 
 def test_the_study_gap_table_has_the_papers_numbers_and_every_measurement():
@@ -501,20 +501,22 @@ def test_the_study_gap_table_has_the_papers_numbers_and_every_measurement():
 @pytest.mark.parametrize("name", ["fig_variants", "fig_variants_measured",
                                   "fig_variants_measured_eps"])
 def test_each_gap_map_figure_fits_its_page_at_a_readable_size(gap_figures, name):
-    fig_variants, _, figs = gap_figures
+    from credit_assign.reporting.figures import gap_map, gap_measured, style
+
+    _, figs = gap_figures
     fig = figs[name]
-    page = fig_variants.PAGE_IN if name == "fig_variants" else fig_variants.MEASURED_PAGE_IN
-    sizes = fig_variants.printed_font_sizes(fig, page)
-    assert sizes and min(sizes) >= fig_variants.MIN_PT
+    page = gap_map.PAGE_IN if name == "fig_variants" else gap_measured.MEASURED_PAGE_IN
+    sizes = style.printed_font_sizes(fig, page)
+    assert sizes and min(sizes) >= gap_map.MIN_PT
     # drawn at the size it is printed (a figure taller than its page would be shrunk)
-    width, height = fig_variants.saved_size_in(fig)
+    width, height = style.saved_size_in(fig)
     assert fig.get_figwidth() == pytest.approx(page[0])
     assert fig.get_figheight() <= page[1] + 1e-9
-    assert fig_variants.printed_scale(fig, page) >= 0.95
-    assert width * fig_variants.printed_scale(fig, page) <= page[0] + 1e-6
-    assert height * fig_variants.printed_scale(fig, page) <= page[1] + 1e-6
+    assert style.printed_scale(fig, page) >= 0.95
+    assert width * style.printed_scale(fig, page) <= page[0] + 1e-6
+    assert height * style.printed_scale(fig, page) <= page[1] + 1e-6
     # every cell row is at least a line of its text tall
-    scale = fig_variants.printed_scale(fig, page)
+    scale = style.printed_scale(fig, page)
     for ax in fig.axes:
         labels = [t for t in ax.get_yticklabels() if t.get_text()]
         if ax.collections and labels:
@@ -524,7 +526,9 @@ def test_each_gap_map_figure_fits_its_page_at_a_readable_size(gap_figures, name)
 
 
 def test_the_reported_map_leaves_the_measurements_to_their_own_figure(gap_figures):
-    fig_variants, gaps, figs = gap_figures
+    from credit_assign.reporting.figures import gap_measured
+
+    _, figs = gap_figures
     ax = figs["fig_variants"].axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert len(labels) == 26 and not any(label.startswith("[") for label in labels)
@@ -538,7 +542,7 @@ def test_the_reported_map_leaves_the_measurements_to_their_own_figure(gap_figure
     assert panels("fig_variants_measured") == [f"[{m}]" for m in other]
     assert panels("fig_variants_measured_eps") == [f"[{m}]" for m in eps]
     with pytest.raises(ValueError, match="no measurement"):
-        fig_variants.plot_measured(study_gaps(measurements=False))
+        gap_measured.plot_measured(study_gaps(measurements=False))
 
 
 def _names(labels) -> list[str]:
@@ -555,7 +559,7 @@ def test_the_gap_map_groups_its_columns_by_kind_in_the_rankings_order():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from credit_assign.reporting.figures import variants as fig_variants
+    from credit_assign.reporting.figures import gap_map
 
     order = ["default", "bad", "many", "off", "close"]  # departs, open interleaved
     gaps = hand_gaps({r: DISAGREE[r] for r in order}, KINDS,
@@ -569,10 +573,10 @@ def test_the_gap_map_groups_its_columns_by_kind_in_the_rankings_order():
              ["default", "close", "many", "off", "bad"]),
             ({"exclude_unverified": False}, ["default", "many", "close", "off", "bad"])):
         rank = reproduction.ranking(gaps, study)
-        columns = fig_variants.column_order(gaps, study)
+        columns = gap_map.column_order(gaps, study)
         assert list(columns.index) == list(rank.recipe) == expected
         assert list(columns.group) == ["stated", "open", "open", "departs", "departs"]
-        fig = fig_variants.plot(gaps, study)
+        fig = gap_map.plot(gaps, study)
         ax = fig.axes[0]
         assert _names(ax.get_xticklabels()) == expected
         # a dark line between the groups, and a bracket naming each over them
@@ -580,7 +584,7 @@ def test_the_gap_map_groups_its_columns_by_kind_in_the_rankings_order():
                       if len(line.get_xdata()) == 2 and line.get_xdata()[0]
                       == line.get_xdata()[1]) == [1, 3]
         # (the short name where the long one is wider than its columns)
-        marks = {(fig_variants.GROUPS[g], fig_variants.SHORT_GROUPS[g]): g
+        marks = {(gap_map.GROUPS[g], gap_map.SHORT_GROUPS[g]): g
                  for g in ("stated", "open", "departs")}
         assert [g for t in ax.texts for names, g in marks.items()
                 if t.get_text() in names] == ["stated", "open", "departs"]
@@ -591,11 +595,23 @@ def test_the_gap_map_groups_its_columns_by_kind_in_the_rankings_order():
     rows = [t.get_text() for t in ax.get_yticklabels()]
     assert rows == ["n0: m", "n1: m", "n2: m *", "n3: m"]
     assert "(the ranking counts all)" in ax.get_title(loc="left")
-    assert fig_variants.UNVERIFIED_KEY in ax.get_title(loc="left")
+    assert gap_map.UNVERIFIED_KEY in ax.get_title(loc="left")
+
+
+def test_every_recipe_kind_has_its_names_on_the_gap_maps():
+    """labels.RECIPE_KINDS names exactly the kinds recipe_kind gives (less +measurement:
+    a measured column sits in its recipe's group)."""
+    from credit_assign.reporting import labels
+
+    kinds = [k for k in reproduction.KINDS if not reproduction.is_measurement(k)]
+    assert list(labels.RECIPE_KINDS) == kinds
+    assert all({"figure", "figure_short"} <= set(f) for f in labels.RECIPE_KINDS.values())
 
 
 def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
-    fig_variants, gaps, figs = gap_figures
+    from credit_assign.reporting.figures import gap_measured
+
+    gaps, figs = gap_figures
     rank = reproduction.ranking(gaps)
     own = [r for r in rank.recipe if reproduction.MEASUREMENT_SEP not in r]
     kinds = rank.set_index("recipe").kind[own]
@@ -604,7 +620,7 @@ def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
     unverified = {f"{r}: {m}" for r, m, v in zip(gaps.run, gaps.metric, gaps.verified,
                                                   strict=True) if not v}
     assert unverified == {"dfa, λ=0: deep cosine"}
-    for name in fig_variants.MEASURED_FIGURES:
+    for name in gap_measured.MEASURED_FIGURES:
         panels = [ax for ax in figs[name].axes if ax.get_title(loc="left")]
         starred = 0
         for ax in panels:
@@ -619,20 +635,20 @@ def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
 def test_the_papers_gap_figure_is_the_key_recipes_at_the_text_width(gap_figures):
     """fig_variants_key: every paper number under the stated recipe and the best of each
     kind (ranking's first open and departs), drawn at the text width, its text 7 pt."""
-    from credit_assign.reporting.figures import style
+    from credit_assign.reporting.figures import gap_key, gap_map, style
 
-    fig_variants, gaps, _ = gap_figures
-    fig = fig_variants.plot_key(gaps)
-    columns = fig_variants.column_order(gaps)
+    gaps, _ = gap_figures
+    fig = gap_key.plot_key(gaps)
+    columns = gap_map.column_order(gaps)
     best = [columns.index[columns.group == g][0] for g in ("open", "departs")]
-    assert fig_variants.key_columns(gaps) == ["default", *best]
+    assert gap_key.key_columns(gaps) == ["default", *best]
     ax = fig.axes[0]
     names = [t.get_text().split("\n")[1].split(". ")[-1] for t in ax.get_xticklabels()]
     assert names == ["default", *best]
     assert len([t for t in ax.get_yticklabels() if t.get_text()]) == 26
     page = (style.TEXT_WIDTH_IN, 9.0)  # \linewidth, and what a page leaves for a float
-    assert fig_variants.saved_size_in(fig)[0] <= style.TEXT_WIDTH_IN + 0.05
-    assert min(fig_variants.printed_font_sizes(fig, page)) >= 6.9
+    assert style.saved_size_in(fig)[0] <= style.TEXT_WIDTH_IN + 0.05
+    assert min(style.printed_font_sizes(fig, page)) >= 6.9
 
 
 @needs_tex
@@ -646,11 +662,11 @@ def test_the_papers_gap_figure_prints_its_text_at_7_pt_in_its_float(gap_figures,
     from pdf_fonts import figure_text_pt
 
     from credit_assign.reporting import tex_build
-    from credit_assign.reporting.figures import style
+    from credit_assign.reporting.figures import gap_key, style
 
-    fig_variants, gaps, _ = gap_figures
+    gaps, _ = gap_figures
     (tmp_path / "figures").mkdir()
-    style.save(fig_variants.plot_key(gaps), [tmp_path / "figures" / "fig_variants_key.pdf"])
+    style.save(gap_key.plot_key(gaps), [tmp_path / "figures" / "fig_variants_key.pdf"])
     tex = (ROOT / "paper" / "ms.tex").read_text()
     preamble = re.sub(r"\\input\{(numbers|claims)\.tex\}", "",
                       tex[:tex.index("\\begin{document}")])

@@ -1,7 +1,8 @@
 """Every display name the pages and the paper give a key, once: its Markdown form
-(``md``) and its TeX form (``tex``). Tables and findings keep the keys (a metric's
-column name, a dataset's config name, a seed set's name in config/claims.yaml); the
-names are applied when a page is written."""
+(``md``) and its TeX form (``tex``), or where a figure draws it, its forms there
+(``figure``, ...). Tables and findings keep the keys (a metric's column name, a
+dataset's config name, a seed set's name in config/claims.yaml, a recipe's kind); the
+names are applied when a page or a figure is drawn."""
 
 from __future__ import annotations
 
@@ -25,7 +26,22 @@ SEED_SETS = {  # config/claims.yaml's seed sets
     "ep_fresh": {"md": "the EP probe's fresh seeds", "tex": "EP fresh"},
 }
 
+# A recipe's kind (reporting.reproduction.recipe_kind; config/variants.yaml), as the gap
+# maps name a column group: in full over fig_variants' columns (``figure``), short over
+# the measured maps' narrow ones (``figure_short``), and over a column of the paper's
+# figure, which shows the best recipe of each kind but the unlabelled (``figure_key``).
+RECIPE_KINDS = {
+    "stated": {"figure": "the stated recipe", "figure_short": "stated",
+               "figure_key": "stated recipe"},
+    "open": {"figure": "fills a detail the paper leaves open (best first)",
+             "figure_short": "open", "figure_key": "best open variant"},
+    "departs": {"figure": "departs from what the paper states (best first)",
+                "figure_short": "departs", "figure_key": "best departing variant"},
+    "unlabelled": {"figure": "unlabelled variants (no kind given)",
+                   "figure_short": "unlabelled"},
+}
+
 
 def names(table: dict[str, dict[str, str]], form: str) -> dict[str, str]:
-    """key → its name in ``form`` ("md" or "tex")."""
+    """key → its name in ``form`` ("md" or "tex"; a figure's form, e.g. "figure")."""
     return {key: forms[form] for key, forms in table.items()}

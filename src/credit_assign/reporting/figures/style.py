@@ -86,3 +86,28 @@ def _metadata(path) -> dict:
     if suffix == ".pdf":
         return {"CreationDate": None}
     return {}
+
+
+# ---- a figure as printed: save() writes it, the paper scales it onto its page ------------
+def saved_size_in(fig) -> tuple[float, float]:
+    """The figure's size as save() writes it (bbox_inches="tight", matplotlib's 0.1 in
+    pad), in inches: what \\includegraphics scales onto the page."""
+    fig.canvas.draw()  # the constrained layout, as saving runs it
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer())
+    return bbox.width + 0.2, bbox.height + 0.2
+
+
+def printed_scale(fig, page) -> float:
+    """How much the paper scales the saved figure to fit ``page`` (width, height in
+    inches; ms.tex: width and height given, keepaspectratio)."""
+    width, height = saved_size_in(fig)
+    return min(page[0] / width, page[1] / height)
+
+
+def printed_font_sizes(fig, page) -> list[float]:
+    """Every text's size in points as printed on ``page`` (width, height in inches; e.g.
+    gap_map.PAGE_IN, fig_variants on the rotated page): what a readability check reads."""
+    scale = printed_scale(fig, page)
+    texts = [t for t in fig.findobj(lambda a: hasattr(a, "get_fontsize")
+                                    and hasattr(a, "get_text")) if t.get_text().strip()]
+    return [t.get_fontsize() * scale for t in texts]

@@ -1,0 +1,73 @@
+"""The paper's gap figure, fig_variants_key (``plot_key``): every paper number (rows)
+under the key recipes only, the stated one and the best of each kind (``key_columns``),
+drawn upright at the paper's text width with MAX_PT text, its cells, rows and columns as
+in fig_variants (gap_map). The full maps (every recipe: gap_map, gap_measured) are
+docs/ pages."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pandas as pd
+
+from credit_assign.reporting import labels
+from credit_assign.reporting.figures import style
+from credit_assign.reporting.figures.gap_map import (
+    MAX_PT,
+    UNVERIFIED_KEY,
+    _column_label,
+    _count_key,
+    _heatmap,
+    _marked,
+    _wide,
+    column_order,
+)
+from credit_assign.reporting.reproduction import STATED
+
+# the kinds whose best recipe the figure shows, in its column order, and their names
+KEY_GROUPS = {kind: labels.RECIPE_KINDS[kind]["figure_key"]
+              for kind in (STATED, "open", "departs")}
+
+
+def key_columns(gaps: pd.DataFrame, study: dict | None = None) -> list[str]:
+    """The recipes the paper's gap figure shows: the stated one and the best of each
+    kind (the ranking's first ``open`` and first ``departs``), where present."""
+    columns = column_order(gaps, study)
+    return [columns.index[columns.group == g][0] for g in KEY_GROUPS
+            if (columns.group == g).any()]
+
+
+def plot_key(gaps: pd.DataFrame, study: dict | None = None):
+    """fig_variants_key: every paper number (rows) under the key recipes (key_columns),
+    drawn at the paper's text width with MAX_PT text, upright: a figure a reader reads
+    in the column. The full map (every recipe) is fig_variants, a docs/ page."""
+    import matplotlib.pyplot as plt
+
+    style.apply()
+    columns = column_order(gaps, study)
+    keep = key_columns(gaps, study)
+    values = _wide(gaps, "gap").astype(float)[keep]
+    inherited = _wide(gaps, "inherited").eq(True)[keep]
+    pt = MAX_PT
+    height = len(values) * pt * 1.45 / 72 + 1.3  # a row 1.45 lines; column names, key
+    fig, ax = plt.subplots(figsize=(style.TEXT_WIDTH_IN - 0.1, height), layout="constrained")
+    _heatmap(ax, values, inherited, pt)
+    bar = ax.collections[0].colorbar  # fig_variants' colour bar, as wide as a cell column
+    bar.ax.yaxis.label.set_fontsize(pt)
+    bar.ax.tick_params(labelsize=pt)
+    labels = [f"{KEY_GROUPS[columns.group[c]]}\n{_column_label(c, columns.loc[c])}"
+              for c in keep]
+    ax.set_xticks(np.arange(len(keep)) + 0.5, labels, rotation=0, fontsize=pt)
+    ax.xaxis.tick_top()
+    ax.set_yticks(np.arange(len(values)) + 0.5, _marked(values.index, gaps), rotation=0)
+    ax.tick_params(axis="both", labelsize=pt, length=0)
+    key = (f"{_count_key(study)}; (grey): inherited from the stated recipe; "
+           f"{UNVERIFIED_KEY}")
+    ax.set_xlabel("\n".join(textwrap.wrap(key, 62)), fontsize=pt, loc="left")
+    return fig
+
+
+def make_key(gaps: pd.DataFrame, outputs, study: dict | None = None) -> None:
+    """fig_variants_key to ``outputs`` (its PDF, PNG and SVG)."""
+    style.save(plot_key(gaps, study), outputs)
