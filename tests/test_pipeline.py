@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -481,3 +482,33 @@ def test_a_lambda_is_spelled_once_and_read_back_exactly(lam):
     six = table.assign(lam=[float(f"{x:.6g}") for x in table.lam])  # a %.6g table
     assert len(select_runs(six, "dfa", float(spelled))) == 1
     assert spelled == f"{lam:g}" or lam == 1 / 3  # the paths that existed keep their names
+
+
+def test_the_workflows_functions_of_wildcards_are_one_object_and_none_only_forwards(
+        paper_config):
+    """Every input/params/priority function of a job's wildcards is a method of
+    pipeline.wildcards.JobFunctions, bound to the config once in common.smk; no function
+    of common.smk only returns another's result, and the rules call the object."""
+    from snakemake.iocontainers import Wildcards
+
+    from credit_assign.pipeline.wildcards import JobFunctions
+
+    per_job = JobFunctions(paper_config, ROOT)
+    w = Wildcards(fromdict={"dataset": "cifar10", "method": "dfa", "lam": "0.01",
+                            "seed": "42", "corpus": "tinyshakespeare",
+                            "precision": "float32"})
+    assert per_job.train_metrics(w) == targets.train_metrics(paper_config, "cifar10")
+    assert per_job.run_config(w)["lam"] == 0.01
+    variant = Wildcards(fromdict={"dataset": "cifar10@const_lr"})
+    assert per_job.dataset_manifest(variant) == "data/cifar10.json"  # its base's
+    assert per_job.summary(paths.FINDINGS) == "results/cifar10/summary/findings.json"
+    assert per_job.paper_claims_inputs(w)["history"] == str(ROOT / paths.HISTORY)
+    common = (ROOT / "workflow" / "rules" / "common.smk").read_text()
+    bodies = re.findall(r"^def (\w+)\(.*?\):\n((?:    .*\n|\n)+)", common, re.M)
+    for name, body in bodies:
+        code = [s for s in ast.parse(textwrap.dedent(body)).body
+                if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        assert len(code) > 1, f"common.smk's {name} only forwards: make it a JobFunctions method"
+    rules = "".join(p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk"))
+    for method in (m for m in vars(JobFunctions) if not m.startswith("_")):
+        assert f"per_job.{method}" in rules + common, f"JobFunctions.{method} is unused"

@@ -1,9 +1,9 @@
 rule aggregate:
     """Validate every result file and write tidy tables (one row per observation)."""
     input:
-        train=train_metrics,
-        timings=train_timings,
-        nulls=null_results,
+        train=per_job.train_metrics,
+        timings=per_job.train_timings,
+        nulls=per_job.null_results,
     output:
         runs=report(
             paths.RUNS,
@@ -29,7 +29,7 @@ rule reproduction:
     """Our numbers beside the paper's (config reproduction.reference), same tables as the figures."""
     input:
         reference=config["reproduction"]["reference"] or [],
-        info=dataset_manifest,
+        info=per_job.dataset_manifest,
         runs=paths.RUNS,
         layers=paths.LAYERS,
         nulls=paths.NULLS,
@@ -49,8 +49,8 @@ rule reproduction:
         mem_mb=1000,
         runtime=10,
     params:
-        config=reproduction_config,
-        expect=dataset_expect,
+        config=per_job.reproduction_config,
+        expect=per_job.dataset_expect,
     script:
         "../../scripts/reproduction.py"
 
@@ -58,7 +58,7 @@ rule reproduction:
 rule aggregate_alignment_probes:
     """Probe results → tidy tables: per-layer alignment, loss-decrease ratios."""
     input:
-        probe_results,
+        per_job.probe_results,
     output:
         alignment=paths.PROBE_ALIGNMENT,
         ratios=paths.PROBE_RATIOS,
@@ -77,7 +77,7 @@ rule aggregate_alignment_probes:
 rule aggregate_measurements:
     """Measurement variants of every trained model → one tidy table."""
     input:
-        measure_results,
+        per_job.measure_results,
     output:
         paths.MEASUREMENTS,
     log:
@@ -101,12 +101,12 @@ rule variants_gap_map:
     """
     input:
         reference=config["reproduction"]["reference"] or [],
-        default_md=summary(paths.REPRODUCTION_MD),
+        default_md=per_job.summary(paths.REPRODUCTION_MD),
         tables=targets.variant_reproduction_tables(config),
         measurements=targets.measurement_tables(config),
     output:
-        csv=summary(paths.VARIANTS_GAP),
-        md=summary(paths.REPRODUCTION_VARIANTS),
+        csv=per_job.summary(paths.VARIANTS_GAP),
+        md=per_job.summary(paths.REPRODUCTION_VARIANTS),
         pdf=paths.figure("fig_variants", "pdf"),
         png=report(
             paths.figure("fig_variants", "png"),
@@ -143,7 +143,7 @@ rule variants_measured_map:
     cosines on the second.
     """
     input:
-        gaps=summary(paths.VARIANTS_GAP),
+        gaps=per_job.summary(paths.VARIANTS_GAP),
     output:
         pdf=paths.figure("fig_variants_measured", "pdf"),
         png=report(
@@ -184,9 +184,9 @@ rule findings:
     verdicts and, with the variant study, what the notes state; validated, then read by
     rules paper_numbers and reproduction_notes."""
     input:
-        unpack(findings_inputs),
+        unpack(per_job.findings_inputs),
     output:
-        summary(paths.FINDINGS),
+        per_job.summary(paths.FINDINGS),
     log:
         paths.LOGS["findings"],
     conda:
@@ -213,9 +213,9 @@ rule reproduction_notes:
     """docs/reproduction-notes.md: findings.json's notes in templates/notes.md.j2's words
     (no typed number)."""
     input:
-        summary(paths.FINDINGS),
+        per_job.summary(paths.FINDINGS),
     output:
-        summary(paths.REPRODUCTION_NOTES),
+        per_job.summary(paths.REPRODUCTION_NOTES),
     log:
         paths.LOGS["reproduction_notes"],
     conda:

@@ -25,7 +25,7 @@ rule claims_tables:
         mem_mb=1000,
         runtime=10,
     params:
-        settle=ep_settle,
+        settle=per_job.ep_settle,
     script:
         "../../scripts/claims_tables.py"
 
@@ -40,7 +40,7 @@ rule claims_verdicts:
         ep=paths.CLAIMS_EP,
         # what was fixed when: events found in git (and the rebuild record in docs/,
         # where the checkout has one)
-        history=repo_file(paths.HISTORY),
+        history=per_job.repo_file(paths.HISTORY),
     output:
         verdicts=report(
             paths.CLAIMS_VERDICTS,
@@ -68,7 +68,7 @@ rule fig_claims:
     """One row per judged effect: its interval against the threshold, the verdict."""
     input:
         spec=config["claims"]["file"] or [],
-        findings=targets.summary(config, paths.CLAIMS_FINDINGS),
+        findings=per_job.summary(paths.CLAIMS_FINDINGS),
     output:
         pdf=paths.figure("fig_claims", "pdf"),
         png=report(

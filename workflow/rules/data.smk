@@ -15,7 +15,7 @@ rule prepare_data:
         runtime=60,
     params:
         cache=paths.DATA_CACHE,
-        source=data_source,
-        source_stamp=source_stamp,
+        source=per_job.data_source,
+        source_stamp=per_job.source_stamp,
     script:
         "../../scripts/prepare_data.py"

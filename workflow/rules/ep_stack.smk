@@ -1,5 +1,5 @@
 # The EP stack probe (docs/method.md): one job per (corpus, seed), summary tables, a figure.
-# Input functions (ep_settings, corpus_version, ...) are in common.smk.
+# Input functions (per_job.ep_settings, per_job.corpus_version, ...) are in common.smk.
 
 
 rule prepare_corpus:
@@ -18,7 +18,7 @@ rule prepare_corpus:
         runtime=10,
     params:
         cache=paths.CORPUS_CACHE,
-        text_version=corpus_version,
+        text_version=per_job.corpus_version,
     script:
         "../../scripts/prepare_corpus.py"
 
@@ -40,7 +40,7 @@ rule ep_stack_probe:
         mem_mb=4000,
         runtime=60,
     params:
-        settings=ep_settings,
+        settings=per_job.ep_settings,
         # pretraining and probe state, outside the declared outputs so a rerun resumes
         resume=paths.EP_RESUME,
         cache=paths.CORPUS_CACHE,
@@ -70,7 +70,7 @@ rule ep_stack_summary:
         runtime=5,
     params:
         # the settling criterion is read here only: changing it reruns no probe
-        settle=ep_settle,
+        settle=per_job.ep_settle,
     script:
         "../../scripts/ep_stack_summary.py"
 

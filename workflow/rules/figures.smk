@@ -1,9 +1,9 @@
 rule fig4_penalty_rescue:
     """Penalty rescue: ‖h_L‖ per epoch, deep cosines against the null, accuracy."""
     input:
-        runs=summary(paths.RUNS),
-        epochs=summary(paths.EPOCHS),
-        nulls=summary(paths.NULLS),
+        runs=per_job.summary(paths.RUNS),
+        epochs=per_job.summary(paths.EPOCHS),
+        nulls=per_job.summary(paths.NULLS),
     output:
         pdf=paths.figure("fig4_penalty_rescue", "pdf"),
         png=report(
@@ -78,8 +78,8 @@ rule fig_primer_check:
 rule fig_alignment_probes:
     """Cosine of each rule's signal with the true gradient, per layer and across training."""
     input:
-        alignment=summary(paths.PROBE_ALIGNMENT),
-        ratios=summary(paths.PROBE_RATIOS),
+        alignment=per_job.summary(paths.PROBE_ALIGNMENT),
+        ratios=per_job.summary(paths.PROBE_RATIOS),
     output:
         pdf=paths.figure("fig_alignment_probes", "pdf"),
         png=report(

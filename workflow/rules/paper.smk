@@ -1,12 +1,12 @@
 # The reproduction paper: numbers.tex from the summary tables, then latexmk. Not part
 # of `all` (TeX is optional): ask for paper/ms.pdf or paper/arxiv.tar.gz. Helpers
-# (paper_number_inputs, paper_sources, ...) are in common.smk.
+# (per_job.paper_number_inputs, per_job.paper_sources, ...) are in common.smk.
 
 
 rule paper_numbers:
     """Every number the manuscript states, as a TeX macro, from the summary tables."""
     input:
-        unpack(paper_number_inputs),
+        unpack(per_job.paper_number_inputs),
     output:
         paths.PAPER_NUMBERS,
     log:
@@ -18,7 +18,7 @@ rule paper_numbers:
         mem_mb=1000,
         runtime=5,
     params:
-        config=paper_number_config,
+        config=per_job.paper_number_config,
         expect=targets.table_expect(config),
     script:
         "../../scripts/paper_numbers.py"
@@ -28,10 +28,7 @@ rule paper_claims:
     """The claims' verdicts (where the config has claims) and what was fixed when, as
     TeX macros (templates/claims.tex.j2)."""
     input:
-        unpack(
-            lambda w: targets.paper_claims_inputs(config)
-            | {"history": repo_file(paths.HISTORY)}
-        ),
+        unpack(per_job.paper_claims_inputs),
     output:
         paths.PAPER_CLAIMS,
     log:
@@ -71,7 +68,7 @@ rule paper:
 rule arxiv:
     """paper/arxiv.tar.gz: ms.tex, numbers.tex and the figures, compilable on their own."""
     input:
-        unpack(paper_sources),
+        unpack(per_job.paper_sources),
     output:
         paths.ARXIV,
     log:

@@ -1,7 +1,7 @@
 rule train:
     """One (method, λ, seed) training run: per-epoch metrics and the final model."""
     input:
-        data=dataset_manifest,
+        data=per_job.dataset_manifest,
     output:
         metrics=paths.METRICS,
         model=paths.MODEL,
@@ -9,7 +9,7 @@ rule train:
         snapshots=paths.SNAPSHOTS,
     log:
         paths.LOGS["train"],
-    priority: train_priority
+    priority: per_job.train_priority
     conda:
         "../../envs/pytorch.yaml"
     threads: 1
@@ -17,9 +17,9 @@ rule train:
         mem_mb=4000,
         runtime=120,
     params:
-        cache=dataset_cache_path,
-        run=run_config,
-        data_source=data_source,
+        cache=per_job.dataset_cache_path,
+        run=per_job.run_config,
+        data_source=per_job.data_source,
         snapshot_epochs=config["probes"]["epochs"],
         # per-epoch state, outside the declared outputs so a rerun can resume from it
         resume=paths.RESUME,
@@ -31,7 +31,7 @@ rule fresh_b_null:
     """Deep cosine of a trained DFA model with K fresh feedback draws (the chance level)."""
     input:
         model=paths.MODEL,
-        data=dataset_manifest,
+        data=per_job.dataset_manifest,
     output:
         paths.NULL,
     log:
@@ -43,7 +43,7 @@ rule fresh_b_null:
         mem_mb=3000,
         runtime=30,
     params:
-        cache=dataset_cache_path,
+        cache=per_job.dataset_cache_path,
         draws=config["fresh_b_null"]["draws"],
         device=config["training"]["device"],
     script:
@@ -54,7 +54,7 @@ rule alignment_probe:
     """Every rule's alignment with the true gradient at a run's saved checkpoints."""
     input:
         snapshots=paths.SNAPSHOTS,
-        data=dataset_manifest,
+        data=per_job.dataset_manifest,
     output:
         paths.PROBE,
     log:
@@ -66,8 +66,8 @@ rule alignment_probe:
         mem_mb=2000,
         runtime=30,
     params:
-        cache=dataset_cache_path,
-        settings=probe_settings,
+        cache=per_job.dataset_cache_path,
+        settings=per_job.probe_settings,
     script:
         "../../scripts/alignment_probe.py"
 
@@ -78,7 +78,7 @@ rule measure:
     """
     input:
         model=paths.MODEL,
-        data=dataset_manifest,
+        data=per_job.dataset_manifest,
     output:
         paths.MEASURE,
     log:
@@ -90,7 +90,7 @@ rule measure:
         mem_mb=2000,
         runtime=10,
     params:
-        cache=dataset_cache_path,
+        cache=per_job.dataset_cache_path,
         batch=config["measurements"]["batch"],
         batch_sizes=config["measurements"]["batch_sizes"],
         device=config["training"]["device"],

@@ -1,0 +1,112 @@
+"""The workflow's input, params and priority functions: one object built from the config
+(and what Snakemake knows of its run), each method a function of a job's wildcards as a
+rule's ``input:``, ``params:`` or ``priority:`` takes it. The logic is in ``targets``
+(what a job reads) and ``params`` (what it is told); here it is only bound to the
+config, so that workflow/rules/common.smk holds no function that only forwards.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from credit_assign.infra import paths
+from credit_assign.pipeline import params, targets
+from credit_assign.pipeline.targets import Config
+
+
+class JobFunctions:
+    """``JobFunctions(config, basedir, dryrun)``: the config's functions of wildcards.
+    ``basedir``: the Snakefile's folder (a file of the workflow itself is found from it
+    wherever Snakemake runs); ``dryrun``: a dry run writes nothing (the digest cache)."""
+
+    def __init__(self, config: Config, basedir: str | Path, dryrun: bool = False):
+        self.config, self.basedir, self.dryrun = config, Path(basedir), dryrun
+
+    def summary(self, pattern: str) -> str:
+        """A summary table of the config's dataset (paths.RUNS, paths.FINDINGS, ...)."""
+        return targets.summary(self.config, pattern)
+
+    def repo_file(self, path: str) -> str:
+        """A file of the workflow itself (config/history.yaml, ...)."""
+        return str(self.basedir / path)
+
+    # ---- data
+    def dataset_manifest(self, w) -> str:
+        """What a job that reads the decoded data depends on: the data's manifest (its
+        info and digest), which rule prepare_data rewrites when the source changes, so
+        that every job reading the data reruns in the same run. Not the cache: a deleted
+        cache is rebuilt by the first job that reads it (credit_assign.infra.data.load),
+        so it reruns nothing. (A variant reads its base dataset's.)"""
+        return paths.fill(paths.DATA_MANIFEST, dataset=targets.base_dataset(w.dataset))
+
+    def dataset_cache_path(self, w) -> str:
+        return paths.fill(paths.DATA_CACHE, dataset=targets.base_dataset(w.dataset))
+
+    def data_source(self, w) -> str:
+        return params.data_source(self.config, w.get("dataset") or w.get("corpus"))
+
+    def source_stamp(self, w) -> str:
+        return params.source_stamp(self.config, w.get("dataset") or w.get("corpus"),
+                                   remember=not self.dryrun)
+
+    # ---- training and the jobs that read a trained model
+    def run_config(self, w) -> Config:
+        return params.run_config(self.config, w.dataset, w.method, w.lam, w.seed)
+
+    def train_priority(self, w) -> int:
+        return params.train_priority(self.config, w.dataset, w.method)
+
+    def probe_settings(self, w) -> Config:
+        return params.probe_settings(self.config)
+
+    def train_metrics(self, w) -> list[str]:
+        return targets.train_metrics(self.config, w.dataset)
+
+    def train_timings(self, w) -> list[str]:
+        return targets.train_timings(self.config, w.dataset)
+
+    def null_results(self, w) -> list[str]:
+        return targets.null_results(self.config, w.dataset)
+
+    def probe_results(self, w) -> list[str]:
+        return targets.probe_results(self.config, w.dataset)
+
+    def measure_results(self, w) -> list[str]:
+        return targets.measure_results(self.config, w.dataset)
+
+    def reproduction_config(self, w) -> Config:
+        return params.reproduction_config(self.config, w.dataset)
+
+    def dataset_expect(self, w) -> dict[str, Any]:
+        return targets.table_expect(self.config, w.dataset)
+
+    # ---- the EP stack probe
+    def corpus_version(self, w) -> str:
+        return params.corpus_version(w.corpus)
+
+    def ep_settings(self, w) -> Config:
+        return params.ep_settings(self.config, w.precision)
+
+    def ep_settle(self, w) -> Config:
+        return params.ep_settle(self.config)
+
+    # ---- findings and the paper
+    def findings_inputs(self, w) -> dict[str, Any]:
+        inputs = targets.findings_inputs(self.config)
+        if "history" in inputs:
+            inputs["history"] = self.repo_file(inputs["history"])
+        return inputs
+
+    def paper_number_inputs(self, w) -> dict[str, str]:
+        return targets.paper_number_inputs(self.config)
+
+    def paper_number_config(self, w) -> Config:
+        return params.paper_number_config(self.config)
+
+    def paper_claims_inputs(self, w) -> dict[str, str]:
+        return targets.paper_claims_inputs(self.config) | {
+            "history": self.repo_file(paths.HISTORY)}
+
+    def paper_sources(self, w) -> dict[str, Any]:
+        return targets.paper_sources(self.config)
