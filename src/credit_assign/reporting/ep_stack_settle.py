@@ -47,8 +47,3 @@ def failed(row) -> list[str]:
     """Why an estimate or a seed is unsettled: the halves of the criterion it fails ([]
     when settled), by the names its flags carry, ``residual`` and ``t_best``."""
     return [name for name in ("residual", "t_best") if not row[f"{name}_ok"]]
-
-
-def reasons(row) -> str:
-    """Why an estimate or a seed is unsettled ('' when settled), from its flags."""
-    return ", ".join(failed(row))
