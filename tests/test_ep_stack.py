@@ -349,17 +349,17 @@ def test_settle_thresholds_come_from_the_probe_settings():
 
 
 @pytest.mark.parametrize("residual, t_best, settled, why", [
-    (0.99e-4, 30, True, ""),              # just below the bound, t_best past the first check
-    (1.01e-4, 30, False, "residual"),     # just above
-    (1e-6, 20, False, "t_best"),          # kept at the first comparison point
-    (1e-6, 0, False, "t_best"),           # no comparison at all
-    (1e-3, 20, False, "residual, t_best"),
+    (0.99e-4, 30, True, []),              # just below the bound, t_best past the first check
+    (1.01e-4, 30, False, ["residual"]),   # just above
+    (1e-6, 20, False, ["t_best"]),        # kept at the first comparison point
+    (1e-6, 0, False, ["t_best"]),         # no comparison at all
+    (1e-3, 20, False, ["residual", "t_best"]),
 ])
 def test_settle_flags_an_estimate(residual, t_best, settled, why):
     from credit_assign.reporting import ep_stack_settle as settle
 
     f = settle.flags(residual, t_best, settle.thresholds(PROBE))
-    assert f["settled"] is settled and settle.reasons(f) == why
+    assert f["settled"] is settled and settle.failed(f) == why
 
 
 def fake_result(seed, estimates, precision="float32"):
@@ -438,14 +438,28 @@ def b0_estimates(residuals, cosines):
                          "residual": residuals, "cosine": cosines, "settled": True})
 
 
-@pytest.mark.parametrize("cosines, says, rho", [
-    ([0.9, 0.7, 0.5, 0.1], "block 0's cosine falls as the free-phase residual rises", "-1.00"),
-    ([0.1, 0.5, 0.7, 0.9], "block 0's cosine rises as the free-phase residual rises", "+1.00"),
+def block0_section(b0) -> str:
+    """The report's block 0 section on ``b0``'s estimates (fake_summary's page else)."""
+    from credit_assign.reporting import render
+
+    results, cos, pre, tim, seeds = fake_summary()
+    found = ep_summary.page_findings(list(results), seeds, pre, tim, cos)
+    found["residual"] = ep_summary.block0_beside_residual(b0)
+    text = render.render("ep_stack.md.j2", **found)
+    return text[text.index("## Block 0's cosine"):text.index("## Every seed")]
+
+
+@pytest.mark.parametrize("cosines, says, direction, rho", [
+    ([0.9, 0.7, 0.5, 0.1], "block 0's cosine falls as the free-phase residual rises", "falls",
+     "-1.00"),
+    ([0.1, 0.5, 0.7, 0.9], "block 0's cosine rises as the free-phase residual rises", "rises",
+     "+1.00"),
     ([0.5, 0.9, 0.1, 0.7], "shows no clear monotone relation to the free-phase residual",
-     "+0.00")])
-def test_block0_sentence_follows_the_sign_of_rho(cosines, says, rho):
-    lines = ep_summary.block0_beside_residual(b0_estimates([1e-6, 1e-5, 1e-4, 1e-3], cosines))
-    text = "\n".join(lines)
+     "none", "+0.00")])
+def test_block0_sentence_follows_the_sign_of_rho(cosines, says, direction, rho):
+    b0 = b0_estimates([1e-6, 1e-5, 1e-4, 1e-3], cosines)
+    assert ep_summary.block0_beside_residual(b0)["direction"] == direction
+    text = block0_section(b0)
     assert "## Block 0's cosine beside the free-phase residual" in text
     assert says in text and f"Spearman ρ = {rho}" in text
     assert "rank correlation over the estimates" in text and "not whether" in text
@@ -453,9 +467,25 @@ def test_block0_sentence_follows_the_sign_of_rho(cosines, says, rho):
 
 
 def test_block0_sentence_names_an_undefined_rho():
-    text = "\n".join(ep_summary.block0_beside_residual(
-        b0_estimates([1e-5] * 3, [0.9, 0.5, 0.1])))
+    b0 = b0_estimates([1e-5] * 3, [0.9, 0.5, 0.1])
+    found = ep_summary.block0_beside_residual(b0)
+    assert found["direction"] == "undefined" and found["rho"] is None
+    text = block0_section(b0)
     assert "no clear monotone relation" in text and "undefined" in text and "nan" not in text
+
+
+def test_block0_section_needs_three_estimates_and_the_page_every_finding():
+    from jinja2 import UndefinedError
+
+    from credit_assign.reporting import render
+
+    assert ep_summary.block0_beside_residual(b0_estimates([1e-5, 1e-4], [0.9, 0.5])) is None
+    results, cos, pre, tim, seeds = fake_summary()
+    assert "## Block 0's cosine" not in ep_summary.report(list(results), seeds, pre, tim)
+    found = ep_summary.page_findings(list(results), seeds, pre, tim, cos)
+    del found["every_seed"][0]["val_loss"]
+    with pytest.raises(UndefinedError, match="val_loss"):
+        render.render("ep_stack.md.j2", **found)
 
 
 def test_figure_draws_unsettled_seeds_hollow():

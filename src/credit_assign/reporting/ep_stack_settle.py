@@ -43,7 +43,7 @@ def flags(residual: float, t_best: float, limits: dict) -> dict[str, bool]:
             "settled": residual_ok and t_best_ok}
 
 
-def reasons(row) -> str:
-    """Why an estimate or a seed is unsettled ('' when settled), from its flags."""
-    out = [] if row["residual_ok"] else ["residual"]
-    return ", ".join(out + ([] if row["t_best_ok"] else ["t_best"]))
+def failed(row) -> list[str]:
+    """Why an estimate or a seed is unsettled: the halves of the criterion it fails ([]
+    when settled), by the names its flags carry, ``residual`` and ``t_best``."""
+    return [name for name in ("residual", "t_best") if not row[f"{name}_ok"]]

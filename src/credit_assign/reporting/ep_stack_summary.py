@@ -1,7 +1,8 @@
 """The EP stack probes as tables and a report (rule ep_stack_summary): long tables of every
 probe's cosines, hindsight increments, pretraining and timings, the per-seed table with
-the settling flags, and report.md. Reads result files only: no torch (the rule runs in
-the figures environment).
+the settling flags, and report.md: its findings computed here as plain data
+(:func:`page_findings`), every word of it in templates/ep_stack.md.j2. Reads result files
+only: no torch (the rule runs in the figures environment).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.infra.results import read_result
 from credit_assign.reporting import ep_stack_settle as settling
+from credit_assign.reporting import render
 from credit_assign.reporting import tables as table_io
 
 
@@ -90,27 +92,29 @@ def write_summary(result_paths, timing_paths, outputs, settle: dict | None = Non
                                              tables[0]))
 
 
-def _spread(values) -> str:
-    """mean ± sd (min–max, n) of per-seed values."""
+def _plain(x):
+    """A numpy scalar as the Python number or bool it holds (JSON-ready; the same str)."""
+    return x.item() if hasattr(x, "item") else x
+
+
+def _spread(values) -> dict:
+    """Per-seed values' n, mean, sd (n > 1), min and max; None where undefined."""
     import numpy as np
 
     v = np.asarray(values, float)
-    if len(v) == 0:
-        return "— (no settled seed)"
-    if len(v) == 1:
-        return f"{v[0]:.3f} (n = 1)"
-    return f"{v.mean():.3f} ± {v.std(ddof=1):.3f} ({v.min():.3f}–{v.max():.3f}, n = {len(v)})"
+    n = len(v)
+    return {"n": n, "mean": float(v.mean()) if n else None,
+            "sd": float(v.std(ddof=1)) if n > 1 else None,
+            "min": float(v.min()) if n else None, "max": float(v.max()) if n else None}
 
 
-def _unsettled(sub) -> str:
-    """'seed 1 (fails on residual, t_best; largest residual 1.1e-03, smallest t_best 20)'
-    for each unsettled seed of a by-seed slice (one group's rows), or '—'."""
+def _unsettled(sub) -> list[dict]:
+    """Each unsettled seed of a by-seed slice (one group's rows): the seed, the halves of
+    the criterion it fails, its largest residual and its smallest t_best."""
     rows = sub[~sub["settled"].astype(bool)]
-    if rows.empty:
-        return "—"
-    return "; ".join(f"seed {r['seed']} (fails on {settling.reasons(r)}; largest residual "
-                     f"{r['residual_max']:.1e}, smallest t_best {r['t_best_min']:.0f})"
-                     for _, r in rows.iterrows())
+    return [{"seed": _plain(r["seed"]), "failed": settling.failed(r),
+             "residual_max": float(r["residual_max"]), "t_best_min": float(r["t_best_min"])}
+            for _, r in rows.iterrows()]
 
 
 # |Spearman ρ| below this is called no clear monotone relation. 0.3 is the conventional
@@ -121,95 +125,49 @@ RHO_CLEAR = 0.3
 
 
 def rank_relation(rho: float) -> str:
-    """How block 0's cosine moves with the free-phase residual, worded from the sign and
-    size of their Spearman ρ (``RHO_CLEAR``); NaN (either one constant) is no relation."""
+    """Which way block 0's cosine goes as the free-phase residual rises, from the sign and
+    size of their Spearman ρ (``RHO_CLEAR``): ``falls``, ``rises``, ``none`` (no clear
+    monotone relation) or ``undefined`` (NaN: one of the two is constant)."""
+    if rho != rho:
+        return "undefined"
     if rho <= -RHO_CLEAR:
-        return "falls as the free-phase residual rises"
+        return "falls"
     if rho >= RHO_CLEAR:
-        return "rises as the free-phase residual rises"
-    return "shows no clear monotone relation to the free-phase residual"
+        return "rises"
+    return "none"
 
 
-def block0_beside_residual(cos) -> list[str]:
+def _cosine_range(part) -> dict | None:
+    """Block 0's cosine over some estimates: min, max, how many, over how many seed runs."""
+    if not len(part):
+        return None
+    return {"min": float(part["cosine"].min()), "max": float(part["cosine"].max()),
+            "n": len(part), "runs": part.groupby(["precision", "seed"]).ngroups}
+
+
+def block0_beside_residual(cos) -> dict | None:
     """Block 0's cosine beside the free-phase residual: their rank correlation over every
-    estimate (a correlation, not a cause), and the cosine's range among settled and
-    among unsettled estimates."""
+    estimate (a correlation, not a cause; ``rho`` None where undefined), and the cosine's
+    range among settled and among unsettled estimates; None under three estimates."""
     b0 = cos[cos["group"] == "block0"].dropna(subset=["cosine"])
     if len(b0) < 3:
-        return []
+        return None
     rho = b0["residual"].rank().corr(b0["cosine"].rank())
-    rho_text = f"{rho:+.2f}" if rho == rho else "undefined (one of the two is constant)"
-    lines = ["", "## Block 0's cosine beside the free-phase residual", "",
-             f"Over all {len(b0)} EP estimates (every precision, seed, probe batch and T1), "
-             f"block 0's cosine {rank_relation(rho)}: Spearman ρ = {rho_text} (|ρ| below "
-             f"{RHO_CLEAR} is read as no clear relation). This is a rank correlation over "
-             "the estimates, which share seeds and batches: it describes how the two are "
-             "ordered together, not whether the residual sets the cosine."]
     settled = b0["settled"].astype(bool)
-    for label, part in (("settled", b0[settled]), ("did not settle", b0[~settled])):
-        if len(part):
-            lines[-1] += (f" Estimates whose free phase {label}: block 0 cosine "
-                          f"{part['cosine'].min():.3f}–{part['cosine'].max():.3f} (min–max; "
-                          f"{len(part)} estimates, "
-                          f"{part.groupby(['precision', 'seed']).ngroups} seed runs).")
-    by_prec = b0.groupby("precision")
-    lines[-1] += (" Settled estimates, per pretraining precision: "
-                  + ", ".join(f"{p} {int(g['settled'].astype(bool).sum())} of {len(g)}"
-                              for p, g in by_prec) + ".")
-    return lines
+    return {"n": len(b0), "rho": float(rho) if rho == rho else None,
+            "direction": rank_relation(rho), "rho_clear": RHO_CLEAR,
+            "settled": _cosine_range(b0[settled]), "unsettled": _cosine_range(b0[~settled]),
+            "by_precision": [{"precision": p, "settled": int(g["settled"].astype(bool).sum()),
+                              "n": len(g)} for p, g in b0.groupby("precision")]}
 
 
-def report(results: list[dict], seeds, pre, tim, cos=None) -> str:
-    """docs/ep_stack.md: the probe over seeds and pretraining precisions, every number
-    from the results (nothing typed). Spreads are over settled seeds only, beside the
-    count of unsettled ones and why they did not settle."""
-    first = results[0]
-    s = first["settings"]
-    precisions = [p for p in ("float32", "bfloat16") if p in set(seeds["precision"])]
-    commits = sorted({str(r["provenance"]["code"]["git_commit"])[:7] for r in results
-                      if r["provenance"]["code"]["git_commit"]}) or ["outside a git checkout"]
-    m, p, pr = s["model"], s["pretrain"], s["probe"]
-    limits = seeds.iloc[0]
-    lines = [
-        "# EP stack probe: EP's gradient against BPTT's, over pretraining seeds",
-        "",
-        f"Generated by the pipeline (rule `ep_stack_summary`, `{paths.EP_REPORT}`) from the "
-        "probe results; tables: `"
-        + paths.braced([paths.EP_COSINES, paths.EP_BY_SEED, paths.EP_PRETRAIN,
-                        paths.EP_TIMINGS_TABLE])
-        + f"`; figure: `{paths.figure('fig_ep_stack_cosines', '*')}`.",
-        "",
-        f"Settings: K = {m['blocks']} blocks, C = {m['width']}, H = {m['heads']}, "
-        f"T = {m['context']}, γ = {m['gamma']:g}, c = {m['leak']:g}, batch {s['batch_size']}, "
-        f"ε = {s['eps']:g}; pretraining {p['steps']} BPTT steps through {p['relax_steps']} "
-        f"relaxation steps (AdamW {p['lr']:g}, wd {p['weight_decay']:g}, clip "
-        f"{p['grad_clip']:g}); probe: {pr['batches']} batches, BPTT reference through "
-        f"{pr['reference_steps']} steps, EP with ±r = {pr['r']:g}, T1 ∈ {pr['free_steps']}, "
-        f"T2max = {pr['nudged_steps_max']}, AEP {'on' if pr['aep'] else 'off'}, hindsight "
-        f"selection. Corpus: {', '.join(sorted({r['corpus'] for r in results}))}; seeds "
-        f"{sorted({r['seed'] for r in results})}; pretraining precisions {precisions} "
-        f"(the probe always runs in float32); code {', '.join(commits)}.",
-        "",
-        f"Settling criterion (config `ep_stack.settle`, docs/method.md): an estimate is "
-        f"settled when its free-phase residual is below {limits['max_residual']:.1e} "
-        f"(a drift of at most `max_drift` of ‖z*‖ over the T2max nudged steps) and its "
-        f"hindsight-selected t_best lies beyond the first comparison point, step "
-        f"{limits['t_best_after']:.0f}; a seed is settled at a T1 when all its probe "
-        f"batches are. An unsettled seed says nothing about depth: its free phase had not "
-        f"reached the fixed point EP's estimate is taken around.",
-        "",
-        "## Block 0: did the tension reach the bottom?",
-        "",
-        "Per-seed values are the mean over that seed's probe batches; the spread is over "
-        "the settled seeds only (mean ± sd, min–max, n settled seeds); the unsettled "
-        "seeds are counted and named beside it, with why they did not settle.",
-        "",
-        "| pretraining | T1 | seeds settled | block 0 cosine (settled seeds) | "
-        "block 1 (settled) | all (settled) | embeddings (settled) | unsettled seeds |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+def block0_table(seeds, precisions: list[str]) -> list[dict]:
+    """One row per (precision, T1): seeds settled of all, the spread of each group's
+    per-seed cosine over the settled seeds (block 1: the second block, None with one),
+    and the unsettled seeds."""
     blocks = sorted({g for g in seeds["group"] if g.startswith("block")},
                     key=lambda g: int(g[5:]))
+    rows = []
     for prec in precisions:
         for t1 in sorted(seeds["free_steps"].unique()):
             sub = seeds[(seeds["precision"] == prec) & (seeds["free_steps"] == t1)]
@@ -219,43 +177,81 @@ def report(results: list[dict], seeds, pre, tim, cos=None) -> str:
                 return _spread(ok.loc[ok["group"] == g, "cosine"].dropna())
 
             one = sub[sub["group"] == "all"]
-            lines.append(f"| {prec} | {t1} | {int(one['settled'].sum())} of {len(one)} | "
-                         f"**{col('block0')}** | "
-                         f"{col(blocks[1]) if len(blocks) > 1 else '—'} | {col('all')} | "
-                         f"{col('embeddings')} | {_unsettled(one)} |")
-    if cos is not None:
-        lines += block0_beside_residual(cos)
-    lines += ["", "## Every seed", "",
-              "Cosines: mean over the seed's probe batches; residual: the largest over its "
-              "batches; t_best: the smallest over its batches (the values the criterion is "
-              "judged on).", "",
-              "| pretraining | seed | T1 | settled (batches) | block 0 | all | embeddings | "
-              "residual (max) | t_best (min) | val loss after pretraining |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+            rows.append({"precision": prec, "t1": _plain(t1),
+                         "settled": int(one["settled"].sum()), "seeds": len(one),
+                         "block0": col("block0"),
+                         "block1": col(blocks[1]) if len(blocks) > 1 else None,
+                         "all": col("all"), "embeddings": col("embeddings"),
+                         "unsettled": _unsettled(one)})
+    return rows
+
+
+def every_seed(seeds, pre, precisions: list[str]) -> list[dict]:
+    """One row per (precision, seed, T1): settled or why not, batches settled, the
+    cosines (NaN where the seed has none), largest residual, smallest t_best, and the
+    validation loss after pretraining."""
     val = pre.groupby(["precision", "seed"])["val_loss"].first()
     wide = seeds.pivot_table(index=["precision", "seed", "free_steps"], columns="group",
                              values="cosine")
     extra = seeds[seeds["group"] == "all"].set_index(["precision", "seed", "free_steps"])
+    rows = []
     for prec in precisions:
         for (pp, seed, t1), row in wide.loc[[prec]].iterrows():
             e = extra.loc[(pp, seed, t1)]
-            state = "yes" if e["settled"] else f"**no** ({settling.reasons(e)})"
-            lines.append(f"| {pp} | {seed} | {t1} | {state}, {int(e['batches_settled'])} of "
-                         f"{int(e['batches'])} | {row.get('block0', float('nan')):.3f} | "
-                         f"{row.get('all', float('nan')):.3f} | "
-                         f"{row.get('embeddings', float('nan')):.3f} | "
-                         f"{e['residual_max']:.1e} | {e['t_best_min']:.0f} | "
-                         f"{val.loc[(pp, seed)]:.3f} |")
-    lines += ["", "## Cost per job", "",
-              "| pretraining | seeds | pretraining s (mean over seeds) | whole job s (mean "
-              "over seeds) | peak RSS MB (max over seeds) |", "|---|---|---|---|---|"]
+            rows.append({"precision": pp, "seed": _plain(seed), "t1": _plain(t1),
+                         "settled": bool(e["settled"]), "failed": settling.failed(e),
+                         "batches_settled": int(e["batches_settled"]),
+                         "batches": int(e["batches"]),
+                         **{g: float(row.get(g, float("nan")))
+                            for g in ("block0", "all", "embeddings")},
+                         "residual_max": float(e["residual_max"]),
+                         "t_best_min": float(e["t_best_min"]),
+                         "val_loss": float(val.loc[(pp, seed)])})
+    return rows
+
+
+def cost(tim, precisions: list[str]) -> list[dict]:
+    """Per precision: seeds, mean pretraining and whole-job seconds over the seeds, and
+    the largest peak RSS."""
+    rows = []
     for prec in precisions:
         t = tim[tim["precision"] == prec]
-        per_job = t.groupby("seed")["seconds"].sum()
-        pre_s = t[t["phase"] == "pretrain"]["seconds"]
-        lines.append(f"| {prec} | {t['seed'].nunique()} | {pre_s.mean():.0f} | "
-                     f"{per_job.mean():.0f} | {t['peak_rss_mb'].max():.0f} |")
-    lines += ["", "Times are wall-clock on the machine that ran the jobs (see the timings "
-              "table for the host), beside whatever else ran there; the cosines do not "
-              "depend on them: the same settings give the same result file on the CPU."]
-    return "\n".join(lines) + "\n"
+        rows.append({"precision": prec, "seeds": int(t["seed"].nunique()),
+                     "pretrain_s": float(t[t["phase"] == "pretrain"]["seconds"].mean()),
+                     "job_s": float(t.groupby("seed")["seconds"].sum().mean()),
+                     "peak_rss_mb": float(t["peak_rss_mb"].max())})
+    return rows
+
+
+def page_findings(results: list[dict], seeds, pre, tim, cos=None) -> dict:
+    """The findings docs/ep_stack.md is written from, as JSON-ready data: the paths it
+    names, the first result's settings, corpora, seeds, precisions and code commits, the
+    settling thresholds, and the tables (a missing cosine is NaN); ``residual`` is None
+    without ``cos`` or under three block 0 estimates."""
+    precisions = [p for p in ("float32", "bfloat16") if p in set(seeds["precision"])]
+    limits = seeds.iloc[0]
+    return {
+        "paths": {"report": paths.EP_REPORT,
+                  "tables": paths.braced([paths.EP_COSINES, paths.EP_BY_SEED,
+                                          paths.EP_PRETRAIN, paths.EP_TIMINGS_TABLE]),
+                  "figure": paths.figure("fig_ep_stack_cosines", "*")},
+        "settings": results[0]["settings"],
+        "corpora": sorted({r["corpus"] for r in results}),
+        "seeds": sorted({r["seed"] for r in results}),
+        "precisions": precisions,
+        "commits": sorted({str(r["provenance"]["code"]["git_commit"])[:7] for r in results
+                           if r["provenance"]["code"]["git_commit"]}),
+        "settle": {"max_residual": float(limits["max_residual"]),
+                   "t_best_after": float(limits["t_best_after"])},
+        "block0": block0_table(seeds, precisions),
+        "residual": block0_beside_residual(cos) if cos is not None else None,
+        "every_seed": every_seed(seeds, pre, precisions),
+        "cost": cost(tim, precisions),
+    }
+
+
+def report(results: list[dict], seeds, pre, tim, cos=None) -> str:
+    """docs/ep_stack.md: the probe over seeds and pretraining precisions, every number
+    from the results (nothing typed). Spreads are over settled seeds only, beside the
+    count of unsettled ones and why they did not settle."""
+    return render.render("ep_stack.md.j2", **page_findings(results, seeds, pre, tim, cos))
