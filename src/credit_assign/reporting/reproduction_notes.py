@@ -15,11 +15,12 @@ import pandas as pd
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import labels, render
-from credit_assign.reporting import reproduction as rep_io
+from credit_assign.reporting import study as variant_study
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
+from credit_assign.reporting.comparison import MEASUREMENT_SEP
 from credit_assign.reporting.paper import null_finding
-from credit_assign.reporting.reproduction import md_table
+from credit_assign.reporting.render import md_table
 
 DATASET_NAMES = labels.names(labels.DATASETS, "md")
 
@@ -89,26 +90,28 @@ def _matches_section(gaps: pd.DataFrame) -> str:
 
 
 def _ranking_section(gaps: pd.DataFrame, study: dict | None) -> str:
-    """The study's ranking, by its ranking rule (reproduction.ranking, the one
+    """The study's ranking, by its ranking rule (study.ranking, the one
     ordering), each kind apart; and the winner's curse, held one seed out."""
-    rank = rep_io.ranking(gaps, study)
+    rank = variant_study.ranking(gaps, study)
     rows = [[r.kind, str(r.rank), f"`{r.recipe}`", f"{r.within} of {r.compared}",
              f"{r.within_all} of {r.compared_all}",
              f"{r.within_verified} of {r.compared_verified}", f"{r.clipped_gap_sum:.1f}"]
-            for r in rank.itertuples() if not rep_io.is_measurement(r.kind)]
-    best = rep_io.best(rank, "open")
-    departs = rep_io.best(rank, "departs")
+            for r in rank.itertuples() if not variant_study.is_measurement(r.kind)]
+    best = variant_study.best(rank, "open")
+    departs = variant_study.best(rank, "departs")
     text = ("## The ranking, by the study's rule (`study.ranking`)\n\n"
-            f"Every recipe ran on the same seeds; recipes are ranked {rep_io.ranking_text(study)} "
+            "Every recipe ran on the same seeds; recipes are ranked "
+            f"{variant_study.ranking_text(study)} "
             "(config/variants.yaml, `study`), `open` variants (a detail the paper leaves "
             "open) apart from `departs` ones (a departure from what it states). Best open "
             f"variant: {f'`{best}`' if best else 'none'}; best departing one: "
             f"{f'`{departs}`' if departs else 'none'}. Each recipe's measurement columns are "
             "ranked apart, by the recipe's kind, in reproduction.md. "
-            + (rep_io.goal_text(rep_io.goal(rank, study, gaps)) + "\n\n")
+            + (variant_study.goal_text(variant_study.goal(rank, study, gaps)) + "\n\n")
             + md_table(["kind", "rank", "recipe", "within (ranked)", "within (every number)",
                         "within (verified only)", "Σ clipped ∣gap∣ (ranked)"], rows) + "\n\n")
-    return text + rep_io.holdout_markdown(rep_io.holdout(gaps, study)).replace("## ", "### ")
+    return text + variant_study.holdout_markdown(
+        variant_study.holdout(gaps, study)).replace("## ", "### ")
 
 
 def _misses_section(gaps: pd.DataFrame) -> str:
@@ -119,15 +122,15 @@ def _misses_section(gaps: pd.DataFrame) -> str:
     default = gaps[gaps.recipe == "default"].reset_index(drop=True)
     others = gaps[(gaps.recipe != "default") & ~gaps.inherited.astype(bool)
                   & gaps.gap.notna()]
-    groups = {"open": others[others.kind.isin(rep_io.GOAL_KINDS)],
-              "departs": others[~others.kind.isin(rep_io.GOAL_KINDS)]}
+    groups = {"open": others[others.kind.isin(variant_study.GOAL_KINDS)],
+              "departs": others[~others.kind.isin(variant_study.GOAL_KINDS)]}
     rows = []
     for _, d in default.iterrows():
         if pd.isna(d.gap) or abs(d.gap) <= 1:
             continue
         flag = "" if str(d.get("verified", True)).lower() == "true" else " (unverified)"
         row = [d.run, d.metric + flag, d.paper, _f(d.ours_mean), f"{d.gap:+.1f}",
-               rep_io._sd_text(d.get("gap_sd", math.nan), d.get("tolerance_below_sd", False))]
+               render.gap_sd(d.get("gap_sd", math.nan), d.get("tolerance_below_sd", False))]
         for group in groups.values():
             same = group[(group.run == d.run) & (group.metric == d.metric)]
             if same.empty:
@@ -164,7 +167,7 @@ def _layer_number(metric: str) -> int:
 def _per_seed_gaps(rows: pd.DataFrame, metrics: list[str], k: int) -> str:
     """The named column's gaps seed by seed (a mean over seeds can hide one seed's miss),
     and the caveat that it was picked as the best of k columns."""
-    by_metric = {r.metric: rep_io._seed_map(r.gap_seed) for r in rows.itertuples()}
+    by_metric = {r.metric: variant_study.seed_map(r.gap_seed) for r in rows.itertuples()}
     seeds = sorted({s for m in by_metric.values() for s in m}, key=int)
     if not seeds:
         return ""
@@ -180,9 +183,9 @@ def _per_seed_gaps(rows: pd.DataFrame, metrics: list[str], k: int) -> str:
 def _own_headline(gaps: pd.DataFrame) -> pd.DataFrame:
     """The headline ‖h_L‖ rows of the recipes' own runs (not an inherited column, nor a
     measurement of them)."""
-    row = rep_io.headline_rows(gaps)
+    row = variant_study.headline_rows(gaps)
     return row[~row.inherited.astype(bool)
-               & ~row.recipe.str.contains(rep_io.MEASUREMENT_SEP, regex=False)]
+               & ~row.recipe.str.contains(MEASUREMENT_SEP, regex=False)]
 
 
 # the runs whose layer cosines the paper gives (the hypothesis section scores both)
@@ -199,10 +202,10 @@ def _measured_cosines_section(gaps: pd.DataFrame, study: dict | None = None) -> 
     one (most within, then the study's clipped gap sum) with its seeds."""
     layer = gaps[(gaps.run == "dfa, λ=0") & gaps.metric.str.fullmatch(r"cosine l\d+")
                  & gaps.gap.notna()]
-    if layer.empty or not rep_io.has_measured(gaps):
+    if layer.empty or not variant_study.has_measured(gaps):
         return ""
     metrics = sorted(layer.metric.unique(), key=_layer_number)
-    head = rep_io.headline_rows(gaps)
+    head = variant_study.headline_rows(gaps)
     own = _own_headline(gaps)
     recipes = ["default"]
     if len(own) and (near := own.loc[own.gap.abs().idxmin()].recipe) != "default":
@@ -226,7 +229,7 @@ def _measured_cosines_section(gaps: pd.DataFrame, study: dict | None = None) -> 
     scored = gaps[gaps.run.isin(LAYER_RUNS) & gaps.metric.str.fullmatch(r"cosine l\d+")
                   & gaps.gap.notna() & ~gaps.inherited.astype(bool)]
     own_cols = scored[scored.run == LAYER_RUNS[0]]
-    clip = rep_io.ranking_settings(study)["ranking"]["clip"]
+    clip = variant_study.ranking_settings(study)["ranking"]["clip"]
     counts = scored.assign(ok=scored.gap.abs() <= 1).groupby("recipe").agg(
         ok=("ok", "sum"), n=("ok", "size"), kind=("kind", "first"),
         spread=("gap", lambda g: g.abs().clip(upper=clip).sum()))
@@ -339,7 +342,7 @@ def _norm_section(runs, layers, epochs, variant_runs: dict, measurements, gaps) 
 
 
 def _paper_norm_sentence(gaps: pd.DataFrame) -> str:
-    row = rep_io.headline_rows(gaps)
+    row = variant_study.headline_rows(gaps)
     row = row[row.recipe == "default"]
     return (f"The paper reports {_g(float(row.paper.iloc[0]))}. " if len(row)
             and pd.notna(row.paper.iloc[0]) else "")
@@ -442,7 +445,8 @@ def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame
         + ("the figures: [fig_variants.png](fig_variants.png), "
            "[fig_variants_measured.png](fig_variants_measured.png) and "
            "[fig_variants_measured_eps.png](fig_variants_measured_eps.png). "
-           if rep_io.has_measured(gaps) else "the figure: [fig_variants.png](fig_variants.png). ")
+           if variant_study.has_measured(gaps)
+           else "the figure: [fig_variants.png](fig_variants.png). ")
         + "Each number is formatted once, from the unrounded value in its table. The "
         "paper's claims are judged as effects with intervals on fresh seeds on their own "
         "page, [claims.md](claims.md); this page compares numbers.\n")

@@ -19,7 +19,7 @@ printed size: every one on a rotated page (ms.tex: sidewaysfigure), the measured
 two (``fig_variants_measured``, ``fig_variants_measured_eps``: the epsilon cosines).
 
 In every map the columns are grouped by their kind and ranked within it, as
-credit_assign.reporting.reproduction.ranking orders them (``column_order``): the stated
+credit_assign.reporting.study.ranking orders them (``column_order``): the stated
 recipe, then the variants that fill a detail the paper leaves open, then those that
 depart from what it states, each group best first, under a bracket naming it; a
 measured column keeps its recipe's place. A row whose paper number is not verified (the
@@ -36,11 +36,11 @@ import seaborn as sns
 
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.figures import style
-from credit_assign.reporting.reproduction import (
+from credit_assign.reporting.gap_map import gap_grid
+from credit_assign.reporting.render import flag
+from credit_assign.reporting.study import (
     MEASUREMENT,
     STATED,
-    _flag,
-    gap_grid,
     has_measured,
     ranking,
     ranking_settings,
@@ -131,7 +131,7 @@ def _marked(labels, gaps: pd.DataFrame) -> list[str]:
     if "verified" not in gaps:
         return list(labels)
     unverified = {f"{r}: {m}" for r, m, v in zip(gaps.run, gaps.metric, gaps.verified,
-                                                  strict=True) if not _flag(v)}
+                                                  strict=True) if not flag(v)}
     return [f"{x}{UNVERIFIED}" if x in unverified else x for x in labels]
 
 
@@ -202,7 +202,7 @@ def _column_label(name: str, row) -> str:
 
 
 def plot(gaps: pd.DataFrame, study: dict | None = None):
-    """fig_variants. ``gaps``: the tidy gap table (credit_assign.reporting.reproduction.gap_table);
+    """fig_variants. ``gaps``: the tidy gap table (credit_assign.reporting.gap_map.gap_table);
     only its recipes' own numbers are drawn (the measurements: ``plot_measured``);
     ``study``: config ``study`` (the ranking rule the columns are ordered by)."""
     import matplotlib.pyplot as plt
