@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from conftest import DISAGREE, KINDS, hand_gaps, needs_tex
 
-from credit_assign.reporting import reproduction
+from credit_assign.reporting import comparison, gap_table, render
+from credit_assign.reporting import study as variant_study
 from credit_assign.reporting.findings import null_finding
 
 REFERENCE = {
@@ -41,7 +42,7 @@ def tables(bp_acc=(0.5, 0.51), dfa_acc=(0.4, 0.42), norm=(1.0e5, 1.0e5), methods
 
 
 def test_gaps_are_in_tolerance_units_and_norms_in_decades():
-    table = reproduction.compare(REFERENCE, *tables())
+    table = comparison.compare(REFERENCE, *tables())
     gap = dict(zip(table.metric + table.method, table.gap, strict=True))
     assert gap["test_accbp"] == pytest.approx(0.005 / 0.02)
     assert gap["test_accdfa"] == pytest.approx(0.11 / 0.02)
@@ -50,16 +51,16 @@ def test_gaps_are_in_tolerance_units_and_norms_in_decades():
 
 
 def test_a_variant_inherits_the_numbers_of_the_methods_it_leaves_alone():
-    default = reproduction.compare(REFERENCE, *tables())
-    variant = reproduction.compare(REFERENCE, *tables(dfa_acc=(0.3, 0.3), methods=("dfa",)))
-    gaps = reproduction.gap_table({"default": default, "v": variant}, {"v": "open"})
+    default = comparison.compare(REFERENCE, *tables())
+    variant = comparison.compare(REFERENCE, *tables(dfa_acc=(0.3, 0.3), methods=("dfa",)))
+    gaps = gap_table.gap_table({"default": default, "v": variant}, {"v": "open"})
     v = gaps[gaps.recipe == "v"].set_index("metric")
     bp = gaps[(gaps.recipe == "v") & (gaps.run == "bp, λ=0")].iloc[0]
     assert bp.inherited and bp.gap == pytest.approx(0.25) and bp.ours_n == 2
     assert not v.loc["test accuracy"].inherited.all()
-    rank = reproduction.ranking(gaps)
+    rank = variant_study.ranking(gaps)
     assert list(rank.recipe) == ["default", "v"]  # each kind ranked on its own
-    assert list(rank.kind) == ["stated", "open"] and reproduction.best(rank) == "v"
+    assert list(rank.kind) == ["stated", "open"] and variant_study.best(rank) == "v"
     assert rank.set_index("recipe").loc["v", "within"] == 2  # v brings DFA's accuracy in
     assert rank.set_index("recipe").loc["v", "rerun"] == 3
 
@@ -98,7 +99,7 @@ def measurement_rows(dataset="cifar10"):
 
 
 def test_a_measurement_variant_remeasures_only_what_it_measures():
-    measured = reproduction.measured_comparisons(REFERENCE_LAYERS, measurement_rows())
+    measured = comparison.measured_comparisons(REFERENCE_LAYERS, measurement_rows())
     assert list(measured) == ["default/one_batch", "default/eps_cos_b128"]
     m = measured["default/one_batch"].set_index("metric")
     assert m.loc["h_L_norm_median", "ours_mean"] == pytest.approx(2.0e7)
@@ -117,15 +118,15 @@ def test_a_measurement_variant_remeasures_only_what_it_measures():
 
 
 def test_the_gap_map_puts_each_measured_value_in_its_recipe_and_measurement_column():
-    default = reproduction.compare(REFERENCE_LAYERS, *layer_tables())
-    variant = reproduction.compare(REFERENCE_LAYERS,
+    default = comparison.compare(REFERENCE_LAYERS, *layer_tables())
+    variant = comparison.compare(REFERENCE_LAYERS,
                                    *layer_tables(dfa_acc=(0.3, 0.3), methods=("dfa",)))
     v_meas = measurement_rows("cifar10@v")
     v_meas.loc[v_meas.measurement == "eps_cos_b128", "deep_cosine"] = 0.2
     frames = {"default": default, "v": variant,
-              **reproduction.measured_comparisons(REFERENCE_LAYERS, measurement_rows()),
-              **reproduction.measured_comparisons(REFERENCE_LAYERS, v_meas, "v")}
-    gaps = reproduction.gap_table(frames)
+              **comparison.measured_comparisons(REFERENCE_LAYERS, measurement_rows()),
+              **comparison.measured_comparisons(REFERENCE_LAYERS, v_meas, "v")}
+    gaps = gap_table.gap_table(frames)
     assert list(dict.fromkeys(gaps.recipe)) == [
         "default", "v", "default/one_batch", "default/eps_cos_b128", "v/one_batch",
         "v/eps_cos_b128"]
@@ -154,7 +155,7 @@ def test_the_gap_map_puts_each_measured_value_in_its_recipe_and_measurement_colu
     bp = cell("v/one_batch", "bp, λ=0", "test accuracy")
     assert bp.inherited and bp.inherited_from == "default" and bp.gap == pytest.approx(0.25)
     # the readable grid: a row set per measurement, only the numbers it remeasures
-    grid = reproduction.gap_grid(gaps)
+    grid = gap_table.gap_grid(gaps)
     assert list(grid.columns) == ["default", "v"]
     assert ("eps_cos_b128", "dfa, λ=0", "deep cosine") in grid.index
     assert ("eps_cos_b128", "dfa, λ=0", "median ‖h_L‖") not in grid.index
@@ -163,19 +164,19 @@ def test_the_gap_map_puts_each_measured_value_in_its_recipe_and_measurement_colu
     assert grid.loc[("eps_cos_b128", "dfa, λ=0", "deep cosine"), "v"] == pytest.approx(
         (0.2 - 0.0) / 0.05)
     assert grid.index[0][0] == "reported" and len(grid) == len(default) + 4 + 3
-    text = reproduction.variants_markdown(gaps, reproduction.ranking(gaps), {})
+    text = gap_table.variants_markdown(gaps, variant_study.ranking(gaps), {})
     assert "**[eps_cos_b128]**" in text and "deep cosine [eps_cos_b128]" in text
 
 
 def test_a_measured_number_the_recipe_did_not_rerun_is_the_default_measured_alike():
-    default = reproduction.compare(REFERENCE_LAYERS, *layer_tables())
-    variant = reproduction.compare(REFERENCE_LAYERS, *layer_tables(methods=("bp",)))
+    default = comparison.compare(REFERENCE_LAYERS, *layer_tables())
+    variant = comparison.compare(REFERENCE_LAYERS, *layer_tables(methods=("bp",)))
     frames = {"default": default, "v": variant,
-              **reproduction.measured_comparisons(REFERENCE_LAYERS, measurement_rows()),
+              **comparison.measured_comparisons(REFERENCE_LAYERS, measurement_rows()),
               # v reran only bp: its measurements hold no dfa rows
-              **reproduction.measured_comparisons(
+              **comparison.measured_comparisons(
                   REFERENCE_LAYERS, measurement_rows("cifar10@v").assign(method="bp"), "v")}
-    gaps = reproduction.gap_table(frames)
+    gaps = gap_table.gap_table(frames)
     c = gaps[(gaps.recipe == "v/eps_cos_b128") & (gaps.run == "dfa, λ=0")
              & (gaps.metric == "deep cosine")].iloc[0]
     assert c.inherited_from == "default/eps_cos_b128" and c.ours_mean == pytest.approx(0.003)
@@ -191,12 +192,12 @@ def test_the_gap_map_reads_every_recipes_measurements(tmp_path):
     paths = {}
     for name, kw in (("default", {}), ("v", {"methods": ("dfa",)})):
         paths[name] = tmp_path / f"{name}.csv"
-        table_io.write(reproduction.compare(REFERENCE_LAYERS, *layer_tables(**kw)),
+        table_io.write(comparison.compare(REFERENCE_LAYERS, *layer_tables(**kw)),
                        paths[name], "reproduction")
         table_io.write(measurement_rows().assign(n=2048), tmp_path / f"{name}_m.csv",
                        "measurements")
     (tmp_path / "default.md").write_text("# default\n")
-    gaps = reproduction.write_gap_map(
+    gaps = gap_table.write_gap_map(
         paths, tmp_path / "gap.csv", reference_path=ref,
         measurements={"default": tmp_path / "default_m.csv", "v": tmp_path / "v_m.csv"},
         default_md=tmp_path / "default.md", out_md=tmp_path / "out.md",
@@ -206,25 +207,25 @@ def test_the_gap_map_reads_every_recipes_measurements(tmp_path):
     assert dict(zip(gaps.recipe, gaps.kind, strict=True))["v"] == "open"
     # read back through its contract, the gap map ranks the same
     back = table_io.read(tmp_path / "gap.csv", "variants_gap")
-    assert reproduction.ranking(back).recipe.tolist() == \
-        reproduction.ranking(gaps).recipe.tolist()
+    assert variant_study.ranking(back).recipe.tolist() == \
+        variant_study.ranking(gaps).recipe.tolist()
     text = (tmp_path / "out.md").read_text()
     assert "`v` **(best open)**" in text and "by Σ min(|gap|, 5) (smaller first)" in text
 
 
 def test_tables_that_compare_different_numbers_are_refused():
-    default = reproduction.compare(REFERENCE, *tables())
-    other = reproduction.compare({**REFERENCE, "entries": REFERENCE["entries"][:2]}, *tables())
+    default = comparison.compare(REFERENCE, *tables())
+    other = comparison.compare({**REFERENCE, "entries": REFERENCE["entries"][:2]}, *tables())
     with pytest.raises(ValueError, match="recipe 'v'"):
-        reproduction.gap_table({"default": default, "v": other})
+        gap_table.gap_table({"default": default, "v": other})
 
 
 def test_the_side_by_side_names_the_best_variant_and_marks_inherited_numbers():
-    default = reproduction.compare(REFERENCE, *tables())
-    variant = reproduction.compare(REFERENCE, *tables(dfa_acc=(0.3, 0.3), methods=("dfa",)))
-    gaps = reproduction.gap_table({"default": default, "v": variant}, {"v": "open"})
-    text = reproduction.variants_markdown(
-        gaps, reproduction.ranking(gaps), {"v": {"description": "d", "methods": ["dfa"],
+    default = comparison.compare(REFERENCE, *tables())
+    variant = comparison.compare(REFERENCE, *tables(dfa_acc=(0.3, 0.3), methods=("dfa",)))
+    gaps = gap_table.gap_table({"default": default, "v": variant}, {"v": "open"})
+    text = gap_table.variants_markdown(
+        gaps, variant_study.ranking(gaps), {"v": {"description": "d", "methods": ["dfa"],
                                                  "seeds": [1, 2]}})
     assert "side by side" in text and "`v` **(best open)**" in text
     assert "(inherited)" in text and "(+0.3 ✓)" in text  # bp's accuracy, the default's
@@ -233,26 +234,26 @@ def test_the_side_by_side_names_the_best_variant_and_marks_inherited_numbers():
 
 def test_the_ranking_is_the_configured_rule_and_ranks_open_and_departs_apart():
     gaps = hand_gaps(DISAGREE, KINDS)
-    by_count = reproduction.ranking(gaps, {"ranking": {"primary": "within_count",
+    by_count = variant_study.ranking(gaps, {"ranking": {"primary": "within_count",
                                                        "tiebreak": "clipped_gap_sum"}})
-    assert reproduction.best(by_count) == "many"
-    by_sum = reproduction.ranking(gaps, {"ranking": {"primary": "clipped_gap_sum",
+    assert variant_study.best(by_count) == "many"
+    by_sum = variant_study.ranking(gaps, {"ranking": {"primary": "clipped_gap_sum",
                                                      "tiebreak": "within_count", "clip": 5}})
-    assert reproduction.best(by_sum) == "close"
+    assert variant_study.best(by_sum) == "close"
     assert by_sum.set_index("recipe").loc["many", "clipped_gap_sum"] == pytest.approx(6.5)
     # each kind on its own: the departing "off" (4 of 4) is never the open winner
     assert list(by_count.recipe) == ["default", "many", "close", "off", "bad"]
     assert list(by_count["rank"]) == [1, 1, 2, 1, 2]
-    assert reproduction.best(by_count, "departs") == "off"
+    assert variant_study.best(by_count, "departs") == "off"
     # the clip is the configured one: at clip 10, "many"'s far miss counts 9
-    wide = reproduction.ranking(gaps, {"ranking": {"primary": "clipped_gap_sum",
+    wide = variant_study.ranking(gaps, {"ranking": {"primary": "clipped_gap_sum",
                                                    "clip": 10.0}})
     assert wide.set_index("recipe").loc["many", "clipped_gap_sum"] == pytest.approx(10.5)
     # a tie on the primary goes to the tiebreak, then to the name
     tie = hand_gaps({"default": [0.0], "b": [0.5], "a": [0.9]},
                     {"default": "stated", "a": "open", "b": "open"})
-    assert reproduction.best(reproduction.ranking(tie)) == "b"
-    assert reproduction.best(reproduction.ranking(
+    assert variant_study.best(variant_study.ranking(tie)) == "b"
+    assert variant_study.best(variant_study.ranking(
         tie, {"ranking": {"tiebreak": "none"}})) == "a"
 
 
@@ -261,45 +262,45 @@ def test_unverified_targets_are_left_out_or_counted_as_configured_and_reported_b
     gaps = hand_gaps({"default": [3.0, 3.0, 3.0, 0.0], "a": [0.5, 3.0, 3.0, 0.0],
                       "b": [0.5, 0.5, 3.0, 3.0]},
                      {"default": "stated", "a": "open", "b": "open"}, verified)
-    out = reproduction.ranking(gaps).set_index("recipe")
+    out = variant_study.ranking(gaps).set_index("recipe")
     assert (out.loc["a", "within"], out.loc["a", "compared"]) == (1, 3)
     assert (out.loc["a", "within_all"], out.loc["a", "compared_all"]) == (2, 4)
     assert (out.loc["a", "within_verified"], out.loc["a", "compared_verified"]) == (1, 3)
-    assert reproduction.best(reproduction.ranking(gaps)) == "b"  # 2 verified within
-    counted = reproduction.ranking(gaps, {"exclude_unverified": False,
+    assert variant_study.best(variant_study.ranking(gaps)) == "b"  # 2 verified within
+    counted = variant_study.ranking(gaps, {"exclude_unverified": False,
                                           "ranking": {"tiebreak": "none"}})
     assert counted.set_index("recipe").loc["a", "within"] == 2
     # a and b tie at 2 of 4 with the placeholder counted: the name decides
-    assert reproduction.best(counted) == "a"
+    assert variant_study.best(counted) == "a"
 
 
 def test_the_reference_marks_a_placeholder_unverified_and_the_tables_carry_it():
     ref = {**REFERENCE, "entries": [
         *REFERENCE["entries"][:3],
         {**REFERENCE["entries"][3], "verified": False, "note": "placeholder"}]}
-    table = reproduction.compare(ref, *tables())
+    table = comparison.compare(ref, *tables())
     assert table.verified.tolist() == [True, True, True, False]
     runs, layers, nulls = tables()
-    text = reproduction.markdown(table, reproduction.overview(runs.assign(epochs=3), layers,
+    text = comparison.markdown(table, comparison.overview(runs.assign(epochs=3), layers,
                                                               nulls), "")
     assert "verified targets only" in text and "placeholder" in text
-    gaps = reproduction.gap_table({"default": table})
+    gaps = gap_table.gap_table({"default": table})
     assert gaps.verified.tolist() == [True, True, True, False]
 
 
 def test_gaps_in_units_of_our_seed_sd_and_where_the_tolerance_is_tighter():
     # accuracy 0.40 and 0.42: mean 0.41, sd 0.01414; paper 0.3, tolerance 0.02
-    table = reproduction.compare(REFERENCE, *tables(dfa_acc=(0.40, 0.42))).set_index(
+    table = comparison.compare(REFERENCE, *tables(dfa_acc=(0.40, 0.42))).set_index(
         ["method", "metric"])
     row = table.loc[("dfa", "test_acc")]
     assert row.gap_sd == pytest.approx(0.11 / (0.02 / math.sqrt(2)))
     assert not row.tolerance_below_sd  # sd 0.014 < tolerance 0.02
-    wide = reproduction.compare(REFERENCE, *tables(dfa_acc=(0.30, 0.40))).set_index(
+    wide = comparison.compare(REFERENCE, *tables(dfa_acc=(0.30, 0.40))).set_index(
         ["method", "metric"]).loc[("dfa", "test_acc")]
     assert wide.tolerance_below_sd and wide.sd_over_tolerance == pytest.approx(
         (0.1 / math.sqrt(2)) / 0.02)
     # norms: the spread of log10 values against the log10 tolerance (1 decade)
-    norm = reproduction.compare(REFERENCE, *tables(norm=(1e3, 1e6))).set_index(
+    norm = comparison.compare(REFERENCE, *tables(norm=(1e3, 1e6))).set_index(
         ["method", "metric"]).loc[("dfa", "h_L_norm_median")]
     assert norm.tolerance_below_sd  # sd of (3, 6) is 2.1 decades
     # ... and its gap in sd units on the same log10 scale, never a linear difference
@@ -312,15 +313,20 @@ def test_gaps_in_units_of_our_seed_sd_and_where_the_tolerance_is_tighter():
     assert norm.gap_sd == pytest.approx(expected)
     # one seed: no sd, no gap in sd units
     runs, layers, nulls = tables()
-    one = reproduction.compare(REFERENCE, runs[runs.seed == 1], layers, nulls)
+    one = comparison.compare(REFERENCE, runs[runs.seed == 1], layers, nulls)
     assert one.gap_sd.isna().all() and not one.tolerance_below_sd.any()
     # per-seed gaps: the gap on each seed alone, and on the other seeds
     import json
 
-    acc = reproduction.compare(REFERENCE, *tables(dfa_acc=(0.30, 0.40))).iloc[1]
+    acc = comparison.compare(REFERENCE, *tables(dfa_acc=(0.30, 0.40))).iloc[1]
     assert json.loads(acc.gap_seed) == {"1": pytest.approx(0.0), "2": pytest.approx(5.0)}
     assert json.loads(acc.gap_without_seed) == {"1": pytest.approx(5.0),
                                                 "2": pytest.approx(0.0)}
+
+
+def curse_words(table: pd.DataFrame) -> str:
+    """The hold-one-seed-out finding in the notes' words (templates/curse.j2)."""
+    return render.phrases("curse.j2", {"curse": variant_study.curse_finding(table)})["curse"]
 
 
 def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_picked_on():
@@ -335,7 +341,7 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     gaps = hand_gaps({"default": [5.0, 5.0], "lucky": [1.5, 1.5], "steady": [0.9, 2.0]},
                      {"default": "stated", "lucky": "open", "steady": "open"},
                      seeds={"default": default, "lucky": lucky, "steady": steady})
-    out = reproduction.holdout(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
+    out = variant_study.holdout(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
     assert out.held_out.tolist() == [1, 2]
     row = out.set_index("held_out")
     # seed 2 held out: picked on seed 1, lucky (0, 0) beats steady (0.9, 3.0); on seed 2
@@ -347,7 +353,7 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     assert (row.loc[1, "within_selected"], row.loc[1, "within_held_out"]) == (1, 2)
     # the kind's mean change, seed 2 held out: lucky 2 → 0, steady 2 → 1
     assert row.loc[2, "mean_drop_of_kind"] == pytest.approx((2 + 1) / 2)
-    text = reproduction.holdout_markdown(out)
+    text = variant_study.holdout_markdown(out)
     assert "winner's curse" in text and "held-out seed" in text
     # the table's change is held-out minus selected (seed 2: 2 → 0 is −2), and the
     # sentence reads the direction from the numbers
@@ -357,27 +363,27 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     assert "falls by 0.50" in text and "stays the same" in text
     assert "moves 0.50 numbers less favourably" in text
     grew = out.assign(within_held_out=out.within_selected + 1, mean_drop_of_kind=0.0)
-    assert "detects no inflation" in reproduction.curse_sentence(grew)
-    assert "rises by 1.00" in reproduction.curse_sentence(grew)
+    assert "detects no inflation" in curse_words(grew)
+    assert "rises by 1.00" in curse_words(grew)
     # the goal's pick (the best of the columns that depart from nothing stated) gets the
     # same check: its count is reported beside the held-out one, with k
-    met = reproduction.goal(reproduction.ranking(gaps, {"goal": 1}), {"goal": 1}, gaps)
+    met = variant_study.goal(variant_study.ranking(gaps, {"goal": 1}), {"goal": 1}, gaps)
     assert met["candidates"] == 3 and met["held_out_seeds"] == 2
     # the held-out pick is the goal's own pick (across the kinds pooled), never the stated
     # recipe merely because the ranking lists it first
-    pooled = reproduction.holdout(gaps, {"goal": 1}, reproduction.GOAL_KINDS)
+    pooled = variant_study.holdout(gaps, {"goal": 1}, variant_study.GOAL_KINDS)
     assert set(pooled.winner) <= {"lucky", "steady"}
-    text = reproduction.goal_text(met)
+    text = variant_study.goal_text(met)
     assert "best of 3 columns" in text and "held-out seeds" in text
     # the winner rises less than a typical recipe: a less favourable move, named so
     lagged = out.assign(within_held_out=out.within_selected + 1, mean_drop_of_kind=-2.0)
-    assert "moves 1.00 numbers less favourably" in reproduction.curse_sentence(lagged)
+    assert "moves 1.00 numbers less favourably" in curse_words(lagged)
     fell = out.assign(within_held_out=0, mean_drop_of_kind=0.0)
-    sentence = reproduction.curse_sentence(fell)
+    sentence = curse_words(fell)
     assert "falls by" in sentence and "inflates its count" in sentence
     # without per-seed gaps there is nothing to estimate, and the page says so
-    empty = reproduction.holdout(hand_gaps(DISAGREE, KINDS))
-    assert empty.empty and "not estimated" in reproduction.holdout_markdown(empty)
+    empty = variant_study.holdout(hand_gaps(DISAGREE, KINDS))
+    assert empty.empty and "not estimated" in variant_study.holdout_markdown(empty)
 
 
 def section(name: str, finding) -> str:
@@ -462,16 +468,16 @@ def study_gaps(measurements: bool = True, seed: int = 0) -> pd.DataFrame:
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    reference = reproduction.load_reference(ROOT / "config" / "paper_reference.yaml")
+    reference = comparison.load_reference(ROOT / "config" / "paper_reference.yaml")
     frames, measured = {}, {}
     for name in STUDY_RECIPES:
         methods = ({"bp", "dfa", "frozen", "fa"} if name == "default"
                    else {"fa"} if name.startswith("fa_") else {"dfa", "frozen"})
         runs, layers, nulls, m = study_tables(rng, methods)
-        frames[name] = reproduction.compare(reference, runs, layers, nulls)
-        measured.update(reproduction.measured_comparisons(reference, m, name))
+        frames[name] = comparison.compare(reference, runs, layers, nulls)
+        measured.update(comparison.measured_comparisons(reference, m, name))
     kinds = {n: "open" if i % 2 else "departs" for i, n in enumerate(STUDY_RECIPES)}
-    return reproduction.gap_table({**frames, **(measured if measurements else {})}, kinds)
+    return gap_table.gap_table({**frames, **(measured if measurements else {})}, kinds)
 
 
 @pytest.fixture(scope="module")
@@ -489,12 +495,12 @@ def gap_figures():
 
 def test_the_study_gap_table_has_the_papers_numbers_and_every_measurement():
     gaps = study_gaps()
-    grid = reproduction.gap_grid(gaps)
+    grid = gap_table.gap_grid(gaps)
     sets = grid.index.get_level_values(0).value_counts()
     assert list(grid.columns) == STUDY_RECIPES and sets["reported"] == 26
     assert set(sets.index) == {"reported", *STUDY_MEASUREMENTS[1:]}
     assert sets["mixed_n"] == 18 and sets["eps_cos_b128"] == 14  # ‖h_L‖ rows: 4 runs
-    assert reproduction.has_measured(gaps) and not reproduction.has_measured(study_gaps(False))
+    assert variant_study.has_measured(gaps) and not variant_study.has_measured(study_gaps(False))
     assert len(grid) > 100  # one figure of every row would not fit a page
 
 
@@ -572,7 +578,7 @@ def test_the_gap_map_groups_its_columns_by_kind_in_the_rankings_order():
             ({"ranking": {"primary": "clipped_gap_sum"}},
              ["default", "close", "many", "off", "bad"]),
             ({"exclude_unverified": False}, ["default", "many", "close", "off", "bad"])):
-        rank = reproduction.ranking(gaps, study)
+        rank = variant_study.ranking(gaps, study)
         columns = gap_map.column_order(gaps, study)
         assert list(columns.index) == list(rank.recipe) == expected
         assert list(columns.group) == ["stated", "open", "open", "departs", "departs"]
@@ -603,7 +609,7 @@ def test_every_recipe_kind_has_its_names_on_the_gap_maps():
     a measured column sits in its recipe's group)."""
     from credit_assign.reporting import labels
 
-    kinds = [k for k in reproduction.KINDS if not reproduction.is_measurement(k)]
+    kinds = [k for k in variant_study.KINDS if not variant_study.is_measurement(k)]
     assert list(labels.RECIPE_KINDS) == kinds
     assert all({"figure", "figure_short"} <= set(f) for f in labels.RECIPE_KINDS.values())
 
@@ -612,8 +618,8 @@ def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
     from credit_assign.reporting.figures import gap_measured
 
     gaps, figs = gap_figures
-    rank = reproduction.ranking(gaps)
-    own = [r for r in rank.recipe if reproduction.MEASUREMENT_SEP not in r]
+    rank = variant_study.ranking(gaps)
+    own = [r for r in rank.recipe if comparison.MEASUREMENT_SEP not in r]
     kinds = rank.set_index("recipe").kind[own]
     assert list(kinds) == sorted(kinds, key=["stated", "open", "departs"].index)
     assert _names(figs["fig_variants"].axes[0].get_xticklabels()) == own
@@ -714,23 +720,23 @@ def test_a_measurement_column_keeps_its_recipes_kind_and_the_goal_counts_only_op
     measurements, never with the open ones, and never meets the goal; the goal is checked
     on the stated recipe, the open variants and their measurements, by the same rule."""
     kinds = {"default": "open", "many": "open", "off": "departs"}
-    assert reproduction.recipe_kind("off/eps_cos_b128", kinds) == "departs+measurement"
-    assert reproduction.recipe_kind("many/flat", kinds) == "open+measurement"
-    assert reproduction.recipe_kind("default/flat", kinds) == "stated+measurement"
+    assert variant_study.recipe_kind("off/eps_cos_b128", kinds) == "departs+measurement"
+    assert variant_study.recipe_kind("many/flat", kinds) == "open+measurement"
+    assert variant_study.recipe_kind("default/flat", kinds) == "stated+measurement"
     gaps = hand_gaps({"default": [3.0, 3.0, 3.0, 3.0], "many": [0.5, 0.5, 0.5, 9.0],
                       "off": [3.0, 3.0, 3.0, 3.0], "off/eps": [0.0, 0.0, 0.0, 0.0],
                       "many/eps": [0.5, 0.5, 3.0, 3.0]},
                      {"default": "stated", "many": "open", "off": "departs",
                       "off/eps": "departs+measurement", "many/eps": "open+measurement"})
-    rank = reproduction.ranking(gaps)
-    assert reproduction.best(rank, "open+measurement") == "many/eps"
-    assert reproduction.best(rank, "departs+measurement") == "off/eps"
-    reached = reproduction.goal(rank, {"goal": 3})
+    rank = variant_study.ranking(gaps)
+    assert variant_study.best(rank, "open+measurement") == "many/eps"
+    assert variant_study.best(rank, "departs+measurement") == "off/eps"
+    reached = variant_study.goal(rank, {"goal": 3})
     assert reached["recipe"] == "many" and reached["within"] == 3 and reached["reached"]
-    missed = reproduction.goal(rank, {"goal": 4})  # only the departing off/eps has 4
+    missed = variant_study.goal(rank, {"goal": 4})  # only the departing off/eps has 4
     assert missed["recipe"] == "many" and not missed["reached"]
-    assert "not reached" in reproduction.goal_text(missed)
-    assert reproduction.goal(rank, {}) is None and reproduction.goal_text(None) == ""
+    assert "not reached" in variant_study.goal_text(missed)
+    assert variant_study.goal(rank, {}) is None and variant_study.goal_text(None) == ""
 
 
 def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nearest():
@@ -798,9 +804,7 @@ def test_a_column_is_closest_only_where_it_comes_nearer_the_paper_than_the_defau
 
 def test_a_markdown_table_keeps_its_columns_whatever_a_cell_holds():
     """A variant's description with '|' or a line break stays in its own cell."""
-    from credit_assign.reporting.reproduction import md_table
-
-    text = md_table(["name", "description", "n"], [["v", "lr | schedule\nboth", "3"]])
+    text = render.md_table(["name", "description", "n"], [["v", "lr | schedule\nboth", "3"]])
     header, rule, row = text.splitlines()
     unescaped = [c for c in row.replace("\\|", "").split("|")]
     assert len(unescaped) == len(header.split("|")) and "lr \\| schedule both" in row

@@ -21,9 +21,10 @@ import numpy as np
 import pandas as pd
 
 from credit_assign.infra.results import read_result, write_result
-from credit_assign.reporting import reproduction as rep_io
+from credit_assign.reporting import study as variant_study
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
+from credit_assign.reporting.comparison import MEASUREMENT_SEP
 
 
 def diverged_seeds(sel: pd.DataFrame) -> list[int]:
@@ -131,7 +132,7 @@ def verdict_findings(runs: pd.DataFrame, nulls: pd.DataFrame, penalty: float) ->
 
 def _seed_gaps(row) -> list[float]:
     """A gap-map row's per-seed gaps (tolerance units), finite ones only."""
-    return [g for g in rep_io._seed_map(row.gap_seed).values() if not pd.isna(g)] \
+    return [g for g in variant_study.seed_map(row.gap_seed).values() if not pd.isna(g)] \
         if "gap_seed" in row.index else []
 
 
@@ -201,14 +202,15 @@ def ep_finding(block0: pd.DataFrame) -> dict:
 def gap_findings(gaps: pd.DataFrame, study: dict | None = None) -> dict:
     """The variant study's verdicts: whether any column brings the headline norm within
     tolerance, the goal, the winner's curse and how far the recipes move the norm."""
-    headline = rep_io.headline_rows(gaps)
+    headline = variant_study.headline_rows(gaps)
     own = headline[~headline.inherited.astype(bool)
-                   & ~headline.recipe.str.contains(rep_io.MEASUREMENT_SEP, regex=False)]
+                   & ~headline.recipe.str.contains(MEASUREMENT_SEP, regex=False)]
+    rank = variant_study.ranking(gaps, study)
     return {"headlineverdict": headline_finding(headline[~headline.inherited.astype(bool)]),
-            "goalverdict": {"result": rep_io.goal(rep_io.ranking(gaps, study), study, gaps)},
-            "curseverdict": rep_io.curse_finding(rep_io.holdout(gaps, study)),
-            "normspreadverdict": norm_spread_finding(own[own.kind.isin([rep_io.STATED,
-                                                                        "open"])])}
+            "goalverdict": {"result": variant_study.goal(rank, study, gaps)},
+            "curseverdict": variant_study.curse_finding(variant_study.holdout(gaps, study)),
+            "normspreadverdict": norm_spread_finding(
+                own[own.kind.isin([variant_study.STATED, "open"])])}
 
 
 def ep_block0(by_seed: pd.DataFrame, precision: str) -> pd.DataFrame:

@@ -24,9 +24,10 @@ import pandas as pd
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import findings, labels, render
-from credit_assign.reporting import reproduction as rep_io
+from credit_assign.reporting import study as variant_study
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
+from credit_assign.reporting.comparison import MEASUREMENT_SEP
 from credit_assign.reporting.findings import diverged_seeds, null_test
 from credit_assign.reporting.render import (
     tex_escape,
@@ -180,18 +181,18 @@ VARIANT_KEYS = ("nVariants", "nOpen", "nDeparts", "bestVariant", "bestVariantWit
 
 def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dict[str, str]:
     """The gap map's ranking, by the study's ranking rule (config ``study``,
-    reproduction.ranking, the one ordering): the best ``open`` variant is the headline,
+    study.ranking, the one ordering): the best ``open`` variant is the headline,
     the best ``departs`` variant is named apart; counts with and without unverified
-    numbers; the winner's curse (reproduction.holdout)."""
+    numbers; the winner's curse (study.holdout)."""
     if gaps is None or gaps.empty:
         return dict.fromkeys(VARIANT_KEYS, NOT_RUN) | {"nVariants": "0", "nGapNumbers": "0"}
-    rank = rep_io.ranking(gaps, study)
+    rank = variant_study.ranking(gaps, study)
     by = rank.set_index("recipe")
-    best = rep_io.best(rank, "open") or "default"
-    departs = rep_io.best(rank, "departs")
+    best = variant_study.best(rank, "open") or "default"
+    departs = variant_study.best(rank, "departs")
     counted = gaps[gaps.gap.notna()]
     n_numbers = counted[counted.recipe == "default"].shape[0]
-    headline = rep_io.headline_rows(gaps)
+    headline = variant_study.headline_rows(gaps)
 
     def norm_of(recipe):
         row = headline[headline.recipe == recipe]
@@ -212,7 +213,7 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
     (hl_default, gap_default), (hl_best, gap_best) = norm_of("default"), norm_of(best)
     # the recipes' own runs (not another recipe's inherited, nor a measurement column)
     own = headline[~headline.inherited.astype(bool)
-                   & ~headline.recipe.str.contains(rep_io.MEASUREMENT_SEP, regex=False)]
+                   & ~headline.recipe.str.contains(MEASUREMENT_SEP, regex=False)]
     largest = own.loc[own.ours_mean.idxmax()].recipe if len(own) else None
     (hl_largest, gap_largest), (hl_batch, gap_batch) = (
         norm_of(largest) if largest else (NOT_RUN, NOT_RUN), norm_of("default/one_batch"))
@@ -231,7 +232,7 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
             "nGapNumbers": str(n_numbers),
             "nGapNumbersVerified": str(int(counted[(counted.recipe == "default")
                                                    & counted.verified.astype(bool)].shape[0])),
-            "rankingrule": tex_escape(rep_io.ranking_text(study)),
+            "rankingrule": tex_escape(variant_study.ranking_text(study)),
             "hLDfaZeroDefault": hl_default, "hLDfaZeroBest": hl_best,
             "gapHLDfaZeroDefault": gap_default, "gapHLDfaZeroBest": gap_best,
             "largestRecipe": tex_escape(largest) if largest else NOT_RUN,
@@ -379,7 +380,7 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame, verd
     macros.update(render.phrases("verdicts.tex.j2", verdicts))
     flags = {"hasreference": reproduction is not None and not reproduction.empty,
              "hasvariants": gaps is not None and not gaps.empty,
-             "hasmeasured": rep_io.has_measured(gaps),
+             "hasmeasured": variant_study.has_measured(gaps),
              "hasfa": bool(len(select_runs(runs, "fa", 0.0))),
              "hasep": ep_by_seed is not None and not ep_by_seed.empty,
              "hasprobes": bool(cfg["probes"]["epochs"])}

@@ -1,12 +1,14 @@
 """Findings → pages: one Jinja2 environment over the templates in ``templates/``. A
 template reads named findings and fails loudly on a missing one (StrictUndefined); the
-filters here are the only number formats the templates use.
+filters here are the only number formats the templates use. md_table is
+templates/markdown.j2's table for the pages still written in Python.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import numbers
 from pathlib import Path
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -52,14 +54,6 @@ def sig(x, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-def gap(x) -> str:
-    """A gap in tolerances (or sds), signed to one decimal: +1.4, -0.3; a missing one is
-    an em dash."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    return f"{x:+.1f}"
-
-
 def lam(x) -> str:
     """λ as the pages write it: 0, 1e-4, 1e-2."""
     x = float(x)
@@ -78,6 +72,45 @@ def seeds(values) -> str:
     """Seeds as a list: 1001, 1002 and 1005."""
     values = [str(v) for v in values]
     return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def flag(x) -> bool:
+    """A boolean cell, also as a CSV read back may hold it ("True", "False"); missing is
+    False."""
+    if isinstance(x, str):
+        return x.strip().lower() == "true"
+    return False if x is None or (isinstance(x, float) and math.isnan(x)) else bool(x)
+
+
+# ---- the comparison with the paper (reproduction.md, the variant study) --------------
+def estimate(x, std=None, digits: int = 3) -> str:
+    """One of our numbers beside the paper's: signed to ``digits`` decimals, in scientific
+    notation outside [1e-3, 1e3) (+0.412, 4.10e+05), then ± its sd where one is given; a
+    missing one is an em dash."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    text = f"{x:.2e}" if abs(x) >= 1e3 or (0 < abs(x) < 1e-3) else f"{x:+.{digits}f}"
+    if std is not None and not (isinstance(std, float) and math.isnan(std)):
+        text += f" ± {std:.2e}" if abs(x) >= 1e3 else f" ± {std:.{digits}f}"
+    return text
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, numbers.Real) and math.isnan(x))
+
+
+def gap(x, inherited=False, plain: bool = False) -> str:
+    """A gap in units of the tolerance: +0.3, with ✓ where within (|gap| ≤ 1; not when
+    ``plain``), in parentheses where the number is ``inherited``; missing: an em dash."""
+    text = "—" if _missing(x) else f"{x:+.1f}" + (" ✓" if abs(x) <= 1 and not plain else "")
+    return f"({text})" if inherited and text != "—" else text
+
+
+def gap_sd(x, tighter=False) -> str:
+    """A gap in units of our own sd, † where the tolerance is tighter than that sd
+    (``tighter``: a boolean cell, see flag)."""
+    text = "—" if _missing(x) else f"{x:+.1f}"
+    return text + (" †" if flag(tighter) else "")
 
 
 # ---- TeX -----------------------------------------------------------------------------
@@ -194,8 +227,9 @@ def environment():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              undefined=jinja2.StrictUndefined, autoescape=False,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(num=num, short=short, signed=signed, sci=sci, sig=sig, gap=gap, lam=lam,
+    env.filters.update(num=num, short=short, signed=signed, sci=sci, sig=sig, lam=lam,
                        cell=cell, seeds=seeds, lstrip=lambda text: str(text).lstrip("\n"),
+                       estimate=estimate, gap=gap, gap_sd=gap_sd,
                        tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci, tex_norm=tex_norm,
                        tex_lam=tex_lam)
     return env
@@ -219,3 +253,10 @@ def macro(template: str, name: str):
     """``templates/<template>``'s macro ``name``, as a function returning its text."""
     module = environment().get_template(template).make_module()
     return lambda *args: str(getattr(module, name)(*args))
+
+
+def md_table(header: list, rows: list[list]) -> str:
+    """A Markdown table (templates/markdown.j2): every cell through cell (a '|' escaped, a
+    line break a space), so that text from a config (a variant's description) cannot
+    shift a column."""
+    return macro("markdown.j2", "table")(header, rows)

@@ -16,9 +16,10 @@ from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import findings as found_io
 from credit_assign.reporting import labels, render
-from credit_assign.reporting import reproduction as rep_io
+from credit_assign.reporting import study as variant_study
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
+from credit_assign.reporting.comparison import MEASUREMENT_SEP
 from credit_assign.reporting.findings import null_finding
 
 # the runs whose layer cosines the paper gives (the measured-cosines section scores both)
@@ -77,19 +78,20 @@ def matches_finding(gaps: pd.DataFrame) -> dict:
 
 
 def ranking_finding(gaps: pd.DataFrame, study: dict | None) -> dict:
-    """The study's ranking (reproduction.ranking, the one ordering), each kind apart,
+    """The study's ranking (study.ranking, the one ordering), each kind apart,
     its winners, the goal and the winner's curse held one seed out."""
-    rank = rep_io.ranking(gaps, study)
+    rank = variant_study.ranking(gaps, study)
     keys = ("within", "compared", "within_all", "compared_all", "within_verified",
             "compared_verified")
     return {
         "rows": [{"kind": r.kind, "rank": int(r.rank), "recipe": r.recipe,
                   **{k: int(getattr(r, k)) for k in keys},
                   "clipped_gap_sum": float(r.clipped_gap_sum)}
-                 for r in rank.itertuples() if not rep_io.is_measurement(r.kind)],
-        "best": rep_io.best(rank, "open"), "departs": rep_io.best(rank, "departs"),
-        "rule": rep_io.ranking_text(study), "goal": rep_io.goal_text(rep_io.goal(rank, study, gaps)),
-        "holdout": rep_io.holdout_markdown(rep_io.holdout(gaps, study)).replace("## ", "### ")}
+                 for r in rank.itertuples() if not variant_study.is_measurement(r.kind)],
+        "best": variant_study.best(rank, "open"), "departs": variant_study.best(rank, "departs"),
+        "settings": variant_study.ranking_settings(study),
+        "goal": variant_study.goal(rank, study, gaps),
+        "holdout": variant_study.holdout_data(variant_study.holdout(gaps, study))}
 
 
 def _nearest(group: pd.DataFrame, d) -> dict:
@@ -111,7 +113,7 @@ def misses_finding(gaps: pd.DataFrame) -> list[dict]:
     default = gaps[gaps.recipe == "default"].reset_index(drop=True)
     others = gaps[(gaps.recipe != "default") & ~gaps.inherited.astype(bool)
                   & gaps.gap.notna()]
-    goal = others.kind.isin(rep_io.GOAL_KINDS)
+    goal = others.kind.isin(variant_study.GOAL_KINDS)
     out = []
     for _, d in default.iterrows():
         if pd.isna(d.gap) or abs(d.gap) <= 1:
@@ -119,7 +121,7 @@ def misses_finding(gaps: pd.DataFrame) -> list[dict]:
         out.append({"run": d.run, "metric": d.metric, "paper": d.paper,
                     "verified": str(d.get("verified", True)).lower() == "true",
                     "ours": _x(d.ours_mean), "gap": _x(d.gap), "gap_sd": _x(d.get("gap_sd")),
-                    "tighter": rep_io._flag(d.get("tolerance_below_sd", False)),
+                    "tighter": render.flag(d.get("tolerance_below_sd", False)),
                     "open": _nearest(others[goal], d), "departs": _nearest(others[~goal], d)})
     return out
 
@@ -131,9 +133,9 @@ def _layer_number(metric: str) -> int:
 def _own_headline(gaps: pd.DataFrame) -> pd.DataFrame:
     """The headline ‖h_L‖ rows of the recipes' own runs (not an inherited column, nor a
     measurement of them)."""
-    row = rep_io.headline_rows(gaps)
+    row = variant_study.headline_rows(gaps)
     return row[~row.inherited.astype(bool)
-               & ~row.recipe.str.contains(rep_io.MEASUREMENT_SEP, regex=False)]
+               & ~row.recipe.str.contains(MEASUREMENT_SEP, regex=False)]
 
 
 def measured_cosines_finding(gaps: pd.DataFrame, study: dict | None = None) -> dict | None:
@@ -146,14 +148,14 @@ def measured_cosines_finding(gaps: pd.DataFrame, study: dict | None = None) -> d
     without measurements."""
     layer = gaps[(gaps.run == LAYER_RUNS[0]) & gaps.metric.str.fullmatch(r"cosine l\d+")
                  & gaps.gap.notna()]
-    if layer.empty or not rep_io.has_measured(gaps):
+    if layer.empty or not variant_study.has_measured(gaps):
         return None
     metrics = sorted(layer.metric.unique(), key=_layer_number)
     own = _own_headline(gaps)
     recipes = ["default"]
     if len(own) and (near := own.loc[own.gap.abs().idxmin()].recipe) != "default":
         recipes.append(near)
-    norm = rep_io.headline_rows(gaps).set_index("recipe").ours_mean
+    norm = variant_study.headline_rows(gaps).set_index("recipe").ours_mean
     first = layer[layer.recipe == "default"].set_index("metric")
     rows = []
     for recipe in recipes:
@@ -168,14 +170,14 @@ def measured_cosines_finding(gaps: pd.DataFrame, study: dict | None = None) -> d
     # column is a copy of another's and would only repeat it)
     scored = gaps[gaps.run.isin(LAYER_RUNS) & gaps.metric.str.fullmatch(r"cosine l\d+")
                   & gaps.gap.notna() & ~gaps.inherited.astype(bool)]
-    clip = rep_io.ranking_settings(study)["ranking"]["clip"]
+    clip = variant_study.ranking_settings(study)["ranking"]["clip"]
     counts = scored.assign(ok=scored.gap.abs() <= 1).groupby("recipe").agg(
         ok=("ok", "sum"), n=("ok", "size"), kind=("kind", "first"),
         spread=("gap", lambda g: g.abs().clip(upper=clip).sum()))
     order = counts.sort_values(["ok", "spread"], ascending=[False, True])
     name, best = order.index[0], order.iloc[0]
     own_cols = scored[(scored.run == LAYER_RUNS[0]) & (scored.recipe == name)]
-    by_metric = {r.metric: rep_io._seed_map(r.gap_seed) for r in own_cols.itertuples()}
+    by_metric = {r.metric: variant_study.seed_map(r.gap_seed) for r in own_cols.itertuples()}
     seeds = sorted({s for m in by_metric.values() for s in m}, key=int)
     return {
         "metrics": metrics, "paper": [str(first.paper.get(m, "—")) for m in metrics],
@@ -214,7 +216,7 @@ def norm_finding(runs, layers, epochs, variant_runs: dict, measurements, gaps) -
                 {"norm": _x(by_seed[s].h_L_norm_median),
                  "ratio": _x(float(by_seed[s].h_L_norm_median) / base.get(s, math.nan)),
                  "acc": _x(by_seed[s].test_acc)} if s in by_seed else None for s in seeds]})
-    head = rep_io.headline_rows(gaps)
+    head = variant_study.headline_rows(gaps)
     paper = head[head.recipe == "default"]
     out = {"paper": _x(paper.paper.iloc[0]) if len(paper) else None,
            "layers": [{"layer": int(layer), "h": _x(r.h_norm_median),
@@ -293,7 +295,7 @@ def findings(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFr
     runs, epochs, layers = summary["runs"], summary["epochs"], summary["layers"]
     nulls = summary.get("nulls")
     return {
-        "dataset": info["name"], "has_measured": rep_io.has_measured(gaps),
+        "dataset": info["name"], "has_measured": variant_study.has_measured(gaps),
         "tables": paths.braced([paths.RUNS, paths.EPOCHS, paths.LAYERS, paths.MEASUREMENTS],
                                dataset="<dataset>"),
         "runs": runs_finding(runs, epochs, variant_runs, info, compute),

@@ -23,7 +23,7 @@ from credit_assign.reporting.figures.gap_map import (
     _wide,
     column_order,
 )
-from credit_assign.reporting.reproduction import STATED
+from credit_assign.reporting.study import STATED
 
 # the kinds whose best recipe the figure shows, in its column order, and their names
 KEY_GROUPS = {kind: labels.RECIPE_KINDS[kind]["figure_key"]

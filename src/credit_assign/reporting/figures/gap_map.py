@@ -29,11 +29,11 @@ import seaborn as sns
 
 from credit_assign.reporting import labels
 from credit_assign.reporting.figures import style
-from credit_assign.reporting.reproduction import (
+from credit_assign.reporting.gap_table import gap_grid
+from credit_assign.reporting.render import flag
+from credit_assign.reporting.study import (
     MEASUREMENT,
     STATED,
-    _flag,
-    gap_grid,
     ranking,
     ranking_settings,
     split_recipe,
@@ -118,7 +118,7 @@ def _marked(labels, gaps: pd.DataFrame) -> list[str]:
     if "verified" not in gaps:
         return list(labels)
     unverified = {f"{r}: {m}" for r, m, v in zip(gaps.run, gaps.metric, gaps.verified,
-                                                  strict=True) if not _flag(v)}
+                                                  strict=True) if not flag(v)}
     return [f"{x}{UNVERIFIED}" if x in unverified else x for x in labels]
 
 

@@ -35,7 +35,8 @@ from credit_assign.reporting.figures.gap_map import (
     _marked,
     column_order,
 )
-from credit_assign.reporting.reproduction import gap_grid, has_measured
+from credit_assign.reporting.gap_table import gap_grid
+from credit_assign.reporting.study import has_measured
 
 MEASURED_PAGE_IN = PAGE_IN  # the measured pages, rotated too (four panels a page)
 

@@ -1,0 +1,312 @@
+"""Our results beside the paper's published numbers: results/<dataset>/summary/reproduction.*
+
+Both tables are computed from the same summary tables the figures read; the
+paper's numbers come only from the reference file (config/paper_reference.yaml).
+The page's words are templates/reproduction.md.j2 (its header:
+reproduction_context.md.j2); here are the numbers they are written from.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pandas as pd
+import yaml
+
+from credit_assign.infra import paths
+from credit_assign.infra.files import atomic_write_text
+from credit_assign.infra.results import schema
+from credit_assign.pipeline.configfiles import check_yaml
+from credit_assign.reporting import labels, render
+from credit_assign.reporting import tables as table_io
+from credit_assign.reporting.aggregate import select_runs
+from credit_assign.reporting.render import flag
+
+METRIC_NAMES = labels.names(labels.METRICS, "md")
+
+
+def load_reference(path: str | Path) -> dict:
+    text = Path(path).read_text()
+    check_yaml(text, str(path))  # a duplicate key, a seed spelled 042 (octal)
+    ref = yaml.safe_load(text)
+    ref_schema = schema("reference")
+    try:
+        jsonschema.validate(ref, ref_schema)
+    except jsonschema.ValidationError as err:
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise ValueError(f"{path}: invalid reference file at {where}: {err.message}") from err
+    return ref
+
+
+def _ours(entry: dict, runs, layers, nulls) -> tuple[np.ndarray, str, np.ndarray]:
+    """Our values for one reference entry (one per seed, or per draw for the null), what
+    they are over, and each value's seed."""
+    def pick(df):
+        return select_runs(df, entry["method"], entry["lam"], entry.get("seed"))
+
+    metric = entry["metric"]
+    if metric in ("test_acc", "h_L_norm_median", "deep_cosine"):
+        df = pick(runs)
+        return df[metric].to_numpy(float), "seeds", df.seed.to_numpy()
+    if metric == "cosine":
+        final = pick(runs)[["seed", "final_epoch"]]
+        df = pick(layers).merge(final, left_on=["seed", "epoch"], right_on=["seed", "final_epoch"])
+        df = df[df.layer == entry["layer"]]
+        return df.cosine.to_numpy(float), "seeds", df.seed.to_numpy()
+    feedback = "trained" if metric == "trained_b_deep_cosine" else "fresh"
+    df = pick(nulls)
+    df = df[df.feedback == feedback]
+    return df.deep_cosine.to_numpy(float), ("seeds" if feedback == "trained" else "draws"), \
+        df.seed.to_numpy()
+
+
+def _within(metric: str, ours: float, entry: dict, tolerances: dict):
+    """(ours − paper, within tolerance?, the tolerance as text, the gap in units of the
+    tolerance: |gap| ≤ 1 is within; log10 units for norms)."""
+    tol = tolerances.get(metric, {})
+    if math.isnan(ours):
+        return None, None, "", math.nan
+    if "range" in entry:
+        lo, hi = entry["range"]
+        diff = 0.0 if lo <= ours <= hi else (ours - hi if ours > hi else ours - lo)
+        width = tol.get("abs", 0.0)
+        gap = diff / width if width else math.nan
+        return diff, abs(diff) <= width, f"±{width:g} of range", gap
+    diff = ours - entry["value"]
+    if "log10" in tol:
+        if ours <= 0 or entry["value"] <= 0:
+            return diff, False, f"×10^{tol['log10']:g}", math.nan
+        gap = (math.log10(ours) - math.log10(entry["value"])) / tol["log10"]
+        return diff, abs(gap) <= 1, f"×10^{tol['log10']:g}", gap
+    if "abs" in tol:
+        return diff, abs(diff) <= tol["abs"], f"±{tol['abs']:g}", diff / tol["abs"]
+    return diff, None, "", math.nan
+
+
+def _spread_in_tolerances(metric: str, values: np.ndarray, entry: dict,
+                          tolerances: dict) -> float:
+    """Our seed-to-seed (or draw-to-draw) sd in units of the number's tolerance: the sd
+    of log10 values over the log10 tolerance for norms, sd / abs otherwise. Above 1, the
+    tolerance is tighter than our own spread. NaN with fewer than two values."""
+    tol = tolerances.get(metric, {})
+    if len(values) < 2:
+        return math.nan
+    if "log10" in tol and "range" not in entry:
+        if (values <= 0).any() or not tol["log10"]:
+            return math.nan
+        return float(np.log10(values).std(ddof=1)) / tol["log10"]
+    if tol.get("abs"):
+        return float(values.std(ddof=1)) / tol["abs"]
+    return math.nan
+
+
+def _seed_gaps(entry: dict, values: np.ndarray, seeds: np.ndarray | None,
+               tolerances: dict) -> tuple[str, str]:
+    """The gap on each seed alone, and on every seed but that one (JSON: seed → gap):
+    what the hold-one-seed-out check of the ranking (``holdout``) needs. Empty without
+    seeds or with one seed."""
+    if seeds is None or len(set(seeds.tolist())) < 2:
+        return "{}", "{}"
+    alone, without = {}, {}
+    for s in sorted(set(seeds.tolist())):
+        for out, mask in ((alone, seeds == s), (without, seeds != s)):
+            v = values[mask]
+            gap = _within(entry["metric"], float(v.mean()), entry, tolerances)[3] \
+                if len(v) else math.nan
+            out[str(int(s))] = None if math.isnan(gap) else round(gap, 6)
+    return json.dumps(alone), json.dumps(without)
+
+
+def _row(entry: dict, values: np.ndarray, over: str, tolerances: dict,
+         seeds: np.ndarray | None = None) -> dict:
+    """One compared paper number: our values (per seed or draw) against the entry.
+    ``gap`` is in units of the tolerance; ``gap_sd`` in units of our own sd (ddof = 1,
+    NaN with one value; for norms the log10 difference over the sd of our log10
+    values); ``sd_over_tolerance`` > 1 (``tolerance_below_sd``): the tolerance is
+    tighter than our seed-to-seed spread."""
+    keep = ~np.isnan(values)
+    values = values[keep]
+    seeds = seeds[keep] if seeds is not None else None
+    mean = float(values.mean()) if len(values) else math.nan
+    std = float(values.std(ddof=1)) if len(values) > 1 else math.nan
+    diff, ok, tol, gap = _within(entry["metric"], mean, entry, tolerances)
+    spread = _spread_in_tolerances(entry["metric"], values, entry, tolerances)
+    # the gap over our sd, on the gap's own scale: log10 for norms (log-difference over
+    # the sd of log10 values), linear otherwise (difference over sd) — gap / spread
+    gap_sd = gap / spread if spread > 0 and not math.isnan(gap) else math.nan
+    alone, without = _seed_gaps(entry, values, seeds, tolerances)
+    return {
+        "method": entry["method"], "lam": entry["lam"], "metric": entry["metric"],
+        "layer": entry.get("layer"), "seed": entry.get("seed"),
+        "paper": entry.get("value"), "paper_std": entry.get("std"),
+        "paper_range": entry.get("range"), "ours_mean": mean, "ours_std": std,
+        "ours_n": len(values), "ours_over": over, "difference": diff, "tolerance": tol,
+        "gap": gap, "within_tolerance": ok, "gap_sd": gap_sd,
+        "sd_over_tolerance": spread, "tolerance_below_sd": bool(spread > 1),
+        "verified": bool(entry.get("verified", True)), "note": entry.get("note", ""),
+        "gap_seed": alone, "gap_without_seed": without, "source": entry["source"],
+    }
+
+
+def compare(reference: dict, runs, layers, nulls) -> pd.DataFrame:
+    rows = []
+    for entry in reference["entries"]:
+        values, over, seeds = _ours(entry, runs, layers, nulls)
+        rows.append(_row(entry, values, over, reference["tolerances"], seeds))
+    return pd.DataFrame(rows)
+
+
+# The gap map's columns. A recipe (``default`` or a variant's name) is a column of the
+# numbers its own runs report; ``<recipe>/<measurement>`` is a column of the same recipe's
+# saved models measured another way (credit_assign.science.measurement, no retraining), e.g.
+# ``dfa_no_aug/eps_cos_b128``: dfa_no_aug's models, cosines as torch's cosine_similarity
+# at batch 128.
+MEASUREMENT_SEP = "/"
+# the summary metrics a measurement replaces, and its measurements.csv column
+MEASURED = {"h_L_norm_median": "h_L_norm", "deep_cosine": "deep_cosine"}
+
+
+def _measured_values(entry: dict, m: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+    """One measurement's values (per seed) for a reference entry, and their seeds; None
+    where the measurement does not measure that number (it is then the recipe's own)."""
+    if "seed" in entry:
+        return None
+    if entry["metric"] == "cosine":
+        column = f"cosine_l{entry['layer']}"
+    else:
+        column = MEASURED.get(entry["metric"])
+    if column is None or column not in m or m[column].isna().all():
+        return None
+    df = m[(m.method == entry["method"]) & np.isclose(m.lam, entry["lam"])]
+    return pd.to_numeric(df[column]).to_numpy(float), df.seed.to_numpy()
+
+
+def measured_comparisons(reference: dict, measurements: pd.DataFrame,
+                         recipe: str = "default") -> dict[str, pd.DataFrame]:
+    """One recipe's models measured the other ways (its ``measurements.csv``,
+    credit_assign.science.measurement): a comparison per measurement besides ``stratified``
+    (which is what the recipe's own table reports), named ``<recipe>/<measurement>``. Only the
+    numbers the measurement measures — ‖h_L‖ where it measures it, the deep and per-layer
+    cosines — are remeasured (``remeasured``: True); every other row is "not run" here
+    (ours_n = 0) and so inherited from the recipe's own table in the gap map."""
+    out = {}
+    for name in dict.fromkeys(measurements.measurement):
+        if name == "stratified":
+            continue
+        m = measurements[measurements.measurement == name]
+        rows = []
+        for entry in reference["entries"]:
+            found = _measured_values(entry, m)
+            values, seeds = found if found is not None else (np.array([]), None)
+            row = _row(entry, values, "seeds", reference["tolerances"], seeds)
+            rows.append({**row, "remeasured": found is not None})
+        out[f"{recipe}{MEASUREMENT_SEP}{name}"] = pd.DataFrame(rows)
+    return out
+
+
+def overview(runs, layers, nulls) -> pd.DataFrame:
+    """Every (method, λ) of our run: final accuracy, ‖h_L‖, deep and per-layer cosines, null."""
+    final = layers.merge(runs[["method", "lam", "seed", "final_epoch"]],
+                         left_on=["method", "lam", "seed", "epoch"],
+                         right_on=["method", "lam", "seed", "final_epoch"])
+    rows = []
+    for (method, lam), group in runs.groupby(["method", "lam"]):
+        row = {"method": method, "lam": lam, "seeds": len(group), "epochs": group.epochs.max()}
+        for col in ("test_acc", "h_L_norm_median", "deep_cosine"):
+            row[col] = group[col].mean()
+            row[f"{col}_std"] = group[col].std(ddof=1)
+        per_layer = final[(final.method == method) & (final.lam == lam)]
+        for layer, cos in per_layer.groupby("layer").cosine:
+            row[f"cosine_l{layer}"] = cos.mean()
+        fresh = nulls[(nulls.method == method) & (nulls.lam == lam) & (nulls.feedback == "fresh")]
+        row["fresh_b_mean"] = fresh.deep_cosine.mean() if len(fresh) else math.nan
+        row["fresh_b_std"] = fresh.deep_cosine.std(ddof=1) if len(fresh) > 1 else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def paper_text(r) -> str:
+    """The published number of a comparison row (a range or a value ± std); the row may
+    come from a reproduction.csv read back, where the range is text."""
+    rng = r.paper_range
+    if isinstance(rng, str):
+        rng = yaml.safe_load(rng)
+    if isinstance(rng, list):
+        return f"[{rng[0]:+.2f}, {rng[1]:+.2f}]"
+    return render.estimate(r.paper, r.paper_std if pd.notna(r.paper_std) else None)
+
+
+def row_label(r) -> tuple[str, str]:
+    """(run, metric) of a comparison row as the tables print them."""
+    run = f"{r.method}, λ={r.lam:g}" + (f", seed {int(r.seed)}" if pd.notna(r.seed) else "")
+    metric = METRIC_NAMES.get(r.metric, r.metric) + (
+        f" l{int(r.layer)}" if pd.notna(r.layer) else "")
+    return run, metric
+
+
+def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> str:
+    """reproduction.md (templates/reproduction.md.j2): ``context`` (the header), the counts
+    within tolerance, each paper number beside ours (``comparison``: compare), and every
+    run of ``summary`` (overview)."""
+    rows = [{"run": run, "metric": metric, "paper": paper_text(r), "ours_n": r.ours_n,
+             "ours_mean": r.ours_mean, "ours_std": r.ours_std, "ours_over": r.ours_over,
+             "difference": r.difference, "tolerance": r.tolerance, "gap": r.gap,
+             "gap_sd": r.gap_sd, "tighter": r.tolerance_below_sd,
+             "within": r.within_tolerance, "verified": bool(r.verified)}
+            for r in comparison.itertuples() for run, metric in [row_label(r)]]
+    layers = sorted((c for c in summary.columns if c.startswith("cosine_l")),
+                    key=lambda c: int(c[8:]))
+    runs = [{**s._asdict(), "cosines": [getattr(s, c) for c in layers]}
+            for s in summary.itertuples()]
+    ok = comparison.within_tolerance == True  # noqa: E712
+    cmp = comparison.within_tolerance.notna()
+    ver = comparison.verified.map(flag)
+    counts = {"within": int(ok.sum()), "compared": int(cmp.sum()),
+              "not_run": len(comparison) - int(cmp.sum()),
+              "within_verified": int((ok & ver).sum()),
+              "compared_verified": int((cmp & ver).sum())}
+    unverified = [{"run": run, "metric": metric, "note": r.note}
+                  for r in comparison[~ver].itertuples() if r.note
+                  for run, metric in [row_label(r)]]
+    return render.render("reproduction.md.j2", context=context, counts=counts,
+                         unverified=unverified, rows=rows, runs=runs,
+                         layers=[c[8:] for c in layers])
+
+
+def write(reference_path, runs_csv, layers_csv, nulls_csv, out_csv, out_md,
+          context: str = "", expect: dict | None = None) -> pd.DataFrame:
+    """reproduction.{csv,md} from the summary tables (checked: ``expect`` holds the runs
+    the config asks for, ``runs`` and the DFA ``nulls``)."""
+    reference = load_reference(reference_path)
+    expect = expect or {}
+    runs = table_io.read(runs_csv, "runs", expect.get("runs"))
+    layers = table_io.read(layers_csv, "layers", expect.get("runs"))
+    nulls = table_io.read(nulls_csv, "nulls", expect.get("nulls"))
+    comparison = compare(reference, runs, layers, nulls)
+    table_io.write(comparison, out_csv, "reproduction",
+                 [reference_path, runs_csv, layers_csv, nulls_csv])
+    atomic_write_text(out_md, markdown(comparison, overview(runs, layers, nulls), context))
+    return comparison
+
+
+def context(config: dict, info: dict) -> str:
+    """The header of reproduction.md (templates/reproduction_context.md.j2): what was run,
+    on what data (the data cache's manifest ``info``: the source by file name and sha256,
+    never a machine's path), and what to expect."""
+    t = config["training"]
+    variant = config.get("variant")
+    return render.render(
+        "reproduction_context.md.j2", config=config, training=t,
+        summary=paths.fill(paths.SUMMARY, dataset=config["dataset"]),
+        per_method=[(k, v["epochs"]) for k, v in t.get("per_method", {}).items()
+                    if "epochs" in v],
+        schedule=t.get("schedule"), step=t.get("schedule_step", "batch"), info=info,
+        variant=variant and {"name": variant["name"], "methods": variant["methods"],
+                             "description": variant.get("description", ""),
+                             "overrides": variant["overrides"]},
+        image_folder=info["name"] == "cifar10"
+        and str(info.get("order", "")).startswith("image-folder"))

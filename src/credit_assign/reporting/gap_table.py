@@ -1,0 +1,209 @@
+"""The gap map: every recipe's comparison with the paper, and its models measured other
+ways, as one table (results/<dataset>/summary/variants_gap.csv, what fig_variants draws),
+and the variant study's section of reproduction_variants.md (templates/variants.md.j2).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from credit_assign.infra import paths
+from credit_assign.infra.files import atomic_write_text
+from credit_assign.reporting import render
+from credit_assign.reporting import tables as table_io
+from credit_assign.reporting.comparison import (
+    MEASUREMENT_SEP,
+    load_reference,
+    measured_comparisons,
+    paper_text,
+    row_label,
+)
+from credit_assign.reporting.render import flag
+from credit_assign.reporting.study import (
+    best,
+    holdout,
+    holdout_data,
+    ranking,
+    ranking_settings,
+    recipe_kind,
+    split_recipe,
+)
+
+
+def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = None
+              ) -> pd.DataFrame:
+    """The gap map as a tidy table: one row per (paper number, column), the column's value
+    and ours − paper in units of the tolerance (|gap| ≤ 1: within; NaN: no tolerance).
+    ``tables``: column name → its comparison, ``default`` first; a column is a recipe
+    (its reproduction table) or ``<recipe>/<measurement>`` (measured_comparisons);
+    ``kinds``: variant → ``open`` | ``departs`` (recipe_kind). Each row also carries
+    whether the paper's number is ``verified`` (the reference's flag), the gap in units
+    of our own sd (``gap_sd``), whether the tolerance is tighter than that sd, and the
+    per-seed gaps the hold-one-seed-out check reads.
+
+    A number a column does not measure itself is *inherited*, so every column is judged
+    on the whole table: a recipe variant's number for a method it leaves alone is the
+    default's; a measurement column's number the measurement does not remeasure (test
+    accuracy, the null) is its recipe's own; and a number it remeasures on a method the
+    recipe did not rerun is the default's models measured the same way
+    (``default/<measurement>``). ``inherited_from`` names the source column."""
+    default = tables["default"]
+    labels = [row_label(r) for r in default.itertuples()]
+    rows_of = {}
+    for name, table in tables.items():
+        if [row_label(r) for r in table.itertuples()] != labels:
+            raise ValueError(f"recipe {name!r}: its reproduction table compares other paper "
+                             f"numbers than the default's; rebuild both from one reference")
+        rows_of[name] = list(table.itertuples())
+
+    def source(name: str, i: int) -> str:
+        r = rows_of[name][i]
+        if r.ours_n > 0 or name == "default":
+            return name
+        base, measurement = split_recipe(name)
+        if measurement == "reported":
+            return source("default", i) if rows_of["default"][i].ours_n > 0 else name
+        if getattr(r, "remeasured", False):
+            same = f"default{MEASUREMENT_SEP}{measurement}"
+            if name != same and same in rows_of and rows_of[same][i].ours_n > 0:
+                return same
+            return name
+        return source(base, i) if base in rows_of else source("default", i)
+
+    rows = []
+    for name in tables:
+        base, measurement = split_recipe(name)
+        for i, (run, metric) in enumerate(labels):
+            r = rows_of[name][i]
+            src = rows_of[source(name, i)][i]
+            inherited = source(name, i) != name
+            d = rows_of["default"][i]
+            rows.append({"run": run, "metric": metric, "paper": paper_text(r),
+                         "recipe": name, "kind": recipe_kind(name, kinds),
+                         "base_recipe": base, "measurement": measurement,
+                         "remeasured": bool(getattr(r, "remeasured", True)),
+                         "verified": flag(getattr(d, "verified", True)),
+                         "note": _text(getattr(d, "note", "")),
+                         "ours_mean": src.ours_mean, "ours_std": src.ours_std,
+                         "ours_n": src.ours_n, "gap": src.gap,
+                         "gap_sd": getattr(src, "gap_sd", math.nan),
+                         "tolerance_below_sd": flag(getattr(src, "tolerance_below_sd",
+                                                             False)),
+                         "gap_seed": _text(getattr(src, "gap_seed", "{}")) or "{}",
+                         "gap_without_seed": _text(getattr(src, "gap_without_seed", "{}"))
+                         or "{}",
+                         "inherited": inherited,
+                         "inherited_from": source(name, i) if inherited else ""})
+    out = pd.DataFrame(rows)
+    out["within"] = out.gap.abs() <= 1
+    return out
+
+
+def _text(x) -> str:
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
+
+
+def gap_grid(gaps: pd.DataFrame, column: str = "gap") -> pd.DataFrame:
+    """The gap map laid out for reading: columns are the recipes; rows are the paper
+    numbers as each recipe reports them (``reported``), then one labelled row set per
+    measurement holding only the numbers that measurement remeasures — a cell of the row
+    set ``[eps_cos_b128]`` under ``dfa_no_aug`` is the column ``dfa_no_aug/eps_cos_b128``.
+    Index: (measurement, run, metric); a missing combination is NaN."""
+    recipes = list(dict.fromkeys(gaps.base_recipe))
+    measurements = list(dict.fromkeys(gaps.measurement))
+    keep = (gaps.measurement == "reported") | gaps.remeasured.astype(bool)
+    g = gaps[keep]
+    order = list(dict.fromkeys(zip(g.measurement, g.run, g.metric, strict=True)))
+    order.sort(key=lambda k: measurements.index(k[0]))  # stable: paper order within a set
+    wide = g.pivot_table(index=["measurement", "run", "metric"], columns="base_recipe",
+                         values=column, aggfunc="first", dropna=False)
+    return wide.reindex(index=pd.MultiIndex.from_tuples(order), columns=recipes)
+
+
+def _side(z) -> dict:
+    """A row of the side-by-side table: one column's number."""
+    return {"run": z.run, "metric": z.metric, "paper": z.paper, "verified": flag(z.verified),
+            "ours_n": z.ours_n, "ours_mean": z.ours_mean, "ours_std": z.ours_std,
+            "gap": z.gap, "gap_sd": z.gap_sd, "tighter": z.tolerance_below_sd,
+            "inherited": flag(z.inherited)}
+
+
+def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, dict],
+                      study: dict | None = None) -> str:
+    """The variant study as markdown (templates/variants.md.j2): the ranking (by the
+    study's rule, each kind on its own), the default recipe beside the best ``open``
+    variant, the winner's-curse check, and the whole gap map. ``about``: recipe → {kind,
+    description, methods, seeds}; ``rank``: ranking(gaps, study). '' without a variant."""
+    variants = rank[rank.recipe != "default"]
+    if variants.empty:
+        return ""
+    best_open = best(rank, "open")
+    # no open variant: the first variant of the ranking, named for what it is
+    shown = best_open or variants.recipe.iloc[0]
+    ranked = [{"kind": r.kind, "rank": r.rank, "recipe": r.recipe,
+               "description": a.get("description", ""), "methods": a.get("methods", []),
+               "seeds": a.get("seeds", []), "within": int(r.within),
+               "compared": int(r.compared), "within_all": int(r.within_all),
+               "compared_all": int(r.compared_all), "within_verified": int(r.within_verified),
+               "compared_verified": int(r.compared_verified), "rerun": r.rerun,
+               "clipped_gap_sum": r.clipped_gap_sum}
+              for r in rank.itertuples() for a in [about.get(r.recipe, {})]]
+    default = gaps[gaps.recipe == "default"].itertuples()
+    side = [(_side(x), _side(y)) for x, y in
+            zip(default, gaps[gaps.recipe == shown].itertuples(), strict=True)]
+    # the gap map's cells: each the row of ``gaps`` it shows (NaN: not measured there)
+    grid = gap_grid(gaps.assign(row=range(len(gaps))), "row")
+    cells = [{"measurement": measurement, "run": run, "metric": metric,
+              "cells": [None if pd.isna(i) else {"gap": gaps.gap.iat[int(i)],
+                                                 "inherited": bool(gaps.inherited.iat[int(i)])}
+                        for i in row]}
+             for (measurement, run, metric), row in grid.iterrows()]
+    figures = {name: paths.figure(name, "png") for name in
+               ("fig_variants", "fig_variants_measured", "fig_variants_measured_eps")}
+    return render.macro("variants.md.j2", "variants")({
+        "settings": ranking_settings(study), "figures": figures, "rank": ranked,
+        "best_open": best_open, "shown": shown,
+        "shown_kind": rank.set_index("recipe").kind[shown], "side": side,
+        "curse": holdout_data(holdout(gaps, study)), "columns": list(grid.columns), "grid": cells})
+
+
+def write_gap_map(tables: dict, out_csv, reference_path=None, measurements=None,
+                  default_md=None, out_md=None, about: dict | None = None,
+                  expect: dict | None = None, study: dict | None = None) -> pd.DataFrame:
+    """variants_gap.csv and (``out_md``) the default's reproduction.md followed by the
+    variant study; returns the gap table (what fig_variants draws). ``tables``: recipe →
+    its reproduction.csv, default first; ``measurements``: recipe → its measurements.csv
+    (a single path: the default's), each adding a column ``<recipe>/<measurement>`` per
+    measurement variant. ``expect``: recipe → the runs its measurements.csv must hold;
+    ``study``: config ``study`` (the ranking rule); ``about[name]["kind"]``: each
+    variant's kind."""
+    frames = {name: table_io.read(path, "reproduction") for name, path in tables.items()}
+    about = dict(about or {})
+    if measurements and not isinstance(measurements, dict):
+        measurements = {"default": measurements}
+    if measurements:
+        reference = load_reference(reference_path)
+        column = render.macro("measurements.j2", "column")  # `R`'s models; how M measures
+        for recipe, path in measurements.items():
+            expected = (expect or {}).get(recipe)
+            measured = measured_comparisons(
+                reference, table_io.read(path, "measurements", expected), recipe)
+            frames.update(measured)
+            for name in measured:
+                _, measurement = split_recipe(name)
+                own = about.get(recipe, {})
+                about[name] = {**own, "description": column(recipe, measurement)}
+    gaps = gap_table(frames, {name: a["kind"] for name, a in about.items()
+                              if MEASUREMENT_SEP not in name and "kind" in a})
+    inputs = [*tables.values(), *(measurements or {}).values(), *([reference_path] if
+                                                                 reference_path else [])]
+    # full precision: the notes and the paper format each number once, from this value
+    table_io.write(gaps, out_csv, "variants_gap", inputs)
+    if out_md:
+        text = Path(default_md).read_text().rstrip("\n") + "\n\n"
+        atomic_write_text(out_md, text + variants_markdown(gaps, ranking(gaps, study), about,
+                                                           study))
+    return gaps
