@@ -79,3 +79,38 @@ def test_resources_are_stated_once_in_the_rules_and_the_profiles_only_add_a_clus
                 continue  # a target rule (all, variants, claims): no job of its own
             for key in ("threads:", "mem_mb=", "runtime="):
                 assert key in block, f"{smk.name}: rule {name} does not state {key}"
+
+
+def _english_literals(path: Path, words: int = 6) -> list[str]:
+    """String literals of ``words`` or more words in a module, leaving out docstrings, an
+    error's message (inside a raise, or an exception's or a warning's constructor) and a
+    command line's help."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body \
+                and isinstance(node.body[0], ast.Expr) \
+                and isinstance(node.body[0].value, ast.Constant):
+            skip.add(id(node.body[0].value))
+        called = getattr(getattr(node, "func", None), "id", None) or \
+            getattr(getattr(node, "func", None), "attr", "")
+        if isinstance(node, ast.Raise) or (isinstance(node, ast.Call) and (
+                str(called).endswith(("Error", "Exception", "Warning", "warn"))
+                or called in ("add_argument", "ArgumentParser"))):
+            skip |= {id(sub) for sub in ast.walk(node)}
+    return [n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in skip and len(n.value.split()) >= words]
+
+
+def test_reportings_python_writes_no_english_sentence():
+    """Findings are data, words are templates: outside the label table (labels.py, and
+    the figures' texts it reads), reporting's Python holds no string of six or more
+    words but docstrings, error messages and a command line's help. A page's sentence
+    lives in src/credit_assign/reporting/templates/."""
+    reporting = ROOT / "src" / "credit_assign" / "reporting"
+    found = {str(p.relative_to(reporting)): _english_literals(p)
+             for p in sorted(reporting.rglob("*.py")) if p.name != "labels.py"}
+    assert {k: v for k, v in found.items() if v} == {}

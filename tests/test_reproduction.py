@@ -353,7 +353,7 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     assert (row.loc[1, "within_selected"], row.loc[1, "within_held_out"]) == (1, 2)
     # the kind's mean change, seed 2 held out: lucky 2 → 0, steady 2 → 1
     assert row.loc[2, "mean_drop_of_kind"] == pytest.approx((2 + 1) / 2)
-    text = variant_study.holdout_markdown(out)
+    text = holdout_words(out)
     assert "winner's curse" in text and "held-out seed" in text
     # the table's change is held-out minus selected (seed 2: 2 → 0 is −2), and the
     # sentence reads the direction from the numbers
@@ -373,7 +373,7 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     # recipe merely because the ranking lists it first
     pooled = variant_study.holdout(gaps, {"goal": 1}, variant_study.GOAL_KINDS)
     assert set(pooled.winner) <= {"lucky", "steady"}
-    text = variant_study.goal_text(met)
+    text = goal_words(met)
     assert "best of 3 columns" in text and "held-out seeds" in text
     # the winner rises less than a typical recipe: a less favourable move, named so
     lagged = out.assign(within_held_out=out.within_selected + 1, mean_drop_of_kind=-2.0)
@@ -383,7 +383,17 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
     assert "falls by" in sentence and "inflates its count" in sentence
     # without per-seed gaps there is nothing to estimate, and the page says so
     empty = variant_study.holdout(hand_gaps(DISAGREE, KINDS))
-    assert empty.empty and "not estimated" in variant_study.holdout_markdown(empty)
+    assert empty.empty and "not estimated" in holdout_words(empty)
+
+
+def holdout_words(table) -> str:
+    """The hold-one-seed-out section (templates/variants.md.j2's holdout)."""
+    return render.macro("variants.md.j2", "holdout")(variant_study.holdout_data(table))
+
+
+def goal_words(result) -> str:
+    """The goal's sentence (templates/variants.md.j2's goal)."""
+    return render.macro("variants.md.j2", "goal")(result)
 
 
 def section(name: str, finding) -> str:
@@ -735,8 +745,8 @@ def test_a_measurement_column_keeps_its_recipes_kind_and_the_goal_counts_only_op
     assert reached["recipe"] == "many" and reached["within"] == 3 and reached["reached"]
     missed = variant_study.goal(rank, {"goal": 4})  # only the departing off/eps has 4
     assert missed["recipe"] == "many" and not missed["reached"]
-    assert "not reached" in variant_study.goal_text(missed)
-    assert variant_study.goal(rank, {}) is None and variant_study.goal_text(None) == ""
+    assert "not reached" in goal_words(missed)
+    assert variant_study.goal(rank, {}) is None and goal_words(None) == ""
 
 
 def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nearest():

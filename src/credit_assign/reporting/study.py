@@ -158,11 +158,6 @@ def goal(rank: pd.DataFrame, study: dict | None = None, gaps: pd.DataFrame | Non
     return out
 
 
-def goal_text(result: dict | None) -> str:
-    """The goal check (goal) in a sentence, '' without a goal (templates/variants.md.j2)."""
-    return render.macro("variants.md.j2", "goal")(result)
-
-
 def best(rank: pd.DataFrame, kind: str = "open") -> str | None:
     """The winner of a kind under the ranking (None if the study has none of that kind):
     the headline "best recipe" is the best ``open`` one."""
@@ -230,11 +225,6 @@ def holdout_data(table: pd.DataFrame, kind: str = "open") -> dict:
             for r in table.to_dict("records")]
     return {"kind": kind, "rows": rows, "finding": curse_finding(table, kind),
             "same": bool((table.compared_selected == table.compared_held_out).all())}
-
-
-def holdout_markdown(table: pd.DataFrame, kind: str = "open") -> str:
-    """The hold-one-seed-out check as a paragraph and a table (templates/variants.md.j2)."""
-    return render.macro("variants.md.j2", "holdout")(holdout_data(table, kind))
 
 
 def curse_finding(table: pd.DataFrame, kind: str = "open") -> dict:
