@@ -540,7 +540,7 @@ def test_verdict_low_in_a_settled_seed_is_partial():
 
 
 def test_ep_numbers_label_their_statistics():
-    from credit_assign.reporting.paper import ep_numbers
+    from credit_assign.reporting.paper_ep import ep_numbers
 
     _, _, _, _, seeds = fake_summary()
     n = ep_numbers(seeds, "float32")
@@ -557,7 +557,8 @@ def test_ep_numbers_list_each_seeds_block0_cosine_with_its_flag():
     """The mean over settled seeds may hide a bimodal outcome: the paper also gets block
     0's cosine seed by seed, each named with its settled flag and, when unsettled, the
     value that failed the criterion; every number from the by-seed table."""
-    from credit_assign.reporting.paper import ep_numbers, numbers_tex
+    from credit_assign.reporting.paper import numbers_tex
+    from credit_assign.reporting.paper_ep import ep_numbers
 
     _, _, _, _, seeds = fake_summary()
     n = ep_numbers(seeds, "float32")

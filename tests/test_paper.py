@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from conftest import DISAGREE, KINDS, hand_gaps
 
-from credit_assign.reporting import findings, paper, render, tex_build
+from credit_assign.reporting import findings, paper, paper_study, render, tex_build
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,11 +35,11 @@ def test_the_check_leaves_layout_and_macros_alone():
 
 
 def test_spread_says_mean_std_and_n_or_why_there_is_none():
-    assert paper.spread([0.5, 0.7]) == "$0.600 \\pm 0.141$ ($n{=}2$)"
-    assert paper.spread([0.1], "cosine") == "$+0.100$ ($n{=}1$)"
-    assert paper.spread([4e8, 2e8], "norm").startswith("$3.00 \\times 10^{8}$ (s.d. $1.41")
-    assert paper.spread([]) == paper.NOT_RUN
-    assert paper.spread([math.nan, None]) == "n/a"  # runs exist, the number is undefined
+    assert render.tex_spread([0.5, 0.7]) == "$0.600 \\pm 0.141$ ($n{=}2$)"
+    assert render.tex_spread([0.1], "cosine") == "$+0.100$ ($n{=}1$)"
+    assert render.tex_spread([4e8, 2e8], "norm").startswith("$3.00 \\times 10^{8}$ (s.d. $1.41")
+    assert render.tex_spread([]) == render.NOT_RUN
+    assert render.tex_spread([math.nan, None]) == "n/a"  # runs exist, the number is undefined
 
 
 def test_lambda_in_tex():
@@ -69,7 +69,7 @@ def test_numbers_follow_the_tables_and_flags_follow_the_config():
                                   nulls, findings.verdicts(runs, nulls, 0.01))
     assert macros["accBpZero"] == "$0.590 \\pm 0.014$"  # every seed: n goes unsaid
     assert macros["accDfaZero"] == "$0.300$ ($n{=}1$)"  # one of the two: said
-    assert macros["accFa"] == paper.NOT_RUN and not flags["hasfa"]
+    assert macros["accFa"] == render.NOT_RUN and not flags["hasfa"]
     assert macros["deepcosFrozen"] == "n/a"
     assert "lies above the fresh-$B$ null" in macros["rescueverdict"]
     assert macros["orderingverdict"] == "holds in our runs"
@@ -103,8 +103,8 @@ def test_dfa_at_lambda_zero_is_tested_against_its_own_null_like_the_penalty():
 
 def test_the_papers_winner_is_the_rankings_best_open_variant():
     gaps = hand_gaps(DISAGREE, KINDS).assign(ours_mean=1.0, ours_n=3)
-    by_count = paper.variant_numbers(gaps, {"ranking": {"primary": "within_count"}})
-    by_sum = paper.variant_numbers(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
+    by_count = paper_study.variant_numbers(gaps, {"ranking": {"primary": "within_count"}})
+    by_sum = paper_study.variant_numbers(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
     assert by_count["bestVariant"] == "many" and by_sum["bestVariant"] == "close"
     assert by_count["bestDeparts"] == "off" and by_count["nOpen"] == "2"
     assert by_count["bestVariantWithin"] == "$3$ of $4$"
@@ -198,7 +198,7 @@ def test_the_headline_sentences_follow_the_numbers():
     gaps = hand_gaps(DISAGREE, KINDS).assign(ours_mean=1.0, ours_n=3)
     row = gaps[gaps.recipe == "many"].index[0]
     gaps.loc[row, ["run", "metric", "inherited"]] = ["dfa, λ=0", "median ‖h_L‖", True]
-    out = paper.variant_numbers(gaps, {"ranking": {"primary": "within_count"}})
+    out = paper_study.variant_numbers(gaps, {"ranking": {"primary": "within_count"}})
     assert "does not rerun DFA" in out["hLDfaZeroBest"]
 
 

@@ -357,7 +357,7 @@ NASTY = ["x^^5cinput^^7b^^2fetc^^2fhostname^^7d", "a{b", string.punctuation,
 
 
 def test_tex_escape_leaves_no_markup():
-    from credit_assign.reporting.paper import tex_escape
+    from credit_assign.reporting.render import tex_escape
 
     for name in NASTY:
         escaped = tex_escape(name)

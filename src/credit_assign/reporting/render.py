@@ -11,6 +11,9 @@ import math
 import numbers
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
@@ -180,6 +183,44 @@ def tex_num(x, digits: int = 3) -> str:
 
 
 # ---- TeX numbers (paper/numbers.tex): math mode
+NOT_RUN = "not run"  # a number the config did not produce
+
+
+def tex_spread(values, kind: str = "plain", over: str = "", diverged: list | None = None,
+           full: int | None = None) -> str:
+    """mean ± std over seeds (ddof = 1) and n, in TeX: "not run" when there are no
+    values, "n/a" when the runs exist but the number is not defined for them. ``over``
+    names what n counts where that is not plain seeds ("settled seeds"). ``diverged``:
+    the seeds whose run recorded a non-finite epoch — said after n, never hidden (a
+    non-finite value is left out of the mean, and counted there). ``full``: the seeds
+    the config runs; n is left out where it is all of them (the methods say so once)."""
+    values, diverged = list(values), list(diverged or [])
+    v = np.asarray([x for x in values if x is not None and not pd.isna(x)], dtype=float)
+    finite = v[np.isfinite(v)]
+    note = (f"; diverged: seed{'s' if len(diverged) > 1 else ''} "
+            + ", ".join(f"${s}$" for s in diverged) if diverged else "")
+    if len(finite) < len(v) and not diverged:
+        note = f"; ${len(v) - len(finite)}$ not finite"
+    if len(finite) == 0:
+        if diverged or len(v):
+            return f"diverged ($n{{=}}0$ of ${len(values)}$" + note + ")"
+        return "n/a" if values else NOT_RUN
+    v = finite
+    mean = float(v.mean())
+    std = float(v.std(ddof=1)) if len(v) > 1 else None
+    if kind == "norm":
+        text = tex_norm(mean)
+        if std is not None:
+            text += " (s.d. " + tex_norm(std) + ")"
+    else:
+        fmt = "{:+.3f}" if kind == "cosine" else "{:.3f}"
+        text = "$" + fmt.format(mean) + (f" \\pm {std:.3f}" if std is not None else "") + "$"
+    if full is not None and len(v) == full and not over and not note:
+        return text
+    return f"{text} ($n{{=}}{len(v)}$" + (f" {over}" if over else "") + note + ")"
+
+
+
 def tex_sci(x: float, digits: int = 2) -> str:
     """A number in math mode: 0.123, or 1.23 \\times 10^{5} when large or tiny."""
     if x is None or not math.isfinite(x):
@@ -201,6 +242,11 @@ def tex_value(metric: str, x: float) -> str:
     if metric == "h_L_norm_median":
         return tex_sci(x)
     return f"${x:+.3f}$" if "cosine" in metric else f"${x:.3f}$"
+
+
+def tex_cosine(x: float) -> str:
+    """A cosine signed to three decimals in math mode; a non-finite one as tex_sci has it."""
+    return tex_value("cosine", x) if x is not None and math.isfinite(x) else tex_sci(x)
 
 
 def tex_lam(lam: float) -> str:
@@ -231,7 +277,7 @@ def environment():
                        cell=cell, seeds=seeds, lstrip=lambda text: str(text).lstrip("\n"),
                        estimate=estimate, gap=gap, gap_sd=gap_sd,
                        tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci, tex_norm=tex_norm,
-                       tex_lam=tex_lam)
+                       tex_lam=tex_lam, tex_cosine=tex_cosine)
     return env
 
 
