@@ -2,9 +2,15 @@
 (``md``) and its TeX form (``tex``), or where a figure draws it, its forms there
 (``figure``, ...). Tables and findings keep the keys (a metric's column name, a
 dataset's config name, a seed set's name in config/claims.yaml, a recipe's kind); the
-names are applied when a page or a figure is drawn."""
+names are applied when a page or a figure is drawn. The figures' own words (titles, keys,
+annotations) are data too: figure_text.yaml beside this module (:func:`figure_text`)."""
 
 from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+import yaml
 
 DATASETS = {
     "cifar10": {"md": "CIFAR-10", "tex": "CIFAR-10"},
@@ -45,3 +51,16 @@ RECIPE_KINDS = {
 def names(table: dict[str, dict[str, str]], form: str) -> dict[str, str]:
     """key → its name in ``form`` ("md" or "tex"; a figure's form, e.g. "figure")."""
     return {key: forms[form] for key, forms in table.items()}
+
+
+@cache
+def _figure_texts() -> dict[str, dict[str, str]]:
+    # found through importlib.resources: from a checkout, an editable or a wheel install
+    text = resources.files("credit_assign").joinpath("reporting", "figure_text.yaml")
+    return yaml.safe_load(text.read_text(encoding="utf-8"))
+
+
+def figure_text(figure: str) -> dict[str, str]:
+    """A figure module's words (figure_text.yaml): name → text, a ``{name}`` in a text
+    for what the figure fills in when drawn (str.format)."""
+    return dict(_figure_texts()[figure])
