@@ -35,14 +35,18 @@ SEED_SETS = {  # config/claims.yaml's seed sets
 # A recipe's kind (reporting.reproduction.recipe_kind; config/variants.yaml), as the gap
 # maps name a column group: in full over fig_variants' columns (``figure``), short over
 # the measured maps' narrow ones (``figure_short``), and over a column of the paper's
-# figure, which shows the best recipe of each kind but the unlabelled (``figure_key``).
+# figure, which shows the best recipe of each kind but the unlabelled (``figure_key``);
+# what a labelled kind is, as the measured maps' key says it beside its short name
+# (``figure_what``).
 RECIPE_KINDS = {
     "stated": {"figure": "the stated recipe", "figure_short": "stated",
-               "figure_key": "stated recipe"},
+               "figure_key": "stated recipe", "figure_what": "the stated recipe"},
     "open": {"figure": "fills a detail the paper leaves open (best first)",
-             "figure_short": "open", "figure_key": "best open variant"},
+             "figure_short": "open", "figure_key": "best open variant",
+             "figure_what": "fills a detail the paper leaves open"},
     "departs": {"figure": "departs from what the paper states (best first)",
-                "figure_short": "departs", "figure_key": "best departing variant"},
+                "figure_short": "departs", "figure_key": "best departing variant",
+                "figure_what": "departs from what it states"},
     "unlabelled": {"figure": "unlabelled variants (no kind given)",
                    "figure_short": "unlabelled"},
 }
