@@ -17,11 +17,15 @@ DATASETS = {
     "digits": {"md": "the digits data (a quick run)",
                "tex": "the $8 \\times 8$ digits of scikit-learn"},
 }
+# ``figure``: the axis label of every figure that draws the metric (figures.style.LABELS)
 METRICS = {
-    "test_acc": {"md": "test accuracy", "tex": "test acc."},
-    "h_L_norm_median": {"md": "median ‖h_L‖", "tex": "$\\|h_L\\|$"},
-    "deep_cosine": {"md": "deep cosine", "tex": "deep cos"},
-    "cosine": {"md": "cosine", "tex": "cos"},
+    "test_acc": {"md": "test accuracy", "tex": "test acc.", "figure": "test accuracy"},
+    "h_L_norm_median": {"md": "median ‖h_L‖", "tex": "$\\|h_L\\|$",
+                        "figure": r"median $\|h_L\|_2$"},
+    "deep_cosine": {"md": "deep cosine", "tex": "deep cos",
+                    "figure": r"deep cosine to $\partial \mathrm{CE}/\partial h_l$"},
+    "cosine": {"md": "cosine", "tex": "cos",
+               "figure": r"cosine to $\partial \mathrm{CE}/\partial h_l$"},
     "trained_b_deep_cosine": {"md": "deep cosine, trained B", "tex": "deep cos, trained $B$"},
     "fresh_b_deep_cosine_mean": {"md": "deep cosine, fresh-B null",
                                  "tex": "deep cos, fresh $B$"},
