@@ -30,6 +30,7 @@ def test_the_built_wheel_validates_results_with_its_own_schemas_and_finds_its_ru
     names = zipfile.ZipFile(wheel).namelist()
     assert "credit_assign/schemas/result.schema.yaml" in names
     assert "credit_assign/pipeline/rules_catalog.json" in names  # the workflow's rules
+    assert "credit_assign/reporting/figure_text.yaml" in names  # the figures' words
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
                     "--target", str(site), str(wheel)], check=True, capture_output=True)
@@ -45,6 +46,8 @@ import credit_assign.science.rules as rules  # the registry finds its modules in
 print(json.dumps({"rules": list(rules.RULES), "file": rules.__file__}))
 from credit_assign.pipeline import catalog  # its catalogue matches the wheel's rules
 print(json.dumps(list(catalog.methods())))
+from credit_assign.reporting import labels  # the figures' words, from the wheel's data file
+print(json.dumps(labels.figure_text("gap_map")))
 """
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                          text=True, env={"PYTHONPATH": str(site), "PATH": ""}, timeout=120)
@@ -60,3 +63,6 @@ print(json.dumps(list(catalog.methods())))
     assert registry["rules"] == list(RULES)  # the same rules as the checkout's registry
     assert registry["file"].startswith(str(site))
     assert json.loads(out.stdout.splitlines()[3]) == list(RULES)
+    from credit_assign.reporting import labels
+
+    assert json.loads(out.stdout.splitlines()[4]) == labels.figure_text("gap_map")

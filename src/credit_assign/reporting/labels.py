@@ -2,20 +2,30 @@
 (``md``) and its TeX form (``tex``), or where a figure draws it, its forms there
 (``figure``, ...). Tables and findings keep the keys (a metric's column name, a
 dataset's config name, a seed set's name in config/claims.yaml, a recipe's kind); the
-names are applied when a page or a figure is drawn."""
+names are applied when a page or a figure is drawn. The figures' own words (titles, keys,
+annotations) are data too: figure_text.yaml beside this module (:func:`figure_text`)."""
 
 from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+import yaml
 
 DATASETS = {
     "cifar10": {"md": "CIFAR-10", "tex": "CIFAR-10"},
     "digits": {"md": "the digits data (a quick run)",
                "tex": "the $8 \\times 8$ digits of scikit-learn"},
 }
+# ``figure``: the axis label of every figure that draws the metric (figures.style.LABELS)
 METRICS = {
-    "test_acc": {"md": "test accuracy", "tex": "test acc."},
-    "h_L_norm_median": {"md": "median ‖h_L‖", "tex": "$\\|h_L\\|$"},
-    "deep_cosine": {"md": "deep cosine", "tex": "deep cos"},
-    "cosine": {"md": "cosine", "tex": "cos"},
+    "test_acc": {"md": "test accuracy", "tex": "test acc.", "figure": "test accuracy"},
+    "h_L_norm_median": {"md": "median ‖h_L‖", "tex": "$\\|h_L\\|$",
+                        "figure": r"median $\|h_L\|_2$"},
+    "deep_cosine": {"md": "deep cosine", "tex": "deep cos",
+                    "figure": r"deep cosine to $\partial \mathrm{CE}/\partial h_l$"},
+    "cosine": {"md": "cosine", "tex": "cos",
+               "figure": r"cosine to $\partial \mathrm{CE}/\partial h_l$"},
     "trained_b_deep_cosine": {"md": "deep cosine, trained B", "tex": "deep cos, trained $B$"},
     "fresh_b_deep_cosine_mean": {"md": "deep cosine, fresh-B null",
                                  "tex": "deep cos, fresh $B$"},
@@ -26,17 +36,21 @@ SEED_SETS = {  # config/claims.yaml's seed sets
     "ep_fresh": {"md": "the EP probe's fresh seeds", "tex": "EP fresh"},
 }
 
-# A recipe's kind (reporting.reproduction.recipe_kind; config/variants.yaml), as the gap
+# A recipe's kind (reporting.study.recipe_kind; config/variants.yaml), as the gap
 # maps name a column group: in full over fig_variants' columns (``figure``), short over
 # the measured maps' narrow ones (``figure_short``), and over a column of the paper's
-# figure, which shows the best recipe of each kind but the unlabelled (``figure_key``).
+# figure, which shows the best recipe of each kind but the unlabelled (``figure_key``);
+# what a labelled kind is, as the measured maps' key says it beside its short name
+# (``figure_what``).
 RECIPE_KINDS = {
     "stated": {"figure": "the stated recipe", "figure_short": "stated",
-               "figure_key": "stated recipe"},
+               "figure_key": "stated recipe", "figure_what": "the stated recipe"},
     "open": {"figure": "fills a detail the paper leaves open (best first)",
-             "figure_short": "open", "figure_key": "best open variant"},
+             "figure_short": "open", "figure_key": "best open variant",
+             "figure_what": "fills a detail the paper leaves open"},
     "departs": {"figure": "departs from what the paper states (best first)",
-                "figure_short": "departs", "figure_key": "best departing variant"},
+                "figure_short": "departs", "figure_key": "best departing variant",
+                "figure_what": "departs from what it states"},
     "unlabelled": {"figure": "unlabelled variants (no kind given)",
                    "figure_short": "unlabelled"},
 }
@@ -45,3 +59,16 @@ RECIPE_KINDS = {
 def names(table: dict[str, dict[str, str]], form: str) -> dict[str, str]:
     """key → its name in ``form`` ("md" or "tex"; a figure's form, e.g. "figure")."""
     return {key: forms[form] for key, forms in table.items()}
+
+
+@cache
+def _figure_texts() -> dict[str, dict[str, str]]:
+    # found through importlib.resources: from a checkout, an editable or a wheel install
+    text = resources.files("credit_assign").joinpath("reporting", "figure_text.yaml")
+    return yaml.safe_load(text.read_text(encoding="utf-8"))
+
+
+def figure_text(figure: str) -> dict[str, str]:
+    """A figure module's words (figure_text.yaml): name → text, a ``{name}`` in a text
+    for what the figure fills in when drawn (str.format)."""
+    return dict(_figure_texts()[figure])

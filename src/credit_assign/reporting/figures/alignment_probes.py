@@ -6,8 +6,11 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from credit_assign.reporting import labels
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.figures import style
+
+TEXT = labels.figure_text("alignment_probes")
 
 # what the probes measure beside the learning rules (credit_assign.science.alignment_probes)
 PROBE_NAMES = {"np_sequential": "NP sequential", "np_simultaneous": "NP simultaneous",
@@ -33,12 +36,11 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
     order = [names[r] for r in names if names[r] in set(nets.rule)]
     order += sorted(set(nets.rule) - set(order))
     palette = dict(zip(order, style.PALETTE, strict=False))  # the palette is the longer list
-    title = f"{style.method_label(methods, method)}-trained nets, {style.lam_label(lam)}"
 
     ax = axes[0]
     last = nets[nets.epoch == nets.epoch.max()]
     if last.empty:
-        ax.text(0.5, 0.5, "no probes for these networks", ha="center", transform=ax.transAxes)
+        ax.text(0.5, 0.5, TEXT["no_probes"], ha="center", transform=ax.transAxes)
     else:
         sns.lineplot(data=last, x="layer", y="cosine", hue="rule", hue_order=order,
                      palette=palette, marker="o", errorbar="sd", ax=ax)
@@ -47,9 +49,9 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
         ax.get_legend().remove()
         bottom.legend(handles, labels, frameon=False, loc="outside right center",
                       title="signal", title_fontsize=7)
-    ax.set_title(f"A  per layer, epoch {int(nets.epoch.max()) if len(nets) else '—'}",
+    ax.set_title(TEXT["panel_a"].format(epoch=int(nets.epoch.max()) if len(nets) else "—"),
                  loc="left")
-    ax.set_xlabel("hidden state $h_l$ (0 = embedding)")
+    ax.set_xlabel(TEXT["layer_axis"])
     ax.set_ylabel(style.LABELS["cosine"])
     ax.axhline(0, color="0.5", lw=0.6, ls="--")
 
@@ -58,7 +60,7 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
     if len(deep):
         sns.lineplot(data=deep, x="epoch", y="cosine", hue="rule", hue_order=order,
                      palette=palette, marker="o", errorbar="sd", ax=ax, legend=False)
-    ax.set_title("B  deep cosine across training", loc="left")
+    ax.set_title(TEXT["panel_b"], loc="left")
     ax.set_xlabel(style.LABELS["epoch"])
     ax.set_ylabel(style.LABELS["deep_cosine"])
     ax.axhline(0, color="0.5", lw=0.6, ls="--")
@@ -71,15 +73,17 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
     if len(r):
         sns.barplot(data=r, x="rule", y="ratio", order=r_order, errorbar="sd", ax=ax,
                     color=style.PALETTE[0], edgecolor="black", linewidth=0.5)
-    ax.set_title("C  single-step loss decrease", loc="left")
+    ax.set_title(TEXT["panel_c"], loc="left")
     ax.set_xlabel("")
-    ax.set_ylabel(r"$\Delta L_\mathrm{rule} / \Delta L_\mathrm{SGD}$ (symlog)")
+    ax.set_ylabel(TEXT["ratio_axis"])
     ax.tick_params(axis="x", rotation=20, labelsize=7)
     # unbounded below (a rule with large raw updates overshoots): symmetric-log axis
     ax.set_yscale("symlog", linthresh=1.0)
     ax.axhline(1, color="0.5", lw=0.6, ls=":")
     ax.axhline(0, color="0.5", lw=0.6, ls="--")
-    fig.suptitle(f"Alignment probes — {title}", fontsize=8, x=0.01, ha="left")
+    fig.suptitle(TEXT["title"].format(method=style.method_label(methods, method),
+                                      lam=style.lam_label(lam)),
+                 fontsize=8, x=0.01, ha="left")
     return fig
 
 

@@ -10,13 +10,15 @@ import json
 
 import numpy as np
 
+from credit_assign.reporting import labels
 from credit_assign.reporting.figures import style
 
-# the panels, by the unit of the effect
-GROUPS = (("norm", ("log_ratio", "log_growth"), r"$\log_{10}$ ratio of median $\|h_L\|$"),
-          ("acc", ("diff",), "difference in test accuracy"),
-          ("null", ("null_gap",), "cosine with trained B − fresh-B mean"),
-          ("ep", ("value",), "EP: block 0 cosine to BPTT"))
+TEXT = labels.figure_text("claims")
+# the panels, by the unit of the effect (its axis: TEXT["axis_<panel>"])
+GROUPS = (("norm", ("log_ratio", "log_growth"), TEXT["axis_norm"]),
+          ("acc", ("diff",), TEXT["axis_acc"]),
+          ("null", ("null_gap",), TEXT["axis_null"]),
+          ("ep", ("value",), TEXT["axis_ep"]))
 VERDICT_COLORS = {"holds": "#1b7837", "contradicted": "#b2182b", "undecided": "0.35"}
 # a seed's tick: used (grey), a diverged run (red), an unsettled EP estimate (orange)
 STATUS_COLORS = {"ok": "0.55", "diverged": "#b2182b", "unsettled": "#e08214"}
@@ -93,8 +95,7 @@ def draw(record: dict):
         ax.tick_params(axis="x", labelsize=7)
         ax.grid(axis="y", visible=False)
     level = round(100 * record["decision"]["confidence"])
-    axes[0, 0].set_title(f"verdict seeds: mean, {level} % interval (black); study seeds "
-                         "(grey); each seed (ticks); paper (◇)", fontsize=7, loc="left",
+    axes[0, 0].set_title(TEXT["key"].format(level=level), fontsize=7, loc="left",
                          fontweight="normal")
     fig.tight_layout(h_pad=0.6)
     return fig

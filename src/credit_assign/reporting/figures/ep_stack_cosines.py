@@ -18,9 +18,11 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from credit_assign.reporting import labels
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.figures import style
 
+TEXT = labels.figure_text("ep_stack_cosines")
 PRECISION_ORDER = ("float32", "bfloat16")
 MARKERS = {"float32": "o", "bfloat16": "^"}
 
@@ -131,9 +133,8 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
     low = float(np.nanmin(seeds["cosine"].to_numpy(float)))
     # a band below the lowest dot for the legend and the key, clear of bars and dots
     ax.set_ylim(min(-0.1, low - 0.05) - 0.35, 1.05)
-    ax.set_title(f"A  EP vs BPTT by group, {main} pretraining", loc="left")
-    ax.text(0.99, 0.02, f"{n_seeds} seeds; dot: a seed's mean over batches\n"
-            "(hollow: free phase not settled);\nbar: mean ± sd over settled seeds",
+    ax.set_title(TEXT["panel_a"].format(precision=main), loc="left")
+    ax.text(0.99, 0.02, TEXT["panel_a_key"].format(n_seeds=n_seeds),
             transform=ax.transAxes, ha="right", va="bottom", fontsize=7)
     ax.legend(frameon=False, loc="lower left", title="free phase", fontsize=7,
               title_fontsize=7)
@@ -147,9 +148,9 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
         for limit in sorted(set(b0["max_residual"])):
             ax.axvline(limit, color="0.5", lw=0.6, ls=":")
     ax.set_xscale("log")
-    ax.set_xlabel(r"free-phase residual $\|\varepsilon F(z^*)\| / \|z^*\|$")
+    ax.set_xlabel(TEXT["residual_axis"])
     ax.set_ylabel("block 0 cosine to BPTT")
-    ax.set_title("B  block 0 vs the residual\n(dotted: the criterion's bound)", loc="left")
+    ax.set_title(TEXT["panel_b"], loc="left")
     ax.legend(frameon=False, fontsize=7)
 
     ax = axes[0, 2]
@@ -166,21 +167,19 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
         ax.scatter([sub["step"].max()], [sub["val_loss"].iloc[0]], marker="x", color=color,
                    zorder=3)
     ax.set_xlabel("pretraining step (BPTT)")
-    ax.set_ylabel("train loss (×: val. at end)")
-    ax.set_title("C  pretraining", loc="left")
+    ax.set_ylabel(TEXT["loss_axis"])
+    ax.set_title(TEXT["panel_c"], loc="left")
     if len(runs) <= 8:
         ax.legend(frameon=False, fontsize=7)
 
     b0_seeds = seeds[seeds["group"] == "block0"]
     _paired(axes[1, 0], b0_seeds, "cosine", precisions, colors, free_steps)
-    axes[1, 0].set_ylabel("block 0 cosine to BPTT\n(a seed's mean over batches)")
-    axes[1, 0].set_title("D  block 0, seed by seed\n(bar: mean over settled seeds)",
-                         loc="left")
+    axes[1, 0].set_ylabel(TEXT["seed_cosine_axis"])
+    axes[1, 0].set_title(TEXT["panel_d"], loc="left")
     _paired(axes[1, 1], b0_seeds, "residual", precisions, colors, free_steps)
     axes[1, 1].set_yscale("log")
-    axes[1, 1].set_ylabel("free-phase residual\n(a seed's mean over batches)")
-    axes[1, 1].set_title("E  residual, seed by seed\n(bar: mean over settled seeds)",
-                         loc="left")
+    axes[1, 1].set_ylabel(TEXT["seed_residual_axis"])
+    axes[1, 1].set_title(TEXT["panel_e"], loc="left")
 
     ax = axes[1, 2]
     for (*_, t1), sub in inc[inc["precision"] == main].groupby(
@@ -191,11 +190,9 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
                    edgecolor="black", linewidth=0.4)
     ax.set_xlabel(r"nudged step $t$")
     ax.set_ylabel(r"$\|a_t - a_{t-\Delta}\|$")
-    ax.set_title(f"F  hindsight selection, {main} (dot: kept)", loc="left")
-    fig.suptitle(f"Spring-coupled equilibrium stack ({', '.join(corpora)}): "
-                 "did the tension reach block 0?\nHollow: free phase not settled "
-                 "(ep_stack.settle); bars and means: settled seeds only",
-                 fontsize=8, x=0.01, ha="left")
+    ax.set_title(TEXT["panel_f"].format(precision=main), loc="left")
+    fig.suptitle(TEXT["title"].format(corpora=", ".join(corpora)), fontsize=8, x=0.01,
+                 ha="left")
     return fig
 
 

@@ -25,6 +25,7 @@ from credit_assign.reporting.figures.gap_map import (
 )
 from credit_assign.reporting.study import STATED
 
+TEXT = labels.figure_text("gap_key")
 # the kinds whose best recipe the figure shows, in its column order, and their names
 KEY_GROUPS = {kind: labels.RECIPE_KINDS[kind]["figure_key"]
               for kind in (STATED, "open", "departs")}
@@ -62,8 +63,7 @@ def plot_key(gaps: pd.DataFrame, study: dict | None = None):
     ax.xaxis.tick_top()
     ax.set_yticks(np.arange(len(values)) + 0.5, _marked(values.index, gaps), rotation=0)
     ax.tick_params(axis="both", labelsize=pt, length=0)
-    key = (f"{_count_key(study)}; (grey): inherited from the stated recipe; "
-           f"{UNVERIFIED_KEY}")
+    key = TEXT["key"].format(counts=_count_key(study), unverified=UNVERIFIED_KEY)
     ax.set_xlabel("\n".join(textwrap.wrap(key, 62)), fontsize=pt, loc="left")
     return fig
 

@@ -13,7 +13,7 @@ sidewaysfigure).
 Shared with the paper's figure of the key recipes (gap_key) and the measured maps
 (gap_measured): the cells (``_heatmap``), the row labels and the columns' order and
 groups. In every map the columns are grouped by their kind and ranked within it, as
-credit_assign.reporting.reproduction.ranking orders them (``column_order``): the stated
+credit_assign.reporting.study.ranking orders them (``column_order``): the stated
 recipe, then the variants that fill a detail the paper leaves open, then those that
 depart from what it states, each group best first, under a bracket naming it; a
 measured column keeps its recipe's place. A row whose paper number is not verified (the
@@ -45,7 +45,8 @@ PAGE_IN = (9.4, 5.6)  # fig_variants, rotated: \textheight × 0.9 \textwidth
 MIN_PT = 6.0  # text below this is unreadable in print
 MAX_PT = 7.0
 CLIP = 5.0
-CBAR_LABEL = f"(ours − paper) / tolerance\n(clipped at ±{CLIP:g})"
+TEXT = labels.figure_text("gap_map")  # the words every gap map shares
+CBAR_LABEL = TEXT["colorbar"].format(clip=CLIP)
 
 
 # a column group's name above its columns: in full (fig_variants), or short
@@ -53,7 +54,7 @@ CBAR_LABEL = f"(ours − paper) / tolerance\n(clipped at ±{CLIP:g})"
 GROUPS = labels.names(labels.RECIPE_KINDS, "figure")
 SHORT_GROUPS = labels.names(labels.RECIPE_KINDS, "figure_short")
 UNVERIFIED = " *"
-UNVERIFIED_KEY = "*: unverified target, not a measurement (a placeholder in the authors' script)"
+UNVERIFIED_KEY = TEXT["unverified"]
 
 
 def column_order(gaps: pd.DataFrame, study: dict | None = None) -> pd.DataFrame:
@@ -177,8 +178,7 @@ def _heatmap(ax, values: pd.DataFrame, inherited: pd.DataFrame, pt: float,
 def _count_key(study: dict | None) -> str:
     """What the two counts under each column are, and which one the ranking counts."""
     ranked = "verified" if ranking_settings(study)["exclude_unverified"] else "all"
-    return (f"under each recipe: within tolerance / compared, verified numbers · all "
-            f"numbers (the ranking counts {ranked})")
+    return TEXT["counts"].format(ranked=ranked)
 
 
 def _column_label(name: str, row) -> str:
@@ -189,7 +189,7 @@ def _column_label(name: str, row) -> str:
 
 
 def plot(gaps: pd.DataFrame, study: dict | None = None):
-    """fig_variants. ``gaps``: the tidy gap table (credit_assign.reporting.reproduction.gap_table);
+    """fig_variants. ``gaps``: the tidy gap table (credit_assign.reporting.gap_table.gap_table);
     only its recipes' own numbers are drawn (the measurements: ``plot_measured``);
     ``study``: config ``study`` (the ranking rule the columns are ordered by)."""
     import matplotlib.pyplot as plt
@@ -214,8 +214,7 @@ def plot(gaps: pd.DataFrame, study: dict | None = None):
     ax.tick_params(axis="y", labelsize=pt)
     pad = _mark_groups(ax, list(columns.group[order]), pt, GROUPS,
                        column_pt=(PAGE_IN[0] - 2.6) * 72 / len(order))
-    ax.set_title("Which recipe moves which paper number\n|gap| ≤ 1: within tolerance; "
-                 f"(grey): inherited; {UNVERIFIED_KEY}\n{_count_key(study)}",
+    ax.set_title(TEXT["title"].format(unverified=UNVERIFIED_KEY, counts=_count_key(study)),
                  loc="left", fontsize=max(pt, MAX_PT), pad=pad + 3)
     return fig
 

@@ -20,6 +20,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 
+from credit_assign.reporting import labels
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.figures import style
 from credit_assign.reporting.figures.gap_map import (
@@ -36,9 +37,10 @@ from credit_assign.reporting.figures.gap_map import (
     column_order,
 )
 from credit_assign.reporting.gap_table import gap_grid
-from credit_assign.reporting.study import has_measured
+from credit_assign.reporting.study import STATED, has_measured
 
 MEASURED_PAGE_IN = PAGE_IN  # the measured pages, rotated too (four panels a page)
+TEXT = labels.figure_text("gap_measured")
 
 
 def measured_panels(gaps: pd.DataFrame, column: str = "gap") -> dict[str, pd.DataFrame]:
@@ -106,21 +108,19 @@ def _choose_columns(panels, order) -> tuple[int, float, float, list[list[str]]]:
 
 # the measured map's key: in the spare panel slot (wrapped) or, where no slot is left,
 # KEY under the page's title and the columns' and rows' marks either side of the colour bar
-KEY = ("|gap| ≤ 1: within tolerance; grey text: the default's models measured alike (the "
-       "recipe did not rerun that method); blank: not measured this way")
-MARKS_KEY = ("columns: stated: the stated recipe\nopen: fills a detail the paper leaves open"
-             "\ndeparts: departs from what it states\neach group best first by the ranking",
+KEY = TEXT["key"]
+# the columns' marks: a line for each labelled kind, its short name and what it is
+_KINDS = "\n".join(TEXT["kind"].format(name=SHORT_GROUPS[kind],
+                                       what=labels.RECIPE_KINDS[kind]["figure_what"])
+                   for kind in (STATED, "open", "departs"))
+MARKS_KEY = (TEXT["columns"].format(kinds=_KINDS),
              UNVERIFIED_KEY.replace(", not", ",\nnot").replace(" (", "\n("))
 
 
 # The measured gap map's two pages (one panel per measurement does not fit one page at a
 # readable size): the other images and estimators, and the epsilon cosines.
-MEASURED_FIGURES = {
-    "fig_variants_measured": ("The recipes' models measured another way: other images, "
-                              "other cosines (no retraining)"),
-    "fig_variants_measured_eps": ("The recipes' models measured with an epsilon cosine, "
-                                  "at two batch sizes (no retraining)"),
-}
+MEASURED_FIGURES = {name: TEXT[name]
+                    for name in ("fig_variants_measured", "fig_variants_measured_eps")}
 
 
 def measured_figure_of(measurement: str) -> str:
@@ -147,8 +147,8 @@ def plot_measured(gaps: pd.DataFrame, figure: str = "fig_variants_measured",
     if not values:
         fig, ax = plt.subplots(figsize=(MEASURED_PAGE_IN[0], 1.5))
         ax.set_axis_off()
-        ax.text(0.01, 0.5, f"{MEASURED_FIGURES[figure]}: no measurement of this kind "
-                "remeasured a number (config measurements)", fontsize=MAX_PT, va="center")
+        ax.text(0.01, 0.5, TEXT["none_measured"].format(title=MEASURED_FIGURES[figure]),
+                fontsize=MAX_PT, va="center")
         return fig
     inherited = {m: p.eq(True) for m, p in measured_panels(gaps, "inherited").items()
                  if measured_figure_of(m) == figure}

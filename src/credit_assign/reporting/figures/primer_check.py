@@ -7,7 +7,10 @@ import json
 import numpy as np
 
 from credit_assign.infra.results import validate_result
+from credit_assign.reporting import labels
 from credit_assign.reporting.figures import style
+
+TEXT = labels.figure_text("primer_check")
 
 ESTIMATORS = {
     "one_sided": ("one-sided", "o", "-"),
@@ -37,9 +40,8 @@ def plot(result: dict):
         ax.set_title(f"{kind} MLP", loc="left")
         ax.set_xlabel(r"nudge strength $\beta$")
         ax.legend(frameon=False, loc="lower right")
-    np.atleast_1d(axes)[0].set_ylabel(r"$\|\hat g(\beta) - g_{BP}\| \,/\, \|g_{BP}\|$")
-    fig.suptitle("EP estimate vs backprop (all parameters, float64; dotted: slope 1 and 2)",
-                 fontsize=8, x=0.01, ha="left")
+    np.atleast_1d(axes)[0].set_ylabel(TEXT["error_axis"])
+    fig.suptitle(TEXT["title"], fontsize=8, x=0.01, ha="left")
     return fig
 
 

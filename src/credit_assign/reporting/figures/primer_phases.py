@@ -1,13 +1,21 @@
 """The primer schematic: free phase = inference, nudged phase, the update as a
-difference of two settled states. A drawing (no data); text stays text in the SVG."""
+difference of two settled states. A drawing (no data); text stays text in the SVG, its
+words in figure_text.yaml (labels.figure_text)."""
 
 from __future__ import annotations
 
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
+from credit_assign.reporting import labels
 from credit_assign.reporting.figures import style
 
 INK, MUTED = "0.15", "0.45"
+TEXT = labels.figure_text("primer_phases")  # every word of the drawing
+
+
+def _lines(name: str) -> list[str]:
+    """A text drawn line by line (a box, an arrow or a row each)."""
+    return TEXT[name].splitlines()
 
 
 def _palette():
@@ -43,7 +51,7 @@ class Canvas:
                 self.text(x + 12.5, y, notes[i], 7, MUTED, ha="left")
         for lower, upper in zip(ys[:-1], ys[1:], strict=True):
             self.arrow(x, lower + 3.4, x, upper - 3.4)
-        self.text(x, ys[0] - 9, r"$\mathrm{emb}(x)$", 8)
+        self.text(x, ys[0] - 9, TEXT["input"], 8)
         self.arrow(x, ys[0] - 7.2, x, ys[0] - 3.2)
 
 
@@ -62,48 +70,38 @@ def plot():
 
     # free phase
     fx = 25
-    cv.text(fx, 103, "Free phase (= inference)", 9, weight="bold", color=c["free"])
-    cv.text(fx, 99, r"each layer holds a state $z_l$; settle the energy", 7, MUTED)
-    cv.text(fx, 94, r"$E(z) = \sum_l \frac{1}{2}\,\| z_l - f_l(z_{l-1}) \|^2$", 8)
-    cv.stack(fx - 7, ys, [r"$z_1 = f_1(\mathrm{emb})$", r"$z_2 = f_2(z_1)$",
-                          r"$z_3 = f_3(z_2)$"], c["free"], light["free"],
-             notes=["term = 0"] * 3)
-    cv.text(fx, 43, r"The minimum is exact: $E = 0$ at the", 7)
-    cv.text(fx, 39.5, "forward activations, reached by one", 7)
-    cv.text(fx, 36, "bottom-up pass. Nothing changes at inference.", 7, MUTED)
+    cv.text(fx, 103, TEXT["free_title"], 9, weight="bold", color=c["free"])
+    cv.text(fx, 99, TEXT["free_subtitle"], 7, MUTED)
+    cv.text(fx, 94, TEXT["free_energy"], 8)
+    cv.stack(fx - 7, ys, _lines("free_states"), c["free"], light["free"],
+             notes=[TEXT["free_state_note"]] * 3)
+    for y, line, color in zip((43, 39.5, 36), _lines("free_note"), (INK, INK, MUTED),
+                              strict=True):
+        cv.text(fx, y, line, 7, color)
 
     # nudged phase
     nx = 73
-    cv.text(nx, 103, "Nudged phase (training only)", 9, weight="bold", color=c["nudged"])
-    cv.text(nx, 99, r"add the loss at strength $\beta \ll 1$, settle again", 7, MUTED)
-    cv.text(nx, 94, r"$E(z) + \beta\,\mathrm{CE}(\mathrm{logits}(z_3), y)$", 8)
-    cv.stack(nx - 9, ys, [r"$z_1^\beta = z_1 + d_1$", r"$z_2^\beta = z_2 + d_2$",
-                          r"$z_3^\beta = z_3 + d_3$"], c["nudged"], light["nudged"])
+    cv.text(nx, 103, TEXT["nudged_title"], 9, weight="bold", color=c["nudged"])
+    cv.text(nx, 99, TEXT["nudged_subtitle"], 7, MUTED)
+    cv.text(nx, 94, TEXT["nudged_energy"], 8)
+    cv.stack(nx - 9, ys, _lines("nudged_states"), c["nudged"], light["nudged"])
     cv.arrow(nx + 9, 89.5, nx + 2, 86.2, color=c["pull"], lw=1.4)
-    cv.text(nx + 9.8, 89.5, r"pull $-\beta\,\nabla \mathrm{CE}$", 7, c["pull"], ha="left")
-    cv.text(nx + 9.8, 86.3, "(the label enters", 7, c["pull"], ha="left")
-    cv.text(nx + 9.8, 83.1, "only here)", 7, c["pull"], ha="left")
-    for top, bottom, label in ((80.2, 72.8, r"$d_2 = J_3^\top d_3$"),
-                               (67.2, 59.8, r"$d_1 = J_2^\top d_2$")):
+    for y, line in zip((89.5, 86.3, 83.1), _lines("pull"), strict=True):
+        cv.text(nx + 9.8, y, line, 7, c["pull"], ha="left")
+    for top, bottom, label in zip((80.2, 67.2), (72.8, 59.8), _lines("mismatches"),
+                                  strict=True):
         cv.arrow(nx + 3, top, nx + 3, bottom, color=c["nudged"], lw=1.4)
         cv.text(nx + 4.5, (top + bottom) / 2, label, 7.5, c["nudged"], ha="left")
-    cv.text(nx, 43, r"The top state moves toward lower loss; each", 7)
-    cv.text(nx, 39.5, r"mismatch $d_l$ travels down through the same", 7)
-    cv.text(nx, 36, r"weights ($J^\top$: the transpose a physical", 7, MUTED)
-    cv.text(nx, 32.5, "bidirectional system provides).", 7, MUTED)
+    for y, line, color in zip((43, 39.5, 36, 32.5), _lines("nudged_note"),
+                              (INK, INK, MUTED, MUTED), strict=True):
+        cv.text(nx, y, line, 7, color)
 
     # the update
     cv.box(2, 13.5, 96, 14.5, c["update"], light["update"])
-    cv.text(4, 25.4, "The update: a difference between the two settled states", 8,
-            weight="bold", ha="left", color=c["update"])
-    cv.text(50, 21.6, r"$\hat g = [\,\partial_\theta E(z^\beta) - \partial_\theta E(z^0)\,]"
-            r"\,/\,\beta \;\to\; \partial \mathrm{CE}/\partial\theta$ as $\beta \to 0$"
-            r"$\quad (\partial_\theta E(z^0) = 0$ since $E = 0)$", 7.5)
-    cv.text(50, 18.2, r"per layer: $\Delta\theta_l \propto \langle d_l,\ \partial f_l(z_{l-1})/"
-            r"\partial\theta_l \rangle / \beta$;  error $O(\beta)$, or $O(\beta^2)$ with "
-            r"$\pm\beta$ (below)", 7)
-    cv.text(50, 15, "Each layer learns from its own mismatch: no global backward graph, "
-            "no tape.", 7, MUTED)
+    cv.text(4, 25.4, TEXT["update_title"], 8, weight="bold", ha="left", color=c["update"])
+    cv.text(50, 21.6, TEXT["update_estimate"], 7.5)
+    cv.text(50, 18.2, TEXT["update_per_layer"], 7)
+    cv.text(50, 15, TEXT["update_note"], 7, MUTED)
     return fig
 
 

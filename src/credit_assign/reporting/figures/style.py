@@ -15,20 +15,20 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from credit_assign.reporting import labels  # noqa: E402
+
 PALETTE = sns.color_palette("colorblind")
 # The paper's text width (paper/ms.tex: letter paper, 25 mm margins): a figure drawn at
 # this width is printed at its own size, so its 7-pt text prints at 7 pt.
 TEXT_WIDTH_IN = 6.5
 MIN_FONT_PT = 7
 NULL_COLOR = "0.6"
-# The same quantity carries the same label on every axis.
+# The same quantity carries the same label on every axis: a metric's is its figure form
+# in labels.METRICS.
 LABELS = {
     "epoch": "epoch",
-    "test_acc": "test accuracy",
     "train_loss": "train loss",
-    "h_L_norm_median": r"median $\|h_L\|_2$",
-    "deep_cosine": r"deep cosine to $\partial \mathrm{CE}/\partial h_l$",
-    "cosine": r"cosine to $\partial \mathrm{CE}/\partial h_l$",
+    **{key: forms["figure"] for key, forms in labels.METRICS.items() if "figure" in forms},
 }
 
 
