@@ -374,12 +374,12 @@ def test_the_claims_target_judges_fresh_seeds_beside_the_study(tiny_run):
 
 @needs_tex
 def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tmp_path):
-    """`snakemake paper/ms.pdf` on finished results runs only the paper's three jobs
-    (its numbers, its claims and history, the PDF); the
+    """`snakemake paper/ms.pdf` on finished results runs only the paper's four jobs
+    (the findings, its numbers, its claims and history, the PDF); the
     PDF states a number from runs.csv; a changed value in runs.csv (written as the
-    pipeline writes a table, with its record) rebuilds numbers.tex, the figure and table
-    that read it and the PDF (no training, no aggregation), and the PDF then states the
-    new value. arxiv.tar.gz compiles on its own."""
+    pipeline writes a table, with its record) rebuilds findings.json, numbers.tex, the
+    figure and table that read it and the PDF (no training, no aggregation), and the PDF
+    then states the new value. arxiv.tar.gz compiles on its own."""
     import pandas as pd
 
     from credit_assign.reporting import tables
@@ -388,7 +388,7 @@ def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tm
     shutil.copytree(tiny_run, work, symlinks=True)  # keeps mtimes: nothing else is stale
     first = snakemake(work, "paper/ms.pdf", "--configfile", "config/tiny.yaml")
     ran = {k for k in job_counts(first.stdout + first.stderr) if k != "total"}
-    assert ran == {"paper_numbers", "paper_claims", "paper"}
+    assert ran == {"findings", "paper_numbers", "paper_claims", "paper"}
     runs_csv = work / "results/digits/summary/runs.csv"
     runs = pd.read_csv(runs_csv)
     bp = (runs.method == "bp") & (runs.lam == 0)
@@ -405,8 +405,9 @@ def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tm
     tables.write(runs, runs_csv, "runs", tables.recorded_inputs(runs_csv))
     second = snakemake(work, "paper/ms.pdf", "--configfile", "config/tiny.yaml")
     ran = {k for k in job_counts(second.stdout + second.stderr) if k != "total"}
-    assert {"paper_numbers", "paper"} <= ran
-    assert ran <= {"paper_numbers", "paper", "fig4_penalty_rescue", "reproduction"}, ran
+    assert {"findings", "paper_numbers", "paper"} <= ran
+    assert ran <= {"findings", "paper_numbers", "paper", "fig4_penalty_rescue",
+                   "reproduction"}, ran
     assert "0.777" in pdf_text(work / "paper/ms.pdf")
     assert "Nothing to be done" in snakemake(work, "paper/ms.pdf", "--configfile",
                                              "config/tiny.yaml", "-n").stdout

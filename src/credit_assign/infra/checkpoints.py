@@ -3,34 +3,19 @@ and plain containers, never pickled code."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from credit_assign.infra.files import CorruptFileError, WriteError, _umask_mode, _write_advice
+from credit_assign.infra.files import CorruptFileError, atomic_open
 
 
 def atomic_torch_save(obj: Any, path: str | Path) -> None:
-    """torch.save via a temporary file, fsync'd, then renamed over ``path``: the last
-    good file stays intact when the write fails (a full disk says so, naming the file)."""
+    """torch.save through files.atomic_open: the last good file stays intact when the
+    write fails (a full disk says so, naming the file)."""
     import torch
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.fchmod(fd, _umask_mode())
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as err:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(err, (OSError, RuntimeError)):
-            raise WriteError(_write_advice(path, err)) from err
-        raise
+    with atomic_open(path, "wb", errors=(OSError, RuntimeError)) as fh:
+        torch.save(obj, fh)
 
 
 def load_checkpoint(path: str | Path, what: str, map_location=None) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -53,24 +54,34 @@ def _umask_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write via a temporary file in the same folder, then rename: readers never
-    see a half-written file, and a killed job leaves no file that looks complete."""
+@contextlib.contextmanager
+def atomic_open(path: str | Path, mode: str = "w", errors=(OSError,)):
+    """The one atomic write: a file handle on a temporary file in ``path``'s folder,
+    fsync'd and renamed over ``path`` when the block ends; on an error the temporary file
+    is removed and the previous ``path`` (if any) is intact, so readers never see a
+    half-written file and a killed job leaves none that looks complete. ``errors``: the
+    exceptions reported as a WriteError naming the file (a full disk says so)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, _umask_mode())  # mkstemp makes 0600; results are meant to be shared
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, mode) as fh:
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
-        if isinstance(err, OSError):
+        if isinstance(err, errors):
             raise WriteError(_write_advice(path, err)) from err
         raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """``text`` to ``path`` atomically (atomic_open)."""
+    with atomic_open(path) as fh:
+        fh.write(text)
 
 
 class WriteError(OSError):

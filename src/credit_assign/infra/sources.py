@@ -42,16 +42,12 @@ def _stat_key(st: os.stat_result) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
-def _file_sha256(path: str) -> str:
-    return sha256_file(path)
-
-
 def _content(path: str, files: list[str]) -> str:
     if not os.path.isdir(path):
-        return _file_sha256(path)
+        return sha256_file(path)
     digest = hashlib.sha256()
     for full in files:
-        digest.update(f"{os.path.relpath(full, path)}\0{_file_sha256(full)}\n".encode())
+        digest.update(f"{os.path.relpath(full, path)}\0{sha256_file(full)}\n".encode())
     return digest.hexdigest()
 
 

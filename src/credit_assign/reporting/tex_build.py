@@ -12,6 +12,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+from credit_assign.infra.files import atomic_open
+
 TEX_ENGINES = ("latexmk", "pdflatex")
 TEX_HELP = ("the paper needs latexmk and pdflatex. Install them: Debian/Ubuntu "
             "`apt-get install texlive-latex-base texlive-latex-recommended "
@@ -68,9 +70,8 @@ def build_pdf(tex: str | Path, out_pdf: str | Path) -> Path:
                            f"(latexmk's state in {tex.parent.name}/build/ is cleared: the next "
                            f"build starts clean; if the same error comes back, it is in "
                            f"the sources, or delete {tex.parent.name}/build/)")
-    tmp = Path(out_pdf).with_suffix(".pdf.tmp")
-    shutil.copyfile(built, tmp)
-    os.replace(tmp, out_pdf)
+    with open(built, "rb") as src, atomic_open(out_pdf, "wb") as dst:
+        shutil.copyfileobj(src, dst)
     return log
 
 
@@ -114,8 +115,7 @@ def bundle(tex: str | Path, numbers_files, figures: list[str | Path],
         with open(path, "rb") as f:
             tar.addfile(info, f)
 
-    tmp = Path(str(out) + ".tmp")
-    with open(tmp, "wb") as raw:
+    with atomic_open(out, "wb") as raw:
         with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
                 tarfile.open(fileobj=gz, mode="w") as tar:
             add(tar, tex, Path(tex).name)
@@ -124,7 +124,6 @@ def bundle(tex: str | Path, numbers_files, figures: list[str | Path],
                 add(tar, generated, Path(generated).name)
             for fig in sorted(map(Path, figures)):
                 add(tar, fig, f"figures/{fig.name}")
-    os.replace(tmp, out)
 
 
 # ---- the typed-number check --------------------------------------------------------
