@@ -281,7 +281,7 @@ def test_a_sources_stamp_follows_its_bytes_not_its_mtimes(tmp_path, monkeypatch)
     assert sources.source_digest(tmp_path / "src", cache) == first
     assert sources.source_digest(copy, cache) == first
     # an unchanged listing is answered from the cache without reading a file
-    monkeypatch.setattr(sources, "_file_sha256", lambda path: pytest.fail(f"read {path}"))
+    monkeypatch.setattr(sources, "sha256_file", lambda path: pytest.fail(f"read {path}"))
     assert sources.source_digest(copy, cache) == first
     monkeypatch.undo()
     (folder / "2.png").write_bytes(b"TWO")
