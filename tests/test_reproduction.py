@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from conftest import DISAGREE, KINDS, hand_gaps, needs_tex
 
-from credit_assign.reporting import comparison, gap_table, render
+from credit_assign.reporting import comparison, comparison_page, gap_table, notes_norm, render
 from credit_assign.reporting import study as variant_study
 from credit_assign.reporting.findings import null_finding
 
@@ -281,7 +281,7 @@ def test_the_reference_marks_a_placeholder_unverified_and_the_tables_carry_it():
     table = comparison.compare(ref, *tables())
     assert table.verified.tolist() == [True, True, True, False]
     runs, layers, nulls = tables()
-    text = comparison.markdown(table, comparison.overview(runs.assign(epochs=3), layers,
+    text = comparison_page.markdown(table, comparison_page.overview(runs.assign(epochs=3), layers,
                                                               nulls), "")
     assert "verified targets only" in text and "placeholder" in text
     gaps = gap_table.gap_table({"default": table})
@@ -404,9 +404,8 @@ def section(name: str, finding) -> str:
 
 
 def cosines_text(gaps) -> str:
-    from credit_assign.reporting import reproduction_notes as notes
 
-    return section("measured_cosines_md", notes.measured_cosines_finding(gaps))
+    return section("measured_cosines_md", notes_norm.measured_cosines_finding(gaps))
 
 
 def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_null():
@@ -706,7 +705,6 @@ def test_the_papers_gap_figure_prints_its_text_at_7_pt_in_its_float(gap_figures,
 def test_the_notes_show_each_recipes_norm_per_seed_from_the_configs_seeds():
     """No seed is typed in the notes: the recipes' DFA λ = 0 runs are shown for every
     seed the tables hold, so a bimodal outcome is visible (one seed 10×, one not)."""
-    from credit_assign.reporting import reproduction_notes as notes
 
     def runs(values):
         return pd.DataFrame([{"method": "dfa", "lam": 0.0, "seed": s, "h_L_norm_median": h,
@@ -717,7 +715,7 @@ def test_the_notes_show_each_recipes_norm_per_seed_from_the_configs_seeds():
                             "h_norm_median": 1.0, "branch_norm_median": 2.0} for s in (7, 8)])
     epochs = pd.DataFrame([{"method": "dfa", "lam": 0.0, "seed": s, "epoch": e,
                             "h_L_norm_median": 100.0} for s in (7, 8) for e in (1, 2)])
-    text = section("norm_section", notes.norm_finding(
+    text = section("norm_section", notes_norm.norm_finding(
         default, layers, epochs, {"big": runs({7: 1000.0, 8: 90.0})}, None,
         pd.DataFrame(columns=["run", "metric", "gap", "inherited", "ours_mean", "recipe",
                               "paper"])))
@@ -754,11 +752,10 @@ def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nea
     cosines under every measurement; each column scored on the λ = 0 and λ = 1e-2 layer
     cosines together; the column that puts them all within tolerance when one does, and
     the nearest one (with its misses) when none does."""
-    from credit_assign.reporting import reproduction_notes as notes
 
     gaps = study_gaps()
     cosine = gaps.metric.str.fullmatch(r"cosine l\d+")
-    layer = gaps.run.isin(notes.LAYER_RUNS) & cosine
+    layer = gaps.run.isin(notes_norm.LAYER_RUNS) & cosine
     zero = (gaps.run == "dfa, λ=0") & cosine
     gaps.loc[layer & (gaps.gap.abs() <= 1), "gap"] = 3.0  # no column within anywhere
     text = cosines_text(gaps)
@@ -792,7 +789,7 @@ def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nea
             "`const_lr/eps_cos_b2048`") in text
     assert "No column" not in text
     # without measurement columns there is nothing to set side by side
-    assert notes.measured_cosines_finding(study_gaps(measurements=False)) is None
+    assert notes_norm.measured_cosines_finding(study_gaps(measurements=False)) is None
 
 
 def test_a_column_is_closest_only_where_it_comes_nearer_the_paper_than_the_default():

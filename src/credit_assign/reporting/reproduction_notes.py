@@ -7,7 +7,6 @@ measurement variants); templates/notes.md.j2 writes every word from them.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
@@ -19,24 +18,13 @@ from credit_assign.reporting import labels, render
 from credit_assign.reporting import study as variant_study
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
-from credit_assign.reporting.comparison import MEASUREMENT_SEP
 from credit_assign.reporting.findings import null_finding
-
-# the runs whose layer cosines the paper gives (the measured-cosines section scores both)
-LAYER_RUNS = ("dfa, λ=0", "dfa, λ=0.01")
-
-
-def _x(value) -> float | None:
-    """A number as a finding holds it: a float, None where it is missing or not finite."""
-    if value is None or pd.isna(value):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+from credit_assign.reporting.notes_norm import measured_cosines_finding, norm_finding, plain
 
 
 def _per_seed(runs: pd.DataFrame, column: str = "test_acc") -> list[dict]:
     """A column's value on each seed: a mean beside it hides no outlier."""
-    return [{"seed": int(r.seed), "value": _x(getattr(r, column))}
+    return [{"seed": int(r.seed), "value": plain(getattr(r, column))}
             for r in runs.sort_values("seed").itertuples()]
 
 
@@ -51,10 +39,10 @@ def runs_finding(runs, epochs, variant_runs: dict, info: dict, compute: str = ""
         "no_git": int(all_runs.git_commit.isna().sum()),
         "data": {"source": info["source"], "n_train": info["n_train"],
                  "n_test": info["n_test"], "order": info.get("order", "?")},
-        "jobs": [{"epochs": int(e), "n": len(t), "median": _x(t.median()), "min": _x(t.min()),
-                  "max": _x(t.max())} for e, t in runs.groupby("epochs").total_s],
-        "epoch_s": _x(epochs.train_s.median() + epochs.diagnostics_s.median()),
-        "all": len(all_runs), "core_hours": _x(all_runs.total_s.sum() / 3600),
+        "jobs": [{"epochs": int(e), "n": len(t), "median": plain(t.median()), "min": plain(t.min()),
+                  "max": plain(t.max())} for e, t in runs.groupby("epochs").total_s],
+        "epoch_s": plain(epochs.train_s.median() + epochs.diagnostics_s.median()),
+        "all": len(all_runs), "core_hours": plain(all_runs.total_s.sum() / 3600),
         "compute": compute}
 
 
@@ -72,7 +60,7 @@ def matches_finding(gaps: pd.DataFrame) -> dict:
     return {"within": len(ok), "compared": int(default.gap.notna().sum()),
             "within_verified": int((default.gap.abs() <= 1)[ver].sum()),
             "compared_verified": int(default.gap.notna()[ver].sum()),
-            "rows": [{"run": r.run, "metric": r.metric, "ours": _x(r.ours_mean),
+            "rows": [{"run": r.run, "metric": r.metric, "ours": plain(r.ours_mean),
                       "paper": r.paper, "verified": bool(v), "note": r.note}
                      for r, v in zip(ok.itertuples(), _verified(ok), strict=True)]}
 
@@ -100,7 +88,7 @@ def _nearest(group: pd.DataFrame, d) -> dict:
         return {"nearest": None, "within": []}
     b = same.loc[same.gap.abs().idxmin()]
     # a column is "closest" only where it comes nearer the paper than the default
-    return {"nearest": {"recipe": b.recipe, "ours": _x(b.ours_mean), "gap": _x(b.gap)},
+    return {"nearest": {"recipe": b.recipe, "ours": plain(b.ours_mean), "gap": plain(b.gap)},
             "nearer": bool(abs(b.gap) < abs(d.gap)),
             "within": sorted(same[same.gap.abs() <= 1].recipe)}
 
@@ -120,125 +108,10 @@ def misses_finding(gaps: pd.DataFrame) -> list[dict]:
             continue
         out.append({"run": d.run, "metric": d.metric, "paper": d.paper,
                     "verified": str(d.get("verified", True)).lower() == "true",
-                    "ours": _x(d.ours_mean), "gap": _x(d.gap), "gap_sd": _x(d.get("gap_sd")),
+                    "ours": plain(d.ours_mean), "gap": plain(d.gap),
+                    "gap_sd": plain(d.get("gap_sd")),
                     "tighter": render.flag(d.get("tolerance_below_sd", False)),
                     "open": _nearest(others[goal], d), "departs": _nearest(others[~goal], d)})
-    return out
-
-
-def _layer_number(metric: str) -> int:
-    return int(metric.rsplit("l", 1)[1])
-
-
-def _own_headline(gaps: pd.DataFrame) -> pd.DataFrame:
-    """The headline ‖h_L‖ rows of the recipes' own runs (not an inherited column, nor a
-    measurement of them)."""
-    row = variant_study.headline_rows(gaps)
-    return row[~row.inherited.astype(bool)
-               & ~row.recipe.str.contains(MEASUREMENT_SEP, regex=False)]
-
-
-def measured_cosines_finding(gaps: pd.DataFrame, study: dict | None = None) -> dict | None:
-    """Which measurement comes nearest the paper's λ = 0 layer cosines (a hypothesis the
-    measurement columns test): DFA's λ = 0 layer cosines under each measurement, for the
-    default's models and for the recipe whose own λ = 0 ‖h_L‖ comes nearest the paper's;
-    then the columns that put all of them within tolerance, each scored on the λ = 0 and
-    λ = 1e-2 layer cosines together (one way of measuring must fit both), or the nearest
-    one (most within, then the study's clipped gap sum) with its per-seed gaps. None
-    without measurements."""
-    layer = gaps[(gaps.run == LAYER_RUNS[0]) & gaps.metric.str.fullmatch(r"cosine l\d+")
-                 & gaps.gap.notna()]
-    if layer.empty or not variant_study.has_measured(gaps):
-        return None
-    metrics = sorted(layer.metric.unique(), key=_layer_number)
-    own = _own_headline(gaps)
-    recipes = ["default"]
-    if len(own) and (near := own.loc[own.gap.abs().idxmin()].recipe) != "default":
-        recipes.append(near)
-    norm = variant_study.headline_rows(gaps).set_index("recipe").ours_mean
-    first = layer[layer.recipe == "default"].set_index("metric")
-    rows = []
-    for recipe in recipes:
-        for col in [recipe] + sorted(layer[(layer.base_recipe == recipe)
-                                           & (layer.recipe != recipe)].recipe.unique()):
-            r = layer[layer.recipe == col].set_index("metric")
-            rows.append({"column": col, "kind": str(r.kind.iloc[0]), "norm": _x(norm.get(col)),
-                         "cells": [{"ours": _x(r.ours_mean[m]), "gap": _x(r.gap[m])}
-                                   if m in r.index else None for m in metrics],
-                         "within": int((r.gap.abs() <= 1).sum()), "n": len(r)})
-    # scored over the columns that measured these numbers themselves (an inherited
-    # column is a copy of another's and would only repeat it)
-    scored = gaps[gaps.run.isin(LAYER_RUNS) & gaps.metric.str.fullmatch(r"cosine l\d+")
-                  & gaps.gap.notna() & ~gaps.inherited.astype(bool)]
-    clip = variant_study.ranking_settings(study)["ranking"]["clip"]
-    counts = scored.assign(ok=scored.gap.abs() <= 1).groupby("recipe").agg(
-        ok=("ok", "sum"), n=("ok", "size"), kind=("kind", "first"),
-        spread=("gap", lambda g: g.abs().clip(upper=clip).sum()))
-    order = counts.sort_values(["ok", "spread"], ascending=[False, True])
-    name, best = order.index[0], order.iloc[0]
-    own_cols = scored[(scored.run == LAYER_RUNS[0]) & (scored.recipe == name)]
-    by_metric = {r.metric: variant_study.seed_map(r.gap_seed) for r in own_cols.itertuples()}
-    seeds = sorted({s for m in by_metric.values() for s in m}, key=int)
-    return {
-        "metrics": metrics, "paper": [str(first.paper.get(m, "—")) for m in metrics],
-        "rows": rows, "scored": int(counts.n.max()), "clip": float(clip),
-        "full": [{"column": c, "kind": r.kind} for c, r in counts[counts.ok == counts.n]
-                 .iterrows()],
-        "nearest": {"column": name, "kind": best.kind, "within": int(best.ok), "n": int(best.n),
-                    "misses": [{"run": m.run, "metric": m.metric, "ours": _x(m.ours_mean),
-                                "gap": _x(m.gap)} for m in scored[(scored.recipe == name)
-                                                                 & (scored.gap.abs() > 1)]
-                               .itertuples()]},
-        "columns": len(counts),
-        "per_seed": [{"seed": s, "gaps": [{"layer": m.rsplit(" ", 1)[1], "gap": by_metric[m][s]}
-                                          for m in metrics if s in by_metric.get(m, {})
-                                          and not pd.isna(by_metric[m][s])]}
-                     for s in seeds]}
-
-
-def norm_finding(runs, layers, epochs, variant_runs: dict, measurements, gaps) -> dict:
-    """‖h_L‖ at λ = 0: the paper's number, where ours lives at the final epoch (per
-    layer), its growth over epochs, each recipe's DFA runs per seed (the config's seeds,
-    never a mean that could hide a bimodal outcome), the default's models measured other
-    ways, and the largest λ = 0 norm of any recipe's own runs."""
-    dfa0 = select_runs(runs, "dfa", 0.0)
-    final = select_runs(layers, "dfa", 0.0).merge(dfa0[["seed", "final_epoch"]], on="seed")
-    final = final[final.epoch == final.final_epoch]
-    per_layer = final.groupby("layer")[["h_norm_median", "branch_norm_median"]].median()
-    traj = select_runs(epochs, "dfa", 0.0).groupby("epoch").h_L_norm_median.median()
-    seeds = sorted(int(s) for s in dfa0.seed.unique())
-    base = {int(r.seed): float(r.h_L_norm_median) for r in dfa0.itertuples()}
-    recipes = []
-    for name, vr in [("default", runs), *variant_runs.items()]:
-        by_seed = {int(x.seed): x for x in select_runs(vr, "dfa", 0.0).itertuples()}
-        if by_seed:
-            recipes.append({"recipe": name, "seeds": [
-                {"norm": _x(by_seed[s].h_L_norm_median),
-                 "ratio": _x(float(by_seed[s].h_L_norm_median) / base.get(s, math.nan)),
-                 "acc": _x(by_seed[s].test_acc)} if s in by_seed else None for s in seeds]})
-    head = variant_study.headline_rows(gaps)
-    paper = head[head.recipe == "default"]
-    out = {"paper": _x(paper.paper.iloc[0]) if len(paper) else None,
-           "layers": [{"layer": int(layer), "h": _x(r.h_norm_median),
-                       "branch": _x(r.branch_norm_median)} for layer, r in per_layer.iterrows()],
-           "biggest": int(per_layer.branch_norm_median.idxmax()),
-           "growth": [{"epoch": e, "norm": _x(traj[e])}
-                      for e in (1, 5, 10, 20, int(traj.index.max())) if e in traj.index],
-           "seeds": seeds, "recipes": recipes, "measured": None, "largest": None}
-    if measurements is not None and len(measurements):
-        m = select_runs(measurements, "dfa", 0.0).pivot_table(
-            index="seed", columns="measurement", values="h_L_norm")
-        if {"stratified", "one_batch"} <= set(m.columns):
-            ratio = (m.one_batch / m.stratified).median()
-            out["measured"] = {"one_batch": _x(ratio), "decades": _x(math.log10(ratio)),
-                               "mixed": _x((m.mixed_n / m.stratified).median())
-                               if "mixed_n" in m else None}
-    row = _own_headline(gaps)
-    if len(row):
-        best = row.loc[row.ours_mean.idxmax()]
-        out["largest"] = {"recipe": best.recipe, "kind": best.kind, "ours": _x(best.ours_mean),
-                          "paper": _x(float(best.paper)), "within": bool(abs(best.gap) <= 1),
-                          "decades": math.log10(float(best.paper) / float(best.ours_mean))}
     return out
 
 
@@ -250,13 +123,14 @@ def accuracy_finding(runs, epochs, variant_runs: dict) -> dict:
     if len(traj):
         peak = traj.loc[traj.groupby("seed").test_acc.idxmax()].set_index("seed")
         final = select_runs(runs, "dfa", 0.0).set_index("seed")
-        out["dfa"] = [{"seed": int(seed), "peak": _x(p.test_acc), "epoch": int(p.epoch),
-                       "final": _x(final.test_acc[seed]), "norm": _x(final.h_L_norm_median[seed])}
+        out["dfa"] = [{"seed": int(seed), "peak": plain(p.test_acc), "epoch": int(p.epoch),
+                       "final": plain(final.test_acc[seed]),
+                       "norm": plain(final.h_L_norm_median[seed])}
                       for seed, p in peak.iterrows() if seed in final.index]
 
     def group(sel: pd.DataFrame) -> dict:
-        return {"mean": _x(sel.test_acc.mean()), "n": len(sel), "per_seed": _per_seed(sel),
-                "deep_cosine": _x(sel.deep_cosine.mean())}
+        return {"mean": plain(sel.test_acc.mean()), "n": len(sel), "per_seed": _per_seed(sel),
+                "deep_cosine": plain(sel.deep_cosine.mean())}
 
     fz = select_runs(runs, "frozen", 0.0)
     shallow = variant_runs.get("dfa_shallow")
@@ -268,8 +142,8 @@ def accuracy_finding(runs, epochs, variant_runs: dict) -> dict:
     if len(fa):
         found = {name: select_runs(v, "fa", 0.0) for name, v in variant_runs.items()}
         out["fa"] = {**group(fa), "epochs": int(fa.epochs.max()),
-                     "sd": _x(fa.test_acc.std(ddof=1)) if len(fa) > 1 else None,
-                     "norm": _x(fa.h_L_norm_median.mean()),
+                     "sd": plain(fa.test_acc.std(ddof=1)) if len(fa) > 1 else None,
+                     "norm": plain(fa.h_L_norm_median.mean()),
                      "variants": [{"recipe": name, **group(v)} for name, v in found.items()
                                   if len(v)]}
     return out
