@@ -10,7 +10,7 @@ import pytest
 import torch
 from PIL import Image
 
-from credit_assign.infra import data
+from credit_assign.infra import data, decode
 from credit_assign.science import inputs
 
 
@@ -58,7 +58,7 @@ def test_image_folder_tar_is_decoded_with_sorted_classes(tmp_path):
 
 
 def test_missing_cifar_path_names_the_path(tmp_path):
-    with pytest.raises(data.DataMissingError, match="nowhere/cifar"):
+    with pytest.raises(decode.DataMissingError, match="nowhere/cifar"):
         data.prepare("cifar10", str(tmp_path / "nowhere/cifar"), tmp_path, tmp_path / "c.pt")
 
 
@@ -69,10 +69,10 @@ def test_failed_download_names_the_file_to_fill_and_the_url(tmp_path, monkeypatc
         raise ConnectionError("no network")
 
     monkeypatch.setattr(pooch, "retrieve", offline)
-    with pytest.raises(data.DataMissingError) as err:
-        data.resolve_cifar10("download", tmp_path)
+    with pytest.raises(decode.DataMissingError) as err:
+        decode.resolve_cifar10("download", tmp_path)
     assert str(tmp_path / "cifar-10-python.tar.gz") in str(err.value)
-    assert data.CIFAR10_URL in str(err.value) and data.CIFAR10_MD5 in str(err.value)
+    assert decode.CIFAR10_URL in str(err.value) and decode.CIFAR10_MD5 in str(err.value)
 
 
 def test_crop_flip_outputs_are_shifted_or_mirrored_crops():
@@ -129,18 +129,18 @@ def test_crafted_cifar_archive_is_refused_and_its_payload_never_runs(tmp_path, m
                    {f"cifar-10-batches-py/{n}": blob for n in
                     [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch", "batches.meta"]},
                    mode="w:gz")
-    with pytest.raises(data.DataFormatError, match="not the official CIFAR-10.*md5"):
+    with pytest.raises(decode.DataFormatError, match="not the official CIFAR-10.*md5"):
         data.prepare("cifar10", str(archive), tmp_path, tmp_path / "c.pt")
     # the restricted unpickler refuses it too, should the md5 check ever be bypassed
-    monkeypatch.setattr(data, "_md5", lambda path: data.CIFAR10_MD5)
-    with pytest.raises(data.DataFormatError, match="refused to load .*system"):
+    monkeypatch.setattr(decode, "_md5", lambda path: decode.CIFAR10_MD5)
+    with pytest.raises(decode.DataFormatError, match="refused to load .*system"):
         data.prepare("cifar10", str(archive), tmp_path, tmp_path / "c.pt")
     assert not (tmp_path / "PAYLOAD_RAN").exists()
     assert not (tmp_path / "c.pt").exists()
 
 
 def test_oversized_member_is_refused_unread(tmp_path, monkeypatch):
-    monkeypatch.setattr(data, "MAX_MEMBER_BYTES", 10_000)
+    monkeypatch.setattr(decode, "MAX_MEMBER_BYTES", 10_000)
     big = b"\0" * 300_000  # compresses to a few hundred bytes
     archive = _tar(tmp_path / "bomb.tar.gz", _layout({"c/train/a/huge.png": big}), "w:gz")
     assert archive.stat().st_size < 10_000
@@ -148,17 +148,17 @@ def test_oversized_member_is_refused_unread(tmp_path, monkeypatch):
     real = tarfile.TarFile.extractfile
     monkeypatch.setattr(tarfile.TarFile, "extractfile",
                         lambda self, m: read.append(m.name) or real(self, m))
-    with pytest.raises(data.DataFormatError, match="huge.png is 300000 bytes"):
+    with pytest.raises(decode.DataFormatError, match="huge.png is 300000 bytes"):
         data.prepare("cifar10", str(archive), tmp_path, tmp_path / "c.pt")
     assert read == []  # refused before a byte of any image was read
 
 
 def test_image_claiming_too_many_pixels_is_refused_before_decoding(tmp_path, monkeypatch):
-    monkeypatch.setattr(data, "MAX_IMAGE_PIXELS", 32 * 32)
+    monkeypatch.setattr(decode, "MAX_IMAGE_PIXELS", 32 * 32)
     buf = io.BytesIO()
     Image.new("RGB", (64, 64)).save(buf, format="PNG")
     archive = _tar(tmp_path / "d.tar", _layout({"c/test/b/wide.png": buf.getvalue()}))
-    with pytest.raises(data.DataFormatError, match="wide.png: 64×64 pixels"):
+    with pytest.raises(decode.DataFormatError, match="wide.png: 64×64 pixels"):
         data.prepare("cifar10", str(archive), tmp_path, tmp_path / "c.pt")
 
 
@@ -169,7 +169,7 @@ def test_image_claiming_too_many_pixels_is_refused_before_decoding(tmp_path, mon
 ])
 def test_bad_image_folders_name_the_file_and_the_fix(tmp_path, files, match):
     archive = _tar(tmp_path / "d.tar", files)
-    with pytest.raises(data.DataFormatError, match=match):
+    with pytest.raises(decode.DataFormatError, match=match):
         data.prepare("cifar10", str(archive), tmp_path, tmp_path / "c.pt")
 
 
@@ -180,7 +180,7 @@ def test_images_of_another_size_are_named(tmp_path):
     for name, blob in _layout({"c/train/b/small.png": buf.getvalue()}).items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(blob)
-    with pytest.raises(data.DataFormatError, match=r"small.png is 16×32 pixels but .* 32×32"):
+    with pytest.raises(decode.DataFormatError, match=r"small.png is 16×32 pixels but .* 32×32"):
         data.prepare("cifar10", str(folder), tmp_path, tmp_path / "c.pt")
 
 
@@ -196,7 +196,7 @@ def test_gzipped_image_folder_is_read_and_stray_files_are_listed(tmp_path, caplo
 def test_not_a_tar_is_named(tmp_path):
     bad = tmp_path / "x.tar"
     bad.write_bytes(b"garbage" * 100)
-    with pytest.raises(data.DataFormatError, match="x.tar is not a readable tar archive"):
+    with pytest.raises(decode.DataFormatError, match="x.tar is not a readable tar archive"):
         data.prepare("cifar10", str(bad), tmp_path, tmp_path / "c.pt")
 
 

@@ -159,7 +159,7 @@ def test_a_deleted_cache_reruns_nothing_and_is_rebuilt_by_the_next_reader(cifar_
 def test_a_cache_rebuilt_from_a_changed_source_is_refused(tmp_path):
     """The manifest records the data's digest: a cache rebuilt (after it was deleted)
     from a source whose bytes changed since is an error naming the manifest."""
-    from credit_assign.infra import data
+    from credit_assign.infra import data, decode
 
     folder = image_folder(tmp_path / "images", per_class=2, seed=0)
     cache = tmp_path / "data" / "cifar10.pt"
@@ -167,7 +167,7 @@ def test_a_cache_rebuilt_from_a_changed_source_is_refused(tmp_path):
     assert data.load(cache)["info"]["n_train"] == 6
     cache.unlink()
     image_folder(tmp_path / "images", per_class=3, seed=1)  # the source changes meanwhile
-    with pytest.raises(data.DataFormatError, match="differ from what .*cifar10.json records"):
+    with pytest.raises(decode.DataFormatError, match="differ from what .*cifar10.json records"):
         data.load(cache)
 
 
@@ -543,7 +543,7 @@ def test_every_sweep_empty_is_refused_and_the_tables_stay(cifar_run):
 # ---- data folders stay inside (round three, case 4) ------------------------------------
 @pytest.mark.parametrize("link_to", ["file", "folder"])
 def test_a_symlink_out_of_the_data_folder_is_refused_by_name(tmp_path, link_to):
-    from credit_assign.infra import data
+    from credit_assign.infra import data, decode
 
     folder = image_folder(tmp_path / "images", per_class=2, seed=0)
     outside = image_folder(tmp_path / "elsewhere", per_class=1, seed=1)
@@ -553,7 +553,7 @@ def test_a_symlink_out_of_the_data_folder_is_refused_by_name(tmp_path, link_to):
     else:
         link = folder / "train" / "bird"
         link.symlink_to(outside / "train" / "dog", target_is_directory=True)
-    with pytest.raises(data.DataFormatError, match="is a symbolic link to .*outside the data"):
+    with pytest.raises(decode.DataFormatError, match="is a symbolic link to .*outside the data"):
         data.prepare("cifar10", str(folder), tmp_path, tmp_path / "cache.pt")
 
 

@@ -22,7 +22,8 @@ import torch
 
 from credit_assign.infra import paths
 from credit_assign.infra.checkpoints import atomic_torch_save, load_checkpoint
-from credit_assign.infra.data import DataMissingError, cache_lock, read_current
+from credit_assign.infra.data import cache_lock, read_current
+from credit_assign.infra.decode import DataMissingError
 from credit_assign.infra.files import atomic_write_text, dumps
 
 CORPORA = ("tinyshakespeare", "pydoc")
