@@ -27,7 +27,7 @@ from credit_assign.infra.results import validate_result, write_result
 from credit_assign.infra.resume import ResumeState
 from credit_assign.science import inputs
 from credit_assign.science.alignment_probes import report as probe_report
-from credit_assign.science.build import build, load_trained, load_weights
+from credit_assign.science.assemble import assemble, load_trained, load_weights
 from credit_assign.science.diagnostics import COSINE_EPS, fresh_b_null_cosines
 from credit_assign.science.measurement import measurements
 from credit_assign.science.primer_check import check_primer
@@ -147,7 +147,7 @@ def alignment_probe(snapshots_path, data_path, settings: dict, out,
         raise ValueError(f"{snapshots_path} holds no checkpoints: set probes.epochs in the config")
     reports = []
     for epoch in epochs:
-        model, rule = build(run, info, device)
+        model, rule = assemble(run, info, device)
         load_weights(model, rule, saved["snapshots"][epoch], device)
         reports.append({"epoch": epoch, **probe_report(model, rule, run["method"], x, y,
                                                        settings, seed=run["seed"] * 1000

@@ -8,7 +8,7 @@ milliseconds, no Snakemake started):
 * :mod:`~credit_assign.pipeline.targets` — the runs, the target lists and the tables'
   expected runs;
 * :mod:`~credit_assign.pipeline.params` — each job's parameters (what reruns it);
-* :mod:`~credit_assign.pipeline.configfiles`, :mod:`~credit_assign.pipeline.recipe`,
+* :mod:`~credit_assign.pipeline.configfiles`, :mod:`~credit_assign.pipeline.method_training`,
   :mod:`~credit_assign.pipeline.compute` — the config files as written, a run's training
   recipe, the study's compute.
 

@@ -109,7 +109,7 @@ def check_config_values(config: Config) -> None:
 def check_probe_epochs(config: Config) -> None:
     """probes.epochs names checkpoints every run saves: an epoch past a swept method's
     last would be silently missing from the probe tables and figure."""
-    from credit_assign.pipeline.recipe import method_training
+    from credit_assign.pipeline.method_training import method_training
 
     wanted = config["probes"]["epochs"]
     for method in catalog.methods():

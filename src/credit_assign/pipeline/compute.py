@@ -28,7 +28,7 @@ from pathlib import Path
 
 from credit_assign.infra import paths
 from credit_assign.pipeline.checks import load_config
-from credit_assign.pipeline.recipe import method_training
+from credit_assign.pipeline.method_training import method_training
 from credit_assign.pipeline.targets import (
     claims_ep,
     claims_runs,
@@ -54,7 +54,7 @@ def per_epoch_seconds(estimate: dict) -> dict[str, float]:
 def study_runs(config: dict) -> list[dict]:
     """Every training run the study asks for — the workflow's own (targets.runs of the
     config's dataset and of each variant's) — with its recipe and its epochs (the
-    recipe's training block, per method: recipe.method_training)."""
+    recipe's training block, per method: method_training)."""
     rows = []
     for recipe in ["default", *config["variants"]]:
         variant = None if recipe == "default" else recipe

@@ -13,7 +13,7 @@ from typing import Any
 from credit_assign.infra import paths
 from credit_assign.pipeline import catalog
 from credit_assign.pipeline.checks import LOCAL_COPY
-from credit_assign.pipeline.recipe import method_training
+from credit_assign.pipeline.method_training import method_training
 from credit_assign.pipeline.targets import (
     base_dataset,
     study_seeds,

@@ -24,7 +24,7 @@ from credit_assign.infra import data as datasets
 from credit_assign.infra.provenance import library_digest
 from credit_assign.infra.resume import ResumeState
 from credit_assign.science import inputs
-from credit_assign.science.build import build, load_weights
+from credit_assign.science.assemble import assemble, load_weights
 from credit_assign.science.diagnostics import evaluate
 from credit_assign.science.model import ResidualMLP
 from credit_assign.science.schedule import lr_schedule, param_groups
@@ -103,7 +103,7 @@ def new_state(run: dict[str, Any], info: dict, device, n_batches: int
     """A fresh run: model and rule (seeded), AdamW, the lr schedule and the batch order's
     generator. Returns (state, trainable parameters, whether the schedule steps per batch)."""
     tr = run["training"]
-    model, rule = build(run, info, device)
+    model, rule = assemble(run, info, device)
     params = rule.trainable(model)
     optimizer = adamw(param_groups(params, tr), tr["lr"], tr["weight_decay"])
     generator = torch.Generator().manual_seed(run["seed"])

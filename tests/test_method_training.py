@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from credit_assign.pipeline import recipe
+from credit_assign.pipeline.method_training import method_training
 from credit_assign.science import schedule
 from credit_assign.science.model import ResidualMLP
 
@@ -18,13 +18,13 @@ TRAINING = {"epochs": 3, "batch_size": 128, "lr": 1e-3, "weight_decay": 0.01,
 
 
 def test_per_method_overrides_apply_to_their_method_only():
-    fa, bp = recipe.method_training(TRAINING, "fa"), recipe.method_training(TRAINING, "bp")
+    fa, bp = method_training(TRAINING, "fa"), method_training(TRAINING, "bp")
     assert fa["epochs"] == 100 and bp["epochs"] == 3
-    assert recipe.method_training(TRAINING, "dfa")["lr"] == 3e-3 and bp["lr"] == 1e-3
+    assert method_training(TRAINING, "dfa")["lr"] == 3e-3 and bp["lr"] == 1e-3
     assert "per_method" not in bp
     # keys added after the first results are recorded only when not at their default
     assert "schedule" not in bp and "decay" not in bp
-    slip = recipe.method_training({**TRAINING, "schedule": "constant", "decay": "weights"}, "bp")
+    slip = method_training({**TRAINING, "schedule": "constant", "decay": "weights"}, "bp")
     assert slip["schedule"] == "constant" and slip["decay"] == "weights"
 
 

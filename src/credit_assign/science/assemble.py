@@ -15,7 +15,7 @@ from credit_assign.science.model import ResidualMLP
 from credit_assign.science.rules import feedback_generator, make_rule
 
 
-def build(run: dict[str, Any], info: dict[str, Any], device):
+def assemble(run: dict[str, Any], info: dict[str, Any], device):
     """Model and rule for a run config, seeded: the same config gives the same start."""
     torch.manual_seed(run["seed"])
     in_features = math.prod(info["shape"])
@@ -29,7 +29,7 @@ def build(run: dict[str, Any], info: dict[str, Any], device):
 
 def load_weights(model: ResidualMLP, rule, state: dict, device) -> None:
     """Put saved model and rule state (``state["model"]``, ``state["rule"]``) into a
-    model and rule made by :func:`build`."""
+    model and rule made by :func:`assemble`."""
     model.load_state_dict(state["model"])
     rule.load_state_dict(state["rule"])
     rule.to(device)
@@ -41,6 +41,6 @@ def load_trained(model_path: str | Path, device: str = "auto"):
     evaluate a saved model. Returns (run config, model, rule, torch device)."""
     dev = resolve_device(device, cpu_fallback=True)
     ckpt = load_checkpoint(model_path, "trained model", map_location=dev)
-    model, rule = build(ckpt["run"], ckpt["info"], dev)
+    model, rule = assemble(ckpt["run"], ckpt["info"], dev)
     load_weights(model, rule, ckpt, dev)
     return ckpt["run"], model, rule, dev
