@@ -2,9 +2,9 @@
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.infra.script import snakemake_script  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with snakemake_script(snakemake):
+with snakemake_job(snakemake):
     from credit_assign.reporting.aggregate import write_measurement_table
 
     write_measurement_table(snakemake.input, snakemake.output[0])

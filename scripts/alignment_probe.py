@@ -2,9 +2,9 @@
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.infra.script import snakemake_script  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with snakemake_script(snakemake) as threads:
+with snakemake_job(snakemake) as threads:
     from credit_assign.jobs import alignment_probe
 
     alignment_probe(snakemake.input.snapshots, snakemake.params.cache, snakemake.params.settings,

@@ -3,9 +3,9 @@ import logging
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.infra.script import snakemake_script  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with snakemake_script(snakemake):
+with snakemake_job(snakemake):
     from credit_assign.reporting.tex_build import build_pdf
 
     latexmk_log = build_pdf(snakemake.input.tex, snakemake.output[0])

@@ -3,9 +3,9 @@ each estimate flagged settled or not under config ep_stack.settle."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.infra.script import snakemake_script  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with snakemake_script(snakemake):
+with snakemake_job(snakemake):
     from credit_assign.reporting.ep_stack_summary import write_summary
 
     write_summary(snakemake.input.results, snakemake.input.timings, snakemake.output,

@@ -3,9 +3,9 @@ its manifest."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.infra.script import snakemake_script  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with snakemake_script(snakemake):
+with snakemake_job(snakemake):
     from pathlib import Path
 
     from credit_assign.ep_stack.corpus import prepare_manifest

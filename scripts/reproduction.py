@@ -4,9 +4,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.infra.script import snakemake_script  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with snakemake_script(snakemake):
+with snakemake_job(snakemake):
     from credit_assign.reporting.comparison_page import context, write
 
     i, o = snakemake.input, snakemake.output

@@ -3,9 +3,9 @@ reproduction_variants.md, fig_variants and fig_variants_key."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.infra.script import snakemake_script  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with snakemake_script(snakemake):
+with snakemake_job(snakemake):
     from credit_assign.reporting.figures import gap_key, gap_map
     from credit_assign.reporting.gap_table import write_gap_map
 

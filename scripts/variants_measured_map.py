@@ -4,9 +4,9 @@ measurement; the epsilon cosines on the second page)."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
-from credit_assign.infra.script import snakemake_script  # noqa: E402
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
-with snakemake_script(snakemake):
+with snakemake_job(snakemake):
     from credit_assign.reporting.figures import gap_measured
 
     out = snakemake.output

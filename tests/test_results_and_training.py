@@ -237,14 +237,14 @@ def test_fresh_b_null_differs_from_trained_feedback(tmp_path, digits):
 def test_a_failure_that_repeats_on_retry_says_retrying_cannot_help(tmp_path):
     from types import SimpleNamespace
 
-    from credit_assign.infra.script import snakemake_script
+    from credit_assign.infra.snakejob import snakemake_job
 
     log = tmp_path / "logs" / "train.log"
 
     def attempt(n, error):
         smk = SimpleNamespace(log=[str(log)], threads=1, attempt=n)
         with pytest.raises(type(error)):
-            with snakemake_script(smk):
+            with snakemake_job(smk):
                 raise error
 
     attempt(1, ValueError("bad data in x.png"))
@@ -252,7 +252,7 @@ def test_a_failure_that_repeats_on_retry_says_retrying_cannot_help(tmp_path):
     text = log.read_text()
     assert "attempt 1" in text and "---- attempt 2 of this job ----" in text  # both kept
     assert "failed exactly as the one before" in text
-    with snakemake_script(SimpleNamespace(log=[str(log)], threads=1, attempt=3)):
+    with snakemake_job(SimpleNamespace(log=[str(log)], threads=1, attempt=3)):
         pass
     assert not (tmp_path / "logs" / "train.log.failures").exists()
 
@@ -272,7 +272,7 @@ def test_evaluation_jobs_fall_back_to_the_cpu_where_training_may_not(monkeypatch
 def test_temp_files_of_a_killed_write_are_removed_when_the_job_reruns(tmp_path):
     from types import SimpleNamespace
 
-    from credit_assign.infra.script import snakemake_script
+    from credit_assign.infra.snakejob import snakemake_job
 
     out = tmp_path / "r" / "metrics.json"
     out.parent.mkdir()
@@ -282,7 +282,7 @@ def test_temp_files_of_a_killed_write_are_removed_when_the_job_reruns(tmp_path):
         p.write_text("partial")
     smk = SimpleNamespace(log=[], threads=1, attempt=1, output=[str(out)],
                           params=SimpleNamespace(resume=str(out.parent / "resume.pt")))
-    with snakemake_script(smk):
+    with snakemake_job(smk):
         pass
     assert not any(p.exists() for p in left) and other.exists()
 

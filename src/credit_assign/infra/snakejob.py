@@ -17,11 +17,11 @@ def _job_paths(smk) -> list[str]:
     return paths
 
 
-class snakemake_script:
+class snakemake_job:
     """Context for a Snakemake ``script:`` job: log to the rule's log file, use
     exactly the rule's threads, and record a failure in the log before re-raising.
 
-        with snakemake_script(snakemake) as threads:
+        with snakemake_job(snakemake) as threads:
             ...
     """
 
