@@ -2,7 +2,8 @@
 hand there). The files come in groups, each copied whole or not at all, and every
 problem is named before anything is copied, so a refused publish leaves docs/ as it was:
 
-- ``study``: the variant study's pages, gap map and figures, fig4 and the paper;
+- ``study``: the variant study's pages and the findings they are rendered from, the gap
+  map and figures, fig4 and the paper;
 - ``ep``: the EP stack probe's report, tables and figure (the paper config's corpora only);
 - ``claims``: the claims page, its verdicts and findings, and its figure; and README's
   claims block, rewritten from the findings (templates/readme_claims.md.j2).
@@ -36,6 +37,7 @@ def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
     return {
         "study": [(s(paths.REPRODUCTION_VARIANTS), "reproduction.md"),
                   (s(paths.REPRODUCTION_NOTES), "reproduction-notes.md"),
+                  (s(paths.FINDINGS), "findings.json"),  # what the notes are rendered from
                   (s(paths.REPRODUCTION), "reproduction.csv"),
                   (s(paths.VARIANTS_GAP), "variants_gap.csv"),
                   (paths.figure("fig_variants", "png"), "fig_variants.png"),
