@@ -29,7 +29,7 @@ wildcard_constraints:
 
 
 # every input, params and priority function of a job's wildcards, bound to the config
-per_job = JobFunctions(config, workflow.basedir, dryrun=workflow.dryrun)
+per_job = JobFunctions(config, workflow.basedir, dryrun=lambda: workflow.dryrun)
 
 
 def paper_build_inputs(wildcards):

@@ -7,6 +7,7 @@ config, so that workflow/rules/common.smk holds no function that only forwards.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,12 @@ from credit_assign.pipeline.targets import Config
 class JobFunctions:
     """``JobFunctions(config, basedir, dryrun)``: the config's functions of wildcards.
     ``basedir``: the Snakefile's folder (a file of the workflow itself is found from it
-    wherever Snakemake runs); ``dryrun``: a dry run writes nothing (the digest cache)."""
+    wherever Snakemake runs); ``dryrun``: asked when a job's params are made (Snakemake
+    knows whether the run is a dry one only then, not while it parses the workflow): a
+    dry run writes nothing (the digest cache)."""
 
-    def __init__(self, config: Config, basedir: str | Path, dryrun: bool = False):
+    def __init__(self, config: Config, basedir: str | Path,
+                 dryrun: Callable[[], bool] = lambda: False):
         self.config, self.basedir, self.dryrun = config, Path(basedir), dryrun
 
     def summary(self, pattern: str) -> str:
@@ -48,7 +52,7 @@ class JobFunctions:
 
     def source_stamp(self, w) -> str:
         return params.source_stamp(self.config, w.get("dataset") or w.get("corpus"),
-                                   remember=not self.dryrun)
+                                   remember=not self.dryrun())
 
     # ---- training and the jobs that read a trained model
     def run_config(self, w) -> Config:
