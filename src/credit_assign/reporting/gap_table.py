@@ -18,10 +18,8 @@ from credit_assign.reporting.comparison import (
     MEASUREMENT_SEP,
     load_reference,
     measured_comparisons,
-    paper_text,
-    row_label,
 )
-from credit_assign.reporting.render import flag
+from credit_assign.reporting.render import flag, metric_label, paper_text, run_label
 from credit_assign.reporting.study import (
     best,
     holdout,
@@ -51,10 +49,10 @@ def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = No
     recipe did not rerun is the default's models measured the same way
     (``default/<measurement>``). ``inherited_from`` names the source column."""
     default = tables["default"]
-    labels = [row_label(r) for r in default.itertuples()]
+    labels = [(run_label(r), metric_label(r)) for r in default.itertuples()]
     rows_of = {}
     for name, table in tables.items():
-        if [row_label(r) for r in table.itertuples()] != labels:
+        if [(run_label(r), metric_label(r)) for r in table.itertuples()] != labels:
             raise ValueError(f"recipe {name!r}: its reproduction table compares other paper "
                              f"numbers than the default's; rebuild both from one reference")
         rows_of[name] = list(table.itertuples())

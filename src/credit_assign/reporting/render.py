@@ -9,11 +9,14 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
+from credit_assign.reporting import labels
 from credit_assign.reporting.tex_chars import tex_escape
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -118,6 +121,46 @@ def gap_sd(x, tighter=False) -> str:
     return text + (" †" if flag(tighter) else "")
 
 
+# ---- a paper number's row: its labels (reproduction.md, the gap map, the notes, figures)
+# A row holds the comparison's keys (comparison.KEY: method, lam, seed, metric, layer)
+# and the paper's number as data (paper, paper_std, paper_range); its run, its metric and
+# the paper's number are written here only, for the pages (the filters of the same names)
+# and the figures.
+METRIC_NAMES = labels.names(labels.METRICS, "md")
+
+
+def field(row, name: str):
+    """A row's field, the row a dict (a finding, a template's), a pandas row or a tuple of
+    itertuples; a missing field or value (None, NaN, NA) is None."""
+    value = row.get(name) if isinstance(row, Mapping) else getattr(row, name, None)
+    return None if value is pd.NA or _missing(value) else value
+
+
+def run_label(row) -> str:
+    """A row's run as the pages name it: "dfa, λ=0.01" (", seed 42": one seed's number)."""
+    seed = field(row, "seed")
+    return f"{field(row, 'method')}, λ={float(field(row, 'lam')):g}" + (
+        f", seed {int(seed)}" if seed is not None else "")
+
+
+def metric_label(row) -> str:
+    """A row's metric as the pages name it (labels.METRICS, md): "median ‖h_L‖", and
+    " l1" for one layer's number ("cosine l1")."""
+    metric, layer = field(row, "metric"), field(row, "layer")
+    return METRIC_NAMES.get(metric, metric) + (f" l{int(layer)}" if layer is not None else "")
+
+
+def paper_text(row) -> str:
+    """A row's published number: its range ("[+0.15, +0.17]"; a list, or the text a CSV
+    read back holds) or its value ± std (estimate); — where the row has none."""
+    rng = field(row, "paper_range")
+    if isinstance(rng, str):
+        rng = yaml.safe_load(rng)
+    if isinstance(rng, (list, tuple)):
+        return f"[{rng[0]:+.2f}, {rng[1]:+.2f}]"
+    return estimate(field(row, "paper"), field(row, "paper_std"))
+
+
 # ---- TeX (a string as text: tex_chars.tex_escape) -----------------------------------
 def tex_num(x, digits: int = 3) -> str:
     """A number in TeX math: $+0.059$, $-0.053$ (signed), an undefined one as ---."""
@@ -219,6 +262,7 @@ def environment():
     env.filters.update(num=num, short=short, signed=signed, sci=sci, sig=sig, lam=lam,
                        cell=cell, seeds=seeds, lstrip=lambda text: str(text).lstrip("\n"),
                        estimate=estimate, gap=gap, gap_sd=gap_sd,
+                       run_label=run_label, metric_label=metric_label, paper_text=paper_text,
                        tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci, tex_norm=tex_norm,
                        tex_lam=tex_lam, tex_cosine=tex_cosine)
     return env
