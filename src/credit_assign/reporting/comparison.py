@@ -19,10 +19,8 @@ import yaml
 
 from credit_assign.infra.results import schema
 from credit_assign.pipeline.configfiles import check_yaml
-from credit_assign.reporting import labels, render
+from credit_assign.reporting import render
 from credit_assign.reporting.aggregate import select_runs
-
-METRIC_NAMES = labels.names(labels.METRICS, "md")
 
 
 def load_reference(path: str | Path) -> dict:
