@@ -147,14 +147,16 @@ def tiny_run_config(method="dfa", lam=0.01, epochs=3, **training):
 
 def hand_gaps(cells: dict[str, list[float]], kinds: dict[str, str], verified=None,
               seeds: dict | None = None) -> pd.DataFrame:
-    """A gap table by hand: recipe → its gaps on the same paper numbers (in order);
+    """A gap table by hand: recipe → its gaps on the same paper numbers (in order), the
+    i-th number keyed as method ``n<i>``, λ = 0, metric ``m`` (labelled "n0, λ=0: m");
     ``seeds``: recipe → (gap on each seed alone, gap without each seed), per number."""
     rows = []
     for recipe, gaps in cells.items():
         for i, gap in enumerate(gaps):
             alone, without = ({}, {}) if not seeds else (seeds[recipe][0][i],
                                                          seeds[recipe][1][i])
-            rows.append({"run": f"n{i}", "metric": "m", "recipe": recipe,
+            rows.append({"method": f"n{i}", "lam": 0.0, "seed": None, "metric": "m",
+                         "layer": None, "recipe": recipe,
                          "kind": kinds[recipe], "gap": gap, "within": abs(gap) <= 1,
                          "verified": True if verified is None else verified[i],
                          "inherited": False, "gap_seed": json.dumps(alone),

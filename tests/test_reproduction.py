@@ -50,14 +50,36 @@ def test_gaps_are_in_tolerance_units_and_norms_in_decades():
     assert gap["deep_cosinedfa"] == pytest.approx(0.1 / 0.05)
 
 
+def test_a_paper_numbers_run_metric_and_number_are_labelled_in_one_place():
+    """render.run_label, metric_label and paper_text label a row by its keys (a dict, a
+    pandas row, an itertuples tuple); the templates' filters are the same functions."""
+    one = {"method": "dfa", "lam": 0.01, "seed": 42, "metric": "cosine", "layer": 1,
+           "paper": None, "paper_std": None, "paper_range": [0.15, 0.17]}
+    assert (render.run_label(one), render.metric_label(one), render.paper_text(one)) == \
+        ("dfa, λ=0.01, seed 42", "cosine l1", "[+0.15, +0.17]")
+    frame = pd.DataFrame([one, {**one, "lam": 0, "seed": None, "metric": "h_L_norm_median",
+                                "layer": None, "paper": 4.0e8, "paper_range": None}]
+                         ).astype({"seed": "Int64", "layer": "Int64"})
+    row = next(frame.iloc[1:].itertuples())
+    for r in (frame.iloc[1], row, comparison.number_key(row) | comparison.paper_number(row)):
+        assert (render.run_label(r), render.metric_label(r), render.paper_text(r)) == \
+            ("dfa, λ=0", "median ‖h_L‖", "4.00e+08")
+    assert render.paper_text({"paper": 0.585, "paper_std": 0.001}) == "+0.585 ± 0.001"
+    assert render.paper_text({"paper_range": "[-0.02, 0.02]"}) == "[-0.02, +0.02]"  # a CSV's
+    assert render.paper_text({}) == "—"
+    filters = render.environment().filters
+    assert (filters["run_label"], filters["metric_label"], filters["paper_text"]) == \
+        (render.run_label, render.metric_label, render.paper_text)
+
+
 def test_a_variant_inherits_the_numbers_of_the_methods_it_leaves_alone():
     default = comparison.compare(REFERENCE, *tables())
     variant = comparison.compare(REFERENCE, *tables(dfa_acc=(0.3, 0.3), methods=("dfa",)))
     gaps = gap_table.gap_table({"default": default, "v": variant}, {"v": "open"})
     v = gaps[gaps.recipe == "v"].set_index("metric")
-    bp = gaps[(gaps.recipe == "v") & (gaps.run == "bp, λ=0")].iloc[0]
+    bp = gaps[(gaps.recipe == "v") & (gaps.method == "bp") & (gaps.lam == 0)].iloc[0]
     assert bp.inherited and bp.gap == pytest.approx(0.25) and bp.ours_n == 2
-    assert not v.loc["test accuracy"].inherited.all()
+    assert not v.loc["test_acc"].inherited.all()
     rank = variant_study.ranking(gaps)
     assert list(rank.recipe) == ["default", "v"]  # each kind ranked on its own
     assert list(rank.kind) == ["stated", "open"] and variant_study.best(rank) == "v"
@@ -131,37 +153,42 @@ def test_the_gap_map_puts_each_measured_value_in_its_recipe_and_measurement_colu
         "default", "v", "default/one_batch", "default/eps_cos_b128", "v/one_batch",
         "v/eps_cos_b128"]
 
-    def cell(recipe, run, metric):
-        return gaps[(gaps.recipe == recipe) & (gaps.run == run)
-                    & (gaps.metric == metric)].iloc[0]
+    def cell(recipe, method, metric, layer=None):
+        key = {"method": method, "lam": 0.0, "metric": metric, "layer": layer}
+        return gaps[(gaps.recipe == recipe) & comparison.same_number(gaps, key)].iloc[0]
 
     # the measured numbers: each in its own column, not inherited
-    c = cell("v/eps_cos_b128", "dfa, λ=0", "deep cosine")
+    c = cell("v/eps_cos_b128", "dfa", "deep_cosine")
     assert c.ours_mean == pytest.approx(0.2) and not c.inherited
     assert (c.base_recipe, c.measurement) == ("v", "eps_cos_b128")
-    assert cell("default/eps_cos_b128", "dfa, λ=0", "deep cosine").ours_mean == \
+    assert cell("default/eps_cos_b128", "dfa", "deep_cosine").ours_mean == \
         pytest.approx(0.003)
-    assert cell("default/eps_cos_b128", "dfa, λ=0", "cosine l1").ours_mean == \
+    assert cell("default/eps_cos_b128", "dfa", "cosine", 1).ours_mean == \
         pytest.approx(0.01)
-    assert cell("default/one_batch", "dfa, λ=0", "median ‖h_L‖").ours_mean == \
+    assert cell("default/one_batch", "dfa", "h_L_norm_median").ours_mean == \
         pytest.approx(2.0e7)
     # what a measurement does not measure is its recipe's: v's own DFA accuracy (0.3) ...
-    acc = cell("v/eps_cos_b128", "dfa, λ=0", "test accuracy")
+    acc = cell("v/eps_cos_b128", "dfa", "test_acc")
     assert acc.inherited and acc.inherited_from == "v" and acc.ours_mean == pytest.approx(0.3)
     # ... and the ‖h_L‖ eps_cos leaves alone is v's reported one (v reran DFA)
-    norm = cell("v/eps_cos_b128", "dfa, λ=0", "median ‖h_L‖")
+    norm = cell("v/eps_cos_b128", "dfa", "h_L_norm_median")
     assert norm.inherited_from == "v" and norm.ours_mean == pytest.approx(1.0e5)
     # bp, which v does not rerun: v's column inherits the default's
-    bp = cell("v/one_batch", "bp, λ=0", "test accuracy")
+    bp = cell("v/one_batch", "bp", "test_acc")
     assert bp.inherited and bp.inherited_from == "default" and bp.gap == pytest.approx(0.25)
-    # the readable grid: a row set per measurement, only the numbers it remeasures
+    # the readable grid: a row set per measurement, only the numbers it remeasures, each
+    # row by its keys (measurement, method, λ, seed, metric, layer)
     grid = gap_table.gap_grid(gaps)
     assert list(grid.columns) == ["default", "v"]
-    assert ("eps_cos_b128", "dfa, λ=0", "deep cosine") in grid.index
-    assert ("eps_cos_b128", "dfa, λ=0", "median ‖h_L‖") not in grid.index
-    assert ("one_batch", "dfa, λ=0", "median ‖h_L‖") in grid.index
-    assert ("eps_cos_b128", "bp, λ=0", "test accuracy") not in grid.index
-    assert grid.loc[("eps_cos_b128", "dfa, λ=0", "deep cosine"), "v"] == pytest.approx(
+    assert list(grid.index.names) == ["measurement", *comparison.KEY]
+    rows = {(k["measurement"], k["method"], k["metric"], k["layer"]): i
+            for i, k in enumerate(gap_table.grid_rows(grid))}
+    assert ("eps_cos_b128", "dfa", "deep_cosine", None) in rows
+    assert ("eps_cos_b128", "dfa", "cosine", 1) in rows
+    assert ("eps_cos_b128", "dfa", "h_L_norm_median", None) not in rows
+    assert ("one_batch", "dfa", "h_L_norm_median", None) in rows
+    assert ("eps_cos_b128", "bp", "test_acc", None) not in rows
+    assert grid.v.iat[rows[("eps_cos_b128", "dfa", "deep_cosine", None)]] == pytest.approx(
         (0.2 - 0.0) / 0.05)
     assert grid.index[0][0] == "reported" and len(grid) == len(default) + 4 + 3
     text = gap_table.variants_markdown(gaps, variant_study.ranking(gaps), {})
@@ -177,8 +204,8 @@ def test_a_measured_number_the_recipe_did_not_rerun_is_the_default_measured_alik
               **comparison.measured_comparisons(
                   REFERENCE_LAYERS, measurement_rows("cifar10@v").assign(method="bp"), "v")}
     gaps = gap_table.gap_table(frames)
-    c = gaps[(gaps.recipe == "v/eps_cos_b128") & (gaps.run == "dfa, λ=0")
-             & (gaps.metric == "deep cosine")].iloc[0]
+    c = gaps[(gaps.recipe == "v/eps_cos_b128") & comparison.same_number(
+        gaps, {"method": "dfa", "lam": 0.0, "metric": "deep_cosine"})].iloc[0]
     assert c.inherited_from == "default/eps_cos_b128" and c.ours_mean == pytest.approx(0.003)
 
 
@@ -209,6 +236,14 @@ def test_the_gap_map_reads_every_recipes_measurements(tmp_path):
     back = table_io.read(tmp_path / "gap.csv", "variants_gap")
     assert variant_study.ranking(back).recipe.tolist() == \
         variant_study.ranking(gaps).recipe.tolist()
+    # its keys are data (the comparison's own, and the paper's number), no label
+    assert list(back.columns[:8]) == [*comparison.KEY, "paper", "paper_std", "paper_range"]
+    assert not {"run", "label"} & set(back) and set(back.metric) <= {
+        "test_acc", "h_L_norm_median", "deep_cosine", "cosine"}
+    assert str(back.layer.dtype) == "Int64" and set(back.layer.dropna()) == {0, 1}
+    assert set(back.paper_range.dropna()) == {"[-0.02, 0.02]"}
+    assert gap_table.grid_rows(gap_table.gap_grid(back)) == \
+        gap_table.grid_rows(gap_table.gap_grid(gaps))
     text = (tmp_path / "out.md").read_text()
     assert "`v` **(best open)**" in text and "by Σ min(|gap|, 5) (smaller first)" in text
 
@@ -607,8 +642,8 @@ def test_the_gap_map_groups_its_columns_by_kind_in_the_rankings_order():
     # under each column: within/compared on the verified numbers, then on every number
     labels = {_names([t])[0]: t.get_text() for t in ax.get_xticklabels()}
     assert labels["many"] == "1. many\n2/3 · 3/4" and labels["default"] == "default\n0/3 · 0/4"
-    rows = [t.get_text() for t in ax.get_yticklabels()]
-    assert rows == ["n0: m", "n1: m", "n2: m *", "n3: m"]
+    rows = [t.get_text() for t in ax.get_yticklabels()]  # keys labelled when drawn
+    assert rows == ["n0, λ=0: m", "n1, λ=0: m", "n2, λ=0: m *", "n3, λ=0: m"]
     assert "(the ranking counts all)" in ax.get_title(loc="left")
     assert gap_map.UNVERIFIED_KEY in ax.get_title(loc="left")
 
@@ -624,7 +659,7 @@ def test_every_recipe_kind_has_its_names_on_the_gap_maps():
 
 
 def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
-    from credit_assign.reporting.figures import gap_measured
+    from credit_assign.reporting.figures import gap_map, gap_measured
 
     gaps, figs = gap_figures
     rank = variant_study.ranking(gaps)
@@ -632,8 +667,7 @@ def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
     kinds = rank.set_index("recipe").kind[own]
     assert list(kinds) == sorted(kinds, key=["stated", "open", "departs"].index)
     assert _names(figs["fig_variants"].axes[0].get_xticklabels()) == own
-    unverified = {f"{r}: {m}" for r, m, v in zip(gaps.run, gaps.metric, gaps.verified,
-                                                  strict=True) if not v}
+    unverified = {gap_map.row_label(r) for r in gaps.itertuples() if not r.verified}
     assert unverified == {"dfa, λ=0: deep cosine"}
     for name in gap_measured.MEASURED_FIGURES:
         panels = [ax for ax in figs[name].axes if ax.get_title(loc="left")]
@@ -717,8 +751,8 @@ def test_the_notes_show_each_recipes_norm_per_seed_from_the_configs_seeds():
                             "h_L_norm_median": 100.0} for s in (7, 8) for e in (1, 2)])
     text = section("norm_section", notes_norm.norm_finding(
         default, layers, epochs, {"big": runs({7: 1000.0, 8: 90.0})}, None,
-        pd.DataFrame(columns=["run", "metric", "gap", "inherited", "ours_mean", "recipe",
-                              "paper"])))
+        pd.DataFrame(columns=["method", "lam", "seed", "metric", "layer", "gap", "inherited",
+                              "ours_mean", "recipe", "paper"])))
     assert "seed 7: ‖h_L‖ (× default)" in text and "seed 8: ‖h_L‖ (× default)" in text
     assert "(× 10.00)" in text and "(× 0.90)" in text and "seed 42" not in text
 
@@ -754,9 +788,10 @@ def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nea
     the nearest one (with its misses) when none does."""
 
     gaps = study_gaps()
-    cosine = gaps.metric.str.fullmatch(r"cosine l\d+")
-    layer = gaps.run.isin(notes_norm.LAYER_RUNS) & cosine
-    zero = (gaps.run == "dfa, λ=0") & cosine
+    cosine = (gaps.metric == "cosine") & gaps.layer.notna() & gaps.seed.isna()
+    runs = [(r["method"], r["lam"]) for r in notes_norm.LAYER_RUNS]
+    layer = cosine & gaps[["method", "lam"]].apply(tuple, axis=1).isin(runs)
+    zero = cosine & (gaps.method == "dfa") & (gaps.lam == 0)
     gaps.loc[layer & (gaps.gap.abs() <= 1), "gap"] = 3.0  # no column within anywhere
     text = cosines_text(gaps)
     assert text.startswith("## Which measurement comes nearest the paper's λ = 0 layer "
@@ -767,7 +802,7 @@ def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nea
     # a column within on nine of the ten is the nearest, named with its one miss and seeds
     own = ~gaps.inherited.astype(bool)
     near = layer & own & (gaps.recipe == "const_lr/eps_den_b128")
-    gaps.loc[near & ~(zero & (gaps.metric == "cosine l0")), "gap"] = 0.5
+    gaps.loc[near & ~(zero & gaps.layer.eq(0).fillna(False)), "gap"] = 0.5
     text = cosines_text(gaps)
     assert ("is `const_lr/eps_den_b128` (open+measurement) with 9 of 10, missing "
             "dfa, λ=0 cosine l0") in text
@@ -801,7 +836,7 @@ def test_a_column_is_closest_only_where_it_comes_nearer_the_paper_than_the_defau
 
     gaps = hand_gaps({"default": [1.8, 3.0], "wide": [1.9, 0.5]},
                      {"default": "stated", "wide": "open"})
-    gaps = gaps.assign(paper="p", ours_mean=gaps.gap / 10, gap_sd=math.nan,
+    gaps = gaps.assign(paper=0.5, ours_mean=gaps.gap / 10, gap_sd=math.nan,
                        tolerance_below_sd=False)
     text = section("misses_md", notes.misses_finding(gaps))
     n0, n1 = (line for line in text.splitlines() if line.startswith("| n"))
@@ -863,6 +898,16 @@ def test_the_notes_are_rendered_from_findings_json_alone(tmp_path):
     page = notes.write_notes(out, tmp_path / "notes.md")
     assert page == notes.notes(*args, penalty=0.01) == (tmp_path / "notes.md").read_text()
     assert "## What the default misses" in page
+    # the findings hold each paper number's keys, never its label (the page writes it)
+    miss = json.loads(out.read_text())["notes"]["misses"][0]
+    assert {"method", "lam", "seed", "metric", "layer", "paper_range"} <= set(miss)
+    text = json.dumps(json.loads(out.read_text()), ensure_ascii=False)
+    assert "run" not in miss and "λ=" not in text and "‖" not in text
+    labelled = json.loads(out.read_text())
+    labelled["notes"]["misses"][0] |= {"method": None, "run": "dfa, λ=0"}
+    (tmp_path / "labelled.json").write_text(json.dumps(labelled))
+    with pytest.raises(ResultError, match="labelled.json.*misses"):
+        findings.read(tmp_path / "labelled.json")
     bad = json.loads(out.read_text())
     bad["verdicts"]["rescueverdict"]["outcome"] = "probably"
     (tmp_path / "bad.json").write_text(json.dumps(bad))

@@ -19,10 +19,8 @@ import yaml
 
 from credit_assign.infra.results import schema
 from credit_assign.pipeline.configfiles import check_yaml
-from credit_assign.reporting import labels, render
+from credit_assign.reporting import render
 from credit_assign.reporting.aggregate import select_runs
-
-METRIC_NAMES = labels.names(labels.METRICS, "md")
 
 
 def load_reference(path: str | Path) -> dict:
@@ -204,20 +202,54 @@ def measured_comparisons(reference: dict, measurements: pd.DataFrame,
     return out
 
 
-def paper_text(r) -> str:
-    """The published number of a comparison row (a range or a value ± std); the row may
-    come from a reproduction.csv read back, where the range is text."""
-    rng = r.paper_range
+# A paper number's keys, as every table of the comparison holds them (reproduction.csv,
+# variants_gap.csv): seed is set for one seed's number, layer for one layer's. A row is
+# labelled only when drawn or written (render.run_label, metric_label, paper_text).
+KEY = ("method", "lam", "seed", "metric", "layer")
+
+
+def _int_or_none(x) -> int | None:
+    return None if x is None else int(x)
+
+
+def number_key(r) -> dict:
+    """A row's keys as plain data (JSON-ready: seed and layer an int or None)."""
+    def get(name):
+        return render.field(r, name)
+
+    return {"method": str(get("method")), "lam": float(get("lam")),
+            "seed": _int_or_none(get("seed")), "metric": str(get("metric")),
+            "layer": _int_or_none(get("layer"))}
+
+
+def paper_number(r) -> dict:
+    """A row's published number as plain data: ``paper`` (± ``paper_std``) or
+    ``paper_range`` ([low, high]; text in a CSV read back), the others None."""
+    rng = render.field(r, "paper_range")
     if isinstance(rng, str):
         rng = yaml.safe_load(rng)
-    if isinstance(rng, list):
-        return f"[{rng[0]:+.2f}, {rng[1]:+.2f}]"
-    return render.estimate(r.paper, r.paper_std if pd.notna(r.paper_std) else None)
+    return {"paper": _float_or_none(render.field(r, "paper")),
+            "paper_std": _float_or_none(render.field(r, "paper_std")),
+            "paper_range": [float(x) for x in rng] if rng is not None else None}
 
 
-def row_label(r) -> tuple[str, str]:
-    """(run, metric) of a comparison row as the tables print them."""
-    run = f"{r.method}, λ={r.lam:g}" + (f", seed {int(r.seed)}" if pd.notna(r.seed) else "")
-    metric = METRIC_NAMES.get(r.metric, r.metric) + (
-        f" l{int(r.layer)}" if pd.notna(r.layer) else "")
-    return run, metric
+def _float_or_none(x) -> float | None:
+    return None if x is None else float(x)
+
+
+def same_number(frame: pd.DataFrame, key: dict) -> pd.Series:
+    """The rows of ``frame`` that are the paper number ``key`` (number_key's fields; a
+    seed or layer left out or None: a number that is not one seed's, one layer's)."""
+    mask = pd.Series(True, index=frame.index)
+    for name in KEY:
+        want = key.get(name)
+        column = frame[name] if name in frame else pd.Series(None, index=frame.index,
+                                                             dtype=object)
+        if want is None:
+            mask &= column.isna()
+        elif name in ("method", "metric"):
+            mask &= column == want
+        else:
+            values = pd.to_numeric(column).astype(float).to_numpy()
+            mask &= np.isclose(values, float(want))
+    return mask

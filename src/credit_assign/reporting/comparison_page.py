@@ -12,7 +12,7 @@ from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import render
 from credit_assign.reporting import tables as table_io
-from credit_assign.reporting.comparison import compare, load_reference, paper_text, row_label
+from credit_assign.reporting.comparison import compare, load_reference, number_key, paper_number
 from credit_assign.reporting.render import flag
 
 
@@ -41,12 +41,12 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
     """reproduction.md (templates/reproduction.md.j2): ``context`` (the header), the counts
     within tolerance, each paper number beside ours (``comparison``: compare), and every
     run of ``summary`` (overview)."""
-    rows = [{"run": run, "metric": metric, "paper": paper_text(r), "ours_n": r.ours_n,
+    rows = [{**number_key(r), **paper_number(r), "ours_n": r.ours_n,
              "ours_mean": r.ours_mean, "ours_std": r.ours_std, "ours_over": r.ours_over,
              "difference": r.difference, "tolerance": r.tolerance, "gap": r.gap,
              "gap_sd": r.gap_sd, "tighter": r.tolerance_below_sd,
              "within": r.within_tolerance, "verified": bool(r.verified)}
-            for r in comparison.itertuples() for run, metric in [row_label(r)]]
+            for r in comparison.itertuples()]
     layers = sorted((c for c in summary.columns if c.startswith("cosine_l")),
                     key=lambda c: int(c[8:]))
     runs = [{**s._asdict(), "cosines": [getattr(s, c) for c in layers]}
@@ -58,9 +58,8 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
               "not_run": len(comparison) - int(cmp.sum()),
               "within_verified": int((ok & ver).sum()),
               "compared_verified": int((cmp & ver).sum())}
-    unverified = [{"run": run, "metric": metric, "note": r.note}
-                  for r in comparison[~ver].itertuples() if r.note
-                  for run, metric in [row_label(r)]]
+    unverified = [{**number_key(r), "note": r.note}
+                  for r in comparison[~ver].itertuples() if r.note]
     return render.render("reproduction.md.j2", context=context, counts=counts,
                          unverified=unverified, rows=rows, runs=runs,
                          layers=[c[8:] for c in layers])

@@ -5,6 +5,7 @@ and the variant study's section of reproduction_variants.md (templates/variants.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -15,11 +16,12 @@ from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import render
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.comparison import (
+    KEY,
     MEASUREMENT_SEP,
     load_reference,
     measured_comparisons,
-    paper_text,
-    row_label,
+    number_key,
+    paper_number,
 )
 from credit_assign.reporting.render import flag
 from credit_assign.reporting.study import (
@@ -37,6 +39,10 @@ def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = No
               ) -> pd.DataFrame:
     """The gap map as a tidy table: one row per (paper number, column), the column's value
     and ours − paper in units of the tolerance (|gap| ≤ 1: within; NaN: no tolerance).
+    A paper number is its keys (comparison.KEY: ``method``, ``lam``, ``seed`` and
+    ``layer``, nullable ints, ``metric``) and the published number as data (``paper``,
+    ``paper_std``, ``paper_range`` as reproduction.csv holds them: a range as text);
+    the pages and figures label it (render.run_label, metric_label, paper_text).
     ``tables``: column name → its comparison, ``default`` first; a column is a recipe
     (its reproduction table) or ``<recipe>/<measurement>`` (measured_comparisons);
     ``kinds``: variant → ``open`` | ``departs`` (recipe_kind). Each row also carries
@@ -51,10 +57,10 @@ def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = No
     recipe did not rerun is the default's models measured the same way
     (``default/<measurement>``). ``inherited_from`` names the source column."""
     default = tables["default"]
-    labels = [row_label(r) for r in default.itertuples()]
+    keys = [number_key(r) for r in default.itertuples()]
     rows_of = {}
     for name, table in tables.items():
-        if [row_label(r) for r in table.itertuples()] != labels:
+        if [number_key(r) for r in table.itertuples()] != keys:
             raise ValueError(f"recipe {name!r}: its reproduction table compares other paper "
                              f"numbers than the default's; rebuild both from one reference")
         rows_of[name] = list(table.itertuples())
@@ -76,13 +82,12 @@ def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = No
     rows = []
     for name in tables:
         base, measurement = split_recipe(name)
-        for i, (run, metric) in enumerate(labels):
+        for i, key in enumerate(keys):
             r = rows_of[name][i]
             src = rows_of[source(name, i)][i]
             inherited = source(name, i) != name
             d = rows_of["default"][i]
-            rows.append({"run": run, "metric": metric, "paper": paper_text(r),
-                         "recipe": name, "kind": recipe_kind(name, kinds),
+            rows.append({**key, **_paper(r), "recipe": name, "kind": recipe_kind(name, kinds),
                          "base_recipe": base, "measurement": measurement,
                          "remeasured": bool(getattr(r, "remeasured", True)),
                          "verified": flag(getattr(d, "verified", True)),
@@ -98,8 +103,16 @@ def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = No
                          "inherited": inherited,
                          "inherited_from": source(name, i) if inherited else ""})
     out = pd.DataFrame(rows)
+    out = out.astype({"seed": "Int64", "layer": "Int64"})
     out["within"] = out.gap.abs() <= 1
     return out
+
+
+def _paper(r) -> dict:
+    """The published number as reproduction.csv holds it: a range as its text."""
+    p = paper_number(r)
+    return {**p, "paper_range": None if p["paper_range"] is None
+            else json.dumps(p["paper_range"])}
 
 
 def _text(x) -> str:
@@ -111,21 +124,36 @@ def gap_grid(gaps: pd.DataFrame, column: str = "gap") -> pd.DataFrame:
     numbers as each recipe reports them (``reported``), then one labelled row set per
     measurement holding only the numbers that measurement remeasures — a cell of the row
     set ``[eps_cos_b128]`` under ``dfa_no_aug`` is the column ``dfa_no_aug/eps_cos_b128``.
-    Index: (measurement, run, metric); a missing combination is NaN."""
+    Index: (measurement, *comparison.KEY), a missing seed or layer None; a missing
+    combination is NaN."""
     recipes = list(dict.fromkeys(gaps.base_recipe))
     measurements = list(dict.fromkeys(gaps.measurement))
     keep = (gaps.measurement == "reported") | gaps.remeasured.astype(bool)
     g = gaps[keep]
-    order = list(dict.fromkeys(zip(g.measurement, g.run, g.metric, strict=True)))
+    rows = [(m, *number_key(r).values()) for m, r in zip(g.measurement, g.itertuples(),
+                                                         strict=True)]
+    order = list(dict.fromkeys(rows))
     order.sort(key=lambda k: measurements.index(k[0]))  # stable: paper order within a set
-    wide = g.pivot_table(index=["measurement", "run", "metric"], columns="base_recipe",
-                         values=column, aggfunc="first", dropna=False)
-    return wide.reindex(index=pd.MultiIndex.from_tuples(order), columns=recipes)
+    at = {k: i for i, k in enumerate(order)}
+    wide = g.assign(_row=[at[k] for k in rows]).pivot_table(
+        index="_row", columns="base_recipe", values=column, aggfunc="first", dropna=False)
+    wide = wide.reindex(index=range(len(order)), columns=recipes)
+    wide.index = pd.MultiIndex.from_tuples(order, names=["measurement", *KEY])
+    return wide
+
+
+def grid_rows(grid: pd.DataFrame) -> list[dict]:
+    """gap_grid's rows as the labels want them: {measurement, method, lam, seed, metric,
+    layer}, a missing seed or layer None."""
+    return [{k: (None if v is None or pd.isna(v) else v) for k, v in zip(grid.index.names, key,
+                                                                         strict=True)}
+            for key in grid.index]
 
 
 def _side(z) -> dict:
-    """A row of the side-by-side table: one column's number."""
-    return {"run": z.run, "metric": z.metric, "paper": z.paper, "verified": flag(z.verified),
+    """A row of the side-by-side table: one column's number (its keys and the paper's
+    number, labelled by the template)."""
+    return {**number_key(z), **paper_number(z), "verified": flag(z.verified),
             "ours_n": z.ours_n, "ours_mean": z.ours_mean, "ours_std": z.ours_std,
             "gap": z.gap, "gap_sd": z.gap_sd, "tighter": z.tolerance_below_sd,
             "inherited": flag(z.inherited)}
@@ -156,11 +184,10 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
             zip(default, gaps[gaps.recipe == shown].itertuples(), strict=True)]
     # the gap map's cells: each the row of ``gaps`` it shows (NaN: not measured there)
     grid = gap_grid(gaps.assign(row=range(len(gaps))), "row")
-    cells = [{"measurement": measurement, "run": run, "metric": metric,
-              "cells": [None if pd.isna(i) else {"gap": gaps.gap.iat[int(i)],
-                                                 "inherited": bool(gaps.inherited.iat[int(i)])}
-                        for i in row]}
-             for (measurement, run, metric), row in grid.iterrows()]
+    cells = [{**key, "cells": [None if pd.isna(i) else
+                               {"gap": gaps.gap.iat[int(i)],
+                                "inherited": bool(gaps.inherited.iat[int(i)])} for i in row]}
+             for key, row in zip(grid_rows(grid), grid.to_numpy(), strict=True)]
     figures = {name: paths.figure(name, "png") for name in
                ("fig_variants", "fig_variants_measured", "fig_variants_measured_eps")}
     return render.macro("variants.md.j2", "variants")({

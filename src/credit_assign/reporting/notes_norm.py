@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from credit_assign.reporting import study as variant_study
 from credit_assign.reporting.aggregate import select_runs
-from credit_assign.reporting.comparison import MEASUREMENT_SEP
+from credit_assign.reporting.comparison import MEASUREMENT_SEP, number_key, paper_number
 
 
 def plain(value) -> float | None:
@@ -25,11 +26,17 @@ def plain(value) -> float | None:
 
 
 # the runs whose layer cosines the paper gives (the measured-cosines section scores both)
-LAYER_RUNS = ("dfa, λ=0", "dfa, λ=0.01")
+LAYER_RUNS = ({"method": "dfa", "lam": 0.0}, {"method": "dfa", "lam": 0.01})
 
 
-def _layer_number(metric: str) -> int:
-    return int(metric.rsplit("l", 1)[1])
+def layer_cosines(gaps: pd.DataFrame, runs=LAYER_RUNS) -> pd.DataFrame:
+    """The gap map's rows of the layer cosines (one layer's ``cosine`` over every seed)
+    of ``runs`` (method and λ), where a gap was computed."""
+    on = pd.Series(False, index=gaps.index)
+    for run in runs:
+        on |= (gaps.method == run["method"]) & np.isclose(gaps.lam.astype(float), run["lam"])
+    return gaps[on & (gaps.metric == "cosine") & gaps.layer.notna() & gaps.seed.isna()
+                & gaps.gap.notna()]
 
 
 def _own_headline(gaps: pd.DataFrame) -> pd.DataFrame:
@@ -48,53 +55,55 @@ def measured_cosines_finding(gaps: pd.DataFrame, study: dict | None = None) -> d
     λ = 1e-2 layer cosines together (one way of measuring must fit both), or the nearest
     one (most within, then the study's clipped gap sum) with its per-seed gaps. None
     without measurements."""
-    layer = gaps[(gaps.run == LAYER_RUNS[0]) & gaps.metric.str.fullmatch(r"cosine l\d+")
-                 & gaps.gap.notna()]
+    layer = layer_cosines(gaps, LAYER_RUNS[:1])
     if layer.empty or not variant_study.has_measured(gaps):
         return None
-    metrics = sorted(layer.metric.unique(), key=_layer_number)
+    layers = sorted(int(x) for x in layer.layer.unique())
     own = _own_headline(gaps)
     recipes = ["default"]
     if len(own) and (near := own.loc[own.gap.abs().idxmin()].recipe) != "default":
         recipes.append(near)
     norm = variant_study.headline_rows(gaps).set_index("recipe").ours_mean
-    first = layer[layer.recipe == "default"].set_index("metric")
+    first = layer[layer.recipe == "default"].set_index("layer")
     rows = []
     for recipe in recipes:
         for col in [recipe] + sorted(layer[(layer.base_recipe == recipe)
                                            & (layer.recipe != recipe)].recipe.unique()):
-            r = layer[layer.recipe == col].set_index("metric")
+            r = layer[layer.recipe == col].set_index("layer")
             rows.append({"column": col, "kind": str(r.kind.iloc[0]), "norm": plain(norm.get(col)),
-                         "cells": [{"ours": plain(r.ours_mean[m]), "gap": plain(r.gap[m])}
-                                   if m in r.index else None for m in metrics],
+                         "cells": [{"ours": plain(r.ours_mean[x]), "gap": plain(r.gap[x])}
+                                   if x in r.index else None for x in layers],
                          "within": int((r.gap.abs() <= 1).sum()), "n": len(r)})
     # scored over the columns that measured these numbers themselves (an inherited
     # column is a copy of another's and would only repeat it)
-    scored = gaps[gaps.run.isin(LAYER_RUNS) & gaps.metric.str.fullmatch(r"cosine l\d+")
-                  & gaps.gap.notna() & ~gaps.inherited.astype(bool)]
+    scored = layer_cosines(gaps)
+    scored = scored[~scored.inherited.astype(bool)]
     clip = variant_study.ranking_settings(study)["ranking"]["clip"]
     counts = scored.assign(ok=scored.gap.abs() <= 1).groupby("recipe").agg(
         ok=("ok", "sum"), n=("ok", "size"), kind=("kind", "first"),
         spread=("gap", lambda g: g.abs().clip(upper=clip).sum()))
     order = counts.sort_values(["ok", "spread"], ascending=[False, True])
     name, best = order.index[0], order.iloc[0]
-    own_cols = scored[(scored.run == LAYER_RUNS[0]) & (scored.recipe == name)]
-    by_metric = {r.metric: variant_study.seed_map(r.gap_seed) for r in own_cols.itertuples()}
-    seeds = sorted({s for m in by_metric.values() for s in m}, key=int)
+    own_cols = layer_cosines(scored[scored.recipe == name], LAYER_RUNS[:1])
+    by_layer = {int(r.layer): variant_study.seed_map(r.gap_seed) for r in own_cols.itertuples()}
+    seeds = sorted({s for m in by_layer.values() for s in m}, key=int)
     return {
-        "metrics": metrics, "paper": [str(first.paper.get(m, "—")) for m in metrics],
+        # each layer cosine's keys, and the paper's number (the default's row)
+        "metrics": [{"metric": "cosine", "layer": x,
+                     **paper_number(first.loc[x] if x in first.index else {})}
+                    for x in layers],
         "rows": rows, "scored": int(counts.n.max()), "clip": float(clip),
         "full": [{"column": c, "kind": r.kind} for c, r in counts[counts.ok == counts.n]
                  .iterrows()],
         "nearest": {"column": name, "kind": best.kind, "within": int(best.ok), "n": int(best.n),
-                    "misses": [{"run": m.run, "metric": m.metric, "ours": plain(m.ours_mean),
+                    "misses": [{**number_key(m), "ours": plain(m.ours_mean),
                                 "gap": plain(m.gap)} for m in scored[(scored.recipe == name)
                                                                  & (scored.gap.abs() > 1)]
                                .itertuples()]},
         "columns": len(counts),
-        "per_seed": [{"seed": s, "gaps": [{"layer": m.rsplit(" ", 1)[1], "gap": by_metric[m][s]}
-                                          for m in metrics if s in by_metric.get(m, {})
-                                          and not pd.isna(by_metric[m][s])]}
+        "per_seed": [{"seed": s, "gaps": [{"layer": x, "gap": by_layer[x][s]}
+                                          for x in layers if s in by_layer.get(x, {})
+                                          and not pd.isna(by_layer[x][s])]}
                      for s in seeds]}
 
 

@@ -26,8 +26,9 @@ from credit_assign.reporting.aggregate import select_runs
 from credit_assign.reporting.findings import diverged_seeds, null_test
 from credit_assign.reporting.paper_ep import ep_numbers
 from credit_assign.reporting.paper_study import reproduction_numbers, variant_numbers
-from credit_assign.reporting.render import NOT_RUN, tex_escape, tex_lam, tex_sci, tex_tiny
+from credit_assign.reporting.render import NOT_RUN, tex_lam, tex_sci, tex_tiny
 from credit_assign.reporting.render import tex_spread as spread
+from credit_assign.reporting.tex_chars import tex_escape
 
 DATASET_NAMES = labels.names(labels.DATASETS, "tex")
 METRIC_NAMES = labels.names(labels.METRICS, "tex")

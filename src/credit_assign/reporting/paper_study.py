@@ -12,7 +12,8 @@ from credit_assign.reporting import labels, render
 from credit_assign.reporting import study as variant_study
 from credit_assign.reporting.aggregate import select_runs
 from credit_assign.reporting.comparison import MEASUREMENT_SEP
-from credit_assign.reporting.render import NOT_RUN, tex_escape, tex_lam, tex_norm, tex_value
+from credit_assign.reporting.render import NOT_RUN, tex_lam, tex_norm, tex_value
+from credit_assign.reporting.tex_chars import tex_escape
 
 METRIC_NAMES = labels.names(labels.METRICS, "tex")
 

@@ -9,10 +9,15 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
+
+from credit_assign.reporting import labels
+from credit_assign.reporting.tex_chars import tex_escape
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -116,66 +121,47 @@ def gap_sd(x, tighter=False) -> str:
     return text + (" †" if flag(tighter) else "")
 
 
-# ---- TeX -----------------------------------------------------------------------------
-# How each character of a string from a config, a path or a result is set in TeX, so that
-# it prints as written (checked with pdftotext) and TeX reads it as text, never as markup:
-# no brace, backslash or ^ survives (^^5c is TeX's notation for a backslash), no
-# ligature forms (-- ,, !` ''), and the characters OT1 text fonts lack come from the
-# typewriter font by code. Anything outside printable ASCII and the few symbols our own
-# labels use becomes "?", but for a Latin letter with an accent (é, ü, ç: TeX's accent
-# command on the letter).
-_TT_CHARS = set('\\{}^~_"<>|')
-_SYMBOLS = {"λ": "$\\lambda$", "‖": "$\\|$", "±": "$\\pm$", "Σ": "$\\Sigma$", "—": "---",
-            "–": "--", "…": "\\dots{}", "≤": "$\\le$", "≥": "$\\ge$", "−": "$-$",
-            "×": "$\\times$"}
+# ---- a paper number's row: its labels (reproduction.md, the gap map, the notes, figures)
+# A row holds the comparison's keys (comparison.KEY: method, lam, seed, metric, layer)
+# and the paper's number as data (paper, paper_std, paper_range); its run, its metric and
+# the paper's number are written here only, for the pages (the filters of the same names)
+# and the figures.
+METRIC_NAMES = labels.names(labels.METRICS, "md")
 
 
-# a letter with an accent (NFD: the letter, then a combining mark) as TeX's \accent on
-# the letter, by the accent's slot in the OT1 text fonts (no ^, ~ or " is written), so
-# that a name like 'données' prints as written; the cedilla is the \c macro
-_ACCENTS = {"\u0301": 19, "\u0300": 18, "\u0302": 94, "\u0308": 127, "\u0303": 126,
-            "\u030a": 23, "\u030c": 20, "\u0304": 22, "\u0306": 21}
+def field(row, name: str):
+    """A row's field, the row a dict (a finding, a template's), a pandas row or a tuple of
+    itertuples; a missing field or value (None, NaN, NA) is None."""
+    value = row.get(name) if isinstance(row, Mapping) else getattr(row, name, None)
+    return None if value is pd.NA or _missing(value) else value
 
 
-def _accented(c: str) -> str | None:
-    import unicodedata
-
-    parts = unicodedata.normalize("NFD", c)
-    if len(parts) != 2 or not (parts[0].isascii() and parts[0].isalpha()):
-        return None
-    if parts[1] == "\u0327":
-        return f"\\c{{{parts[0]}}}"
-    return f"{{\\accent{_ACCENTS[parts[1]]} {parts[0]}}}" if parts[1] in _ACCENTS else None
+def run_label(row) -> str:
+    """A row's run as the pages name it: "dfa, λ=0.01" (", seed 42": one seed's number)."""
+    seed = field(row, "seed")
+    return f"{field(row, 'method')}, λ={float(field(row, 'lam')):g}" + (
+        f", seed {int(seed)}" if seed is not None else "")
 
 
-def _tex_char(c: str) -> str:
-    if c.isascii() and (c.isalnum() or c == " "):
-        return c
-    if c in _TT_CHARS:
-        return f"{{\\ttfamily\\char{ord(c)}}}"
-    # the straight quote and the backquote from the typewriter font's own slots (OT1
-    # cmtt: 13 and 18), not textcomp's \textquotesingle (a TS1 font: without cm-super it
-    # is a bitmap, and microtype's font expansion stops the build on it)
-    if c == "'":
-        return "{\\ttfamily\\char13}"
-    if c == "`":
-        return "{\\ttfamily\\char18}"
-    if c in "$&#%":
-        return "\\" + c
-    if c.isascii() and c.isprintable():
-        return c + "{}"  # punctuation: the empty group stops a ligature with the next one
-    if c in _SYMBOLS:
-        return _SYMBOLS[c]
-    if accented := _accented(c):
-        return accented
-    return " " if c.isspace() else "?"
+def metric_label(row) -> str:
+    """A row's metric as the pages name it (labels.METRICS, md): "median ‖h_L‖", and
+    " l1" for one layer's number ("cosine l1")."""
+    metric, layer = field(row, "metric"), field(row, "layer")
+    return METRIC_NAMES.get(metric, metric) + (f" l{int(layer)}" if layer is not None else "")
 
 
-def tex_escape(text: str) -> str:
-    """Any string as TeX that prints it as written and cannot run as TeX (see above)."""
-    return "".join(_tex_char(c) for c in str(text))
+def paper_text(row) -> str:
+    """A row's published number: its range ("[+0.15, +0.17]"; a list, or the text a CSV
+    read back holds) or its value ± std (estimate); — where the row has none."""
+    rng = field(row, "paper_range")
+    if isinstance(rng, str):
+        rng = yaml.safe_load(rng)
+    if isinstance(rng, (list, tuple)):
+        return f"[{rng[0]:+.2f}, {rng[1]:+.2f}]"
+    return estimate(field(row, "paper"), field(row, "paper_std"))
 
 
+# ---- TeX (a string as text: tex_chars.tex_escape) -----------------------------------
 def tex_num(x, digits: int = 3) -> str:
     """A number in TeX math: $+0.059$, $-0.053$ (signed), an undefined one as ---."""
     text = signed(x, digits)
@@ -276,6 +262,7 @@ def environment():
     env.filters.update(num=num, short=short, signed=signed, sci=sci, sig=sig, lam=lam,
                        cell=cell, seeds=seeds, lstrip=lambda text: str(text).lstrip("\n"),
                        estimate=estimate, gap=gap, gap_sd=gap_sd,
+                       run_label=run_label, metric_label=metric_label, paper_text=paper_text,
                        tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci, tex_norm=tex_norm,
                        tex_lam=tex_lam, tex_cosine=tex_cosine)
     return env

@@ -18,6 +18,7 @@ from credit_assign.reporting import labels, render
 from credit_assign.reporting import study as variant_study
 from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
+from credit_assign.reporting.comparison import number_key, paper_number, same_number
 from credit_assign.reporting.findings import null_finding
 from credit_assign.reporting.notes_norm import measured_cosines_finding, norm_finding, plain
 
@@ -60,8 +61,8 @@ def matches_finding(gaps: pd.DataFrame) -> dict:
     return {"within": len(ok), "compared": int(default.gap.notna().sum()),
             "within_verified": int((default.gap.abs() <= 1)[ver].sum()),
             "compared_verified": int(default.gap.notna()[ver].sum()),
-            "rows": [{"run": r.run, "metric": r.metric, "ours": plain(r.ours_mean),
-                      "paper": r.paper, "verified": bool(v), "note": r.note}
+            "rows": [{**number_key(r), **paper_number(r), "ours": plain(r.ours_mean),
+                      "verified": bool(v), "note": r.note}
                      for r, v in zip(ok.itertuples(), _verified(ok), strict=True)]}
 
 
@@ -83,7 +84,7 @@ def ranking_finding(gaps: pd.DataFrame, study: dict | None) -> dict:
 
 
 def _nearest(group: pd.DataFrame, d) -> dict:
-    same = group[(group.run == d.run) & (group.metric == d.metric)]
+    same = group[same_number(group, number_key(d))]
     if same.empty:
         return {"nearest": None, "within": []}
     b = same.loc[same.gap.abs().idxmin()]
@@ -106,7 +107,7 @@ def misses_finding(gaps: pd.DataFrame) -> list[dict]:
     for _, d in default.iterrows():
         if pd.isna(d.gap) or abs(d.gap) <= 1:
             continue
-        out.append({"run": d.run, "metric": d.metric, "paper": d.paper,
+        out.append({**number_key(d), **paper_number(d),
                     "verified": str(d.get("verified", True)).lower() == "true",
                     "ours": plain(d.ours_mean), "gap": plain(d.gap),
                     "gap_sd": plain(d.get("gap_sd")),
@@ -152,8 +153,8 @@ def accuracy_finding(runs, epochs, variant_runs: dict) -> dict:
 def checks_finding(gaps: pd.DataFrame) -> dict:
     """What the default recipe misses, by method, and how BP fares on its numbers."""
     default = gaps[gaps.recipe == "default"]
-    bp = default[default.run.str.startswith("bp") & default.gap.notna()]
-    return {"missed": sorted({run.split(",")[0] for run in default[default.gap.abs() > 1].run}),
+    bp = default[(default.method == "bp") & default.gap.notna()]
+    return {"missed": sorted(set(default[default.gap.abs() > 1].method)),
             "bp": len(bp), "bp_missed": int((bp.gap.abs() > 1).sum())}
 
 

@@ -12,7 +12,7 @@ import math
 import pandas as pd
 
 from credit_assign.reporting import render
-from credit_assign.reporting.comparison import MEASUREMENT_SEP, METRIC_NAMES
+from credit_assign.reporting.comparison import MEASUREMENT_SEP, same_number
 from credit_assign.reporting.render import flag
 
 
@@ -59,11 +59,14 @@ def has_measured(gaps: pd.DataFrame | None) -> bool:
     return bool(((gaps.measurement != "reported") & gaps.remeasured.map(flag)).any())
 
 
+# the study's headline number: DFA's unpenalised ‖h_L‖ (comparison.number_key's fields)
+HEADLINE = {"method": "dfa", "lam": 0.0, "metric": "h_L_norm_median"}
+
+
 def headline_rows(gaps: pd.DataFrame) -> pd.DataFrame:
-    """The gap map's rows of the headline number, DFA's unpenalised ‖h_L‖, where a gap was
-    computed (every column: recipes, inherited ones, measurements)."""
-    return gaps[(gaps.run == "dfa, λ=0") & (gaps.metric == METRIC_NAMES["h_L_norm_median"])
-                & gaps.gap.notna()]
+    """The gap map's rows of the headline number (HEADLINE), where a gap was computed
+    (every column: recipes, inherited ones, measurements)."""
+    return gaps[same_number(gaps, HEADLINE) & gaps.gap.notna()]
 
 
 DEFAULT_STUDY = {"seeds": None, "exclude_unverified": True, "goal": None,

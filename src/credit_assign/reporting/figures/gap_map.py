@@ -29,8 +29,8 @@ import seaborn as sns
 
 from credit_assign.reporting import labels
 from credit_assign.reporting.figures import style
-from credit_assign.reporting.gap_table import gap_grid
-from credit_assign.reporting.render import flag
+from credit_assign.reporting.gap_table import gap_grid, grid_rows
+from credit_assign.reporting.render import flag, metric_label, run_label
 from credit_assign.reporting.study import (
     MEASUREMENT,
     STATED,
@@ -114,12 +114,17 @@ def _mark_groups(ax, groups: list[str], pt: float, names: dict | None = None,
     return above + 2 * half
 
 
+def row_label(key) -> str:
+    """A paper number's row label on every gap map, "run: metric" (render.run_label and
+    metric_label); ``key``: a row of the gap table, or of grid_rows."""
+    return f"{run_label(key)}: {metric_label(key)}"
+
+
 def _marked(labels, gaps: pd.DataFrame) -> list[str]:
-    """Row labels ("run: metric"), an unverified paper number's ending in " *"."""
+    """Row labels (row_label), an unverified paper number's ending in " *"."""
     if "verified" not in gaps:
         return list(labels)
-    unverified = {f"{r}: {m}" for r, m, v in zip(gaps.run, gaps.metric, gaps.verified,
-                                                  strict=True) if not flag(v)}
+    unverified = {row_label(r) for r in gaps.itertuples() if not flag(r.verified)}
     return [f"{x}{UNVERIFIED}" if x in unverified else x for x in labels]
 
 
@@ -131,9 +136,9 @@ def _reported(gaps: pd.DataFrame) -> pd.DataFrame:
 
 
 def _wide(gaps: pd.DataFrame, column: str) -> pd.DataFrame:
-    """The reported row set, rows labelled "run: metric"."""
+    """The reported row set, rows labelled (row_label)."""
     grid = gap_grid(_reported(gaps), column)
-    grid.index = [f"{r}: {m}" for _, r, m in grid.index]
+    grid.index = [row_label(key) for key in grid_rows(grid)]
     return grid
 
 

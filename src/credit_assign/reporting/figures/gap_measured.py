@@ -35,8 +35,9 @@ from credit_assign.reporting.figures.gap_map import (
     _mark_groups,
     _marked,
     column_order,
+    row_label,
 )
-from credit_assign.reporting.gap_table import gap_grid
+from credit_assign.reporting.gap_table import gap_grid, grid_rows
 from credit_assign.reporting.study import STATED, has_measured
 
 MEASURED_PAGE_IN = PAGE_IN  # the measured pages, rotated too (four panels a page)
@@ -44,14 +45,16 @@ TEXT = labels.figure_text("gap_measured")
 
 
 def measured_panels(gaps: pd.DataFrame, column: str = "gap") -> dict[str, pd.DataFrame]:
-    """measurement → its grid: rows "run: metric", the numbers it remeasures in the
-    paper's order; columns the recipes (NaN: not measured there)."""
+    """measurement → its grid: rows the numbers it remeasures in the paper's order,
+    labelled (row_label); columns the recipes (NaN: not measured there)."""
     grid = gap_grid(gaps, column)
+    keys = grid_rows(grid)
     out = {}
-    for name in dict.fromkeys(grid.index.get_level_values(0)):
+    for name in dict.fromkeys(k["measurement"] for k in keys):
         if name != "reported":
-            panel = grid.loc[name]
-            panel.index = [f"{r}: {m}" for r, m in panel.index]
+            at = [i for i, k in enumerate(keys) if k["measurement"] == name]
+            panel = grid.iloc[at]
+            panel.index = [row_label(keys[i]) for i in at]
             out[name] = panel
     return out
 
@@ -152,7 +155,7 @@ def plot_measured(gaps: pd.DataFrame, figure: str = "fig_variants_measured",
         return fig
     inherited = {m: p.eq(True) for m, p in measured_panels(gaps, "inherited").items()
                  if measured_figure_of(m) == figure}
-    order = [f"{r}: {m}" for r, m in dict.fromkeys(zip(gaps.run, gaps.metric, strict=True))]
+    order = list(dict.fromkeys(row_label(r) for r in gaps.itertuples()))
     k, pt, height, rows = _choose_columns(values, order)
     fig, axes = plt.subplots(len(rows), k, figsize=(MEASURED_PAGE_IN[0], height),
                              layout="constrained", squeeze=False,
