@@ -17,12 +17,16 @@ EPOCH_SCALARS = ("lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median",
 LAYER_KEYS = ("cosine", "h_norm_median", "grad_norm_median", "signal_norm_median")
 
 
+def same_lam(values, lam: float) -> np.ndarray:
+    """The one equality of λ in the tables: matched to its spelling's precision (a table
+    written with six digits still finds 1/3) and never absolutely: λ = 1e-9 is not λ = 0."""
+    return np.isclose(np.asarray(values, dtype=float), float(lam), rtol=1e-5, atol=0)
+
+
 def select_runs(df: pd.DataFrame, method: str, lam: float, seed: int | None = None
                 ) -> pd.DataFrame:
-    """The rows of a summary table for one (method, λ), and one seed if given. λ is
-    matched to its spelling's precision (a table written with six digits still finds
-    1/3) and never absolutely: λ = 1e-9 is not λ = 0."""
-    out = df[(df.method == method) & np.isclose(df.lam.astype(float), lam, rtol=1e-5, atol=0)]
+    """The rows of a summary table for one (method, λ) (same_lam), and one seed if given."""
+    out = df[(df.method == method) & same_lam(df.lam, lam)]
     return out if seed is None else out[out.seed == seed]
 
 

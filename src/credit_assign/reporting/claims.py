@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from credit_assign.pipeline.claims import ClaimsError, Spec, verdict_set
+from credit_assign.reporting.aggregate import select_runs
 
 __all__ = ["ClaimsError", "findings", "interval", "judge", "rule_verdict", "seed_effects"]
 VERDICTS = ("holds", "contradicted", "undecided")
@@ -29,9 +30,7 @@ EP_GROUP = "block0"
 
 # ---- effects, seed by seed -------------------------------------------------------------
 def _row(table: pd.DataFrame, run: dict, seed: int) -> pd.DataFrame:
-    sel = table[(table.method == run["method"]) & np.isclose(table.lam.astype(float),
-                                                              float(run["lam"]))
-                & (table.seed == seed)]
+    sel = select_runs(table, run["method"], float(run["lam"]), seed)
     if sel.empty:
         raise ClaimsError(f"no {run['method']} λ={float(run['lam']):g} seed {seed} in the "
                           "claims' tables: the claims target builds every run it reads")

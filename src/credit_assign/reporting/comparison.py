@@ -20,7 +20,7 @@ import yaml
 from credit_assign.infra.results import schema
 from credit_assign.pipeline.configfiles import check_yaml
 from credit_assign.reporting import render
-from credit_assign.reporting.aggregate import select_runs
+from credit_assign.reporting.aggregate import same_lam, select_runs
 
 
 def load_reference(path: str | Path) -> dict:
@@ -175,7 +175,7 @@ def _measured_values(entry: dict, m: pd.DataFrame) -> tuple[np.ndarray, np.ndarr
         column = MEASURED.get(entry["metric"])
     if column is None or column not in m or m[column].isna().all():
         return None
-    df = m[(m.method == entry["method"]) & np.isclose(m.lam, entry["lam"])]
+    df = select_runs(m, entry["method"], float(entry["lam"]))
     return pd.to_numeric(df[column]).to_numpy(float), df.seed.to_numpy()
 
 
@@ -250,6 +250,6 @@ def same_number(frame: pd.DataFrame, key: dict) -> pd.Series:
         elif name in ("method", "metric"):
             mask &= column == want
         else:
-            values = pd.to_numeric(column).astype(float).to_numpy()
-            mask &= np.isclose(values, float(want))
+            mask &= same_lam(pd.to_numeric(column), want) if name == "lam" else \
+                (pd.to_numeric(column).astype(float).to_numpy() == float(want))
     return mask

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
 from credit_assign.reporting import study as variant_study
-from credit_assign.reporting.aggregate import select_runs
+from credit_assign.reporting.aggregate import same_lam, select_runs
 from credit_assign.reporting.comparison import MEASUREMENT_SEP, number_key, paper_number
 
 
@@ -34,7 +33,7 @@ def layer_cosines(gaps: pd.DataFrame, runs=LAYER_RUNS) -> pd.DataFrame:
     of ``runs`` (method and λ), where a gap was computed."""
     on = pd.Series(False, index=gaps.index)
     for run in runs:
-        on |= (gaps.method == run["method"]) & np.isclose(gaps.lam.astype(float), run["lam"])
+        on |= (gaps.method == run["method"]) & same_lam(gaps.lam, run["lam"])
     return gaps[on & (gaps.metric == "cosine") & gaps.layer.notna() & gaps.seed.isna()
                 & gaps.gap.notna()]
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import seaborn as sns
 
 from credit_assign.reporting import labels
 from credit_assign.reporting import tables as table_io
+from credit_assign.reporting.aggregate import select_runs
 from credit_assign.reporting.figures import style
 
 TEXT = labels.figure_text("alignment_probes")
@@ -31,7 +31,7 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
     fig = plt.figure(figsize=(style.TEXT_WIDTH_IN - 0.1, 4.6), layout="constrained")
     top, bottom = fig.subfigures(2, 1, height_ratios=[1.15, 1])
     axes = [*top.subplots(1, 2), bottom.subplots(1, 1)]
-    nets = alignment[(alignment.method == method) & np.isclose(alignment.lam, lam)].copy()
+    nets = select_runs(alignment, method, lam).copy()
     nets["rule"] = nets.rule.map(lambda r: names.get(r, r))
     order = [names[r] for r in names if names[r] in set(nets.rule)]
     order += sorted(set(nets.rule) - set(order))
@@ -66,7 +66,7 @@ def plot(alignment: pd.DataFrame, ratios: pd.DataFrame, method: str, lam: float,
     ax.axhline(0, color="0.5", lw=0.6, ls="--")
 
     ax = axes[2]
-    r = ratios[(ratios.method == method) & np.isclose(ratios.lam, lam)].copy()
+    r = select_runs(ratios, method, lam).copy()
     r["rule"] = r.rule.map(lambda x: names.get(x, x))
     r_order = [names[k] for k in names if names[k] in set(r.rule)]
     r_order += sorted(set(r.rule) - set(r_order))
