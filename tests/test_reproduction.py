@@ -913,6 +913,21 @@ def test_the_notes_are_rendered_from_findings_json_alone(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     with pytest.raises(ResultError, match="bad.json.*rescueverdict"):
         findings.read(tmp_path / "bad.json")
+    # a field the words turn on has its type, and an outcome the fields it needs
+    for path, value in ((("verdicts", "goalverdict", "result"), {"reached": "false"}),
+                        (("verdicts", "penaltynormverdict"), {"outcome": "undecided",
+                                                              "diverged": []})):
+        bad = json.loads(out.read_text())
+        target = bad
+        for key in path:
+            if target.get(key) is None:  # no goal configured: a reached one, by hand
+                target[key] = {"goal": 1, "recipe": "x", "kind": "open", "within": 1,
+                               "compared": 2, "candidates": 2, "reached": True}
+            target = target[key]
+        target.update(value)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ResultError, match=path[-1]):
+            findings.read(tmp_path / "bad.json")
     bad = json.loads(out.read_text()) | {"notes": None}
     (tmp_path / "none.json").write_text(json.dumps(bad))
     with pytest.raises(ValueError, match="no notes' findings"):

@@ -180,6 +180,14 @@ def test_full_disk_names_the_file_and_keeps_the_last_good_one(tmp_path, monkeypa
         files.atomic_write_text(tmp_path / "m.json", "{}")
     assert target.read_bytes() == good
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.pt"]  # no temp files left
+    # what the block reads is not the write: a missing input names itself (errors=()),
+    # and the file written before is still there
+    monkeypatch.undo()
+    with pytest.raises(FileNotFoundError, match="missing.pdf"), \
+            files.atomic_open(target, "wb", errors=()) as fh:
+        fh.write((tmp_path / "missing.pdf").read_bytes())
+    assert target.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.pt"]
 
 
 def test_results_of_other_library_code_are_listed(tmp_path, digits, capsys):

@@ -57,23 +57,30 @@ def _umask_mode() -> int:
 @contextlib.contextmanager
 def atomic_open(path: str | Path, mode: str = "w", errors=(OSError,)):
     """The one atomic write: a file handle on a temporary file in ``path``'s folder,
-    fsync'd and renamed over ``path`` when the block ends; on an error the temporary file
+    fsync'd and renamed over ``path`` when the block ends; on any error the temporary file
     is removed and the previous ``path`` (if any) is intact, so readers never see a
     half-written file and a killed job leaves none that looks complete. ``errors``: the
-    exceptions reported as a WriteError naming the file (a full disk says so)."""
+    exceptions raised inside the block that are the write's own (a full disk), reported
+    as a WriteError naming the file; any other propagates as it is (a missing input the
+    block reads names itself). The flush, fsync and rename are always the write's own."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    written = False
     try:
         os.fchmod(fd, _umask_mode())  # mkstemp makes 0600; results are meant to be shared
         with os.fdopen(fd, mode) as fh:
-            yield fh
+            try:
+                yield fh
+            except errors as err:
+                raise WriteError(_write_advice(path, err)) from err
+            written = True
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
-        if isinstance(err, errors):
+        if written and isinstance(err, OSError) and not isinstance(err, WriteError):
             raise WriteError(_write_advice(path, err)) from err
         raise
 

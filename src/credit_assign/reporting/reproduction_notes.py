@@ -62,7 +62,7 @@ def matches_finding(gaps: pd.DataFrame) -> dict:
             "within_verified": int((default.gap.abs() <= 1)[ver].sum()),
             "compared_verified": int(default.gap.notna()[ver].sum()),
             "rows": [{**number_key(r), **paper_number(r), "ours": plain(r.ours_mean),
-                      "verified": bool(v), "note": r.note}
+                      "verified": bool(v), "note": r.note if isinstance(r.note, str) else ""}
                      for r, v in zip(ok.itertuples(), _verified(ok), strict=True)]}
 
 

@@ -115,7 +115,8 @@ def bundle(tex: str | Path, numbers_files, figures: list[str | Path],
         with open(path, "rb") as f:
             tar.addfile(info, f)
 
-    with atomic_open(out, "wb") as raw:
+    # the block reads the sources: a missing figure names itself, not the archive
+    with atomic_open(out, "wb", errors=()) as raw:
         with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
                 tarfile.open(fileobj=gz, mode="w") as tar:
             add(tar, tex, Path(tex).name)
