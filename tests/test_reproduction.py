@@ -932,3 +932,33 @@ def test_the_notes_are_rendered_from_findings_json_alone(tmp_path):
     (tmp_path / "none.json").write_text(json.dumps(bad))
     with pytest.raises(ValueError, match="no notes' findings"):
         notes.write_notes(tmp_path / "none.json", tmp_path / "notes.md")
+
+
+def test_a_recipe_whose_norm_diverged_is_named_and_never_compared():
+    """A recipe whose DFA λ = 0 norm is not finite (a run diverged) is left out of "the
+    largest norm" and of the norm spread, and both say which recipe and why (it used to
+    stop the notes with a math domain error)."""
+    import numpy as np
+
+    from credit_assign.reporting import findings, notes_norm
+
+    gaps = study_gaps(seed=5)
+    head = variant_study.headline_rows(gaps)
+    own = head[~head.inherited.astype(bool)
+               & ~head.recipe.str.contains(comparison.MEASUREMENT_SEP, regex=False)
+               & head.kind.isin([variant_study.STATED, "open"])]
+    bad = own.recipe.iloc[-1]  # an open recipe: one the norm spread compares
+    gaps.loc[own.index[-1], ["ours_mean", "gap"]] = [np.inf, np.inf]
+    runs = pd.DataFrame([{"method": "dfa", "lam": 0.0, "seed": 1, "h_L_norm_median": 5.0,
+                          "test_acc": 0.3, "final_epoch": 1}])
+    layers = pd.DataFrame([{"method": "dfa", "lam": 0.0, "seed": 1, "epoch": 1, "layer": 1,
+                            "h_norm_median": 1.0, "branch_norm_median": 2.0}])
+    found = notes_norm.norm_finding(runs, layers, runs.assign(epoch=1), {}, None, gaps)
+    largest = found["largest"]
+    assert largest["not_finite"] == [bad] and largest["recipe"] != bad
+    assert np.isfinite(largest["ours"])
+    assert f"Not compared: `{bad}`, whose mean is not finite" in section("norm_section", found)
+    spread = findings.gap_findings(gaps)["normspreadverdict"]
+    assert spread["outcome"] == "measured" and spread["not_finite"] == [bad]
+    words = render.phrases("verdicts.tex.j2", {"normspreadverdict": spread})
+    assert "whose mean is not finite: a run diverged" in words["normspreadverdict"]

@@ -142,11 +142,14 @@ def norm_spread_finding(own: pd.DataFrame) -> dict:
     three seeds can hide seeds that move in opposite directions). The caller passes the
     stated recipe and the open variants: the finding is about choices the paper leaves
     open. Outcome ``measured`` or ``missing`` (fewer than two recipes)."""
-    own = own[own.ours_mean > 0]
+    finite = np.isfinite(own.ours_mean.astype(float)) & (own.ours_mean > 0)
+    not_finite = sorted(set(own[~finite].recipe))  # diverged: named, never compared
+    own = own[finite]
     if len(own) < 2:
-        return {"outcome": "missing"}
+        return {"outcome": "missing", "not_finite": not_finite}
     lo, hi = own.loc[own.ours_mean.idxmin()], own.loc[own.ours_mean.idxmax()]
-    return {"outcome": "measured", "factor": float(hi.ours_mean / lo.ours_mean),
+    return {"outcome": "measured", "not_finite": not_finite,
+            "factor": float(hi.ours_mean / lo.ours_mean),
             "low": {"recipe": str(lo.recipe), "mean": float(lo.ours_mean),
                     "seed_gaps": _seed_gaps(lo)},
             "high": {"recipe": str(hi.recipe), "mean": float(hi.ours_mean),

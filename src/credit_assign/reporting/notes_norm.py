@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from credit_assign.reporting import study as variant_study
@@ -144,9 +145,11 @@ def norm_finding(runs, layers, epochs, variant_runs: dict, measurements, gaps) -
                                "mixed": plain((m.mixed_n / m.stratified).median())
                                if "mixed_n" in m else None}
     row = _own_headline(gaps)
-    if len(row):
-        best = row.loc[row.ours_mean.idxmax()]
+    finite = row[np.isfinite(row.ours_mean.astype(float)) & (row.ours_mean > 0)]
+    if len(finite):  # a recipe whose mean is not finite (it diverged) is named, not compared
+        best = finite.loc[finite.ours_mean.idxmax()]
         out["largest"] = {"recipe": best.recipe, "kind": best.kind, "ours": plain(best.ours_mean),
                           "paper": plain(float(best.paper)), "within": bool(abs(best.gap) <= 1),
-                          "decades": math.log10(float(best.paper) / float(best.ours_mean))}
+                          "decades": math.log10(float(best.paper) / float(best.ours_mean)),
+                          "not_finite": sorted(set(row.recipe) - set(finite.recipe))}
     return out

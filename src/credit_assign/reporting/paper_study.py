@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
 from credit_assign.reporting import labels, render
@@ -111,6 +112,7 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
     # the recipes' own runs (not another recipe's inherited, nor a measurement column)
     own = headline[~headline.inherited.astype(bool)
                    & ~headline.recipe.str.contains(MEASUREMENT_SEP, regex=False)]
+    own = own[np.isfinite(own.ours_mean.astype(float))]  # a diverged recipe is not compared
     largest = own.loc[own.ours_mean.idxmax()].recipe if len(own) else None
     (hl_largest, gap_largest), (hl_batch, gap_batch) = (
         norm_of(largest) if largest else (NOT_RUN, NOT_RUN), norm_of("default/one_batch"))
