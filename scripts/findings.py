@@ -1,5 +1,6 @@
 """Rule findings: the summary tables → findings.json (every verdict; the notes' findings
-with the variant study)."""
+with the variant study). Each table is read, and checked against the runs the config
+asks for, once."""
 import json
 import sys
 from pathlib import Path
@@ -9,16 +10,24 @@ from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
     from credit_assign.reporting import findings, reproduction_notes
+    from credit_assign.reporting import tables as table_io
     from credit_assign.reporting.history import read_events
 
     i, p = snakemake.input, snakemake.params
+    runs_expected = p.expect.get("runs")
+    runs = table_io.read(i.runs, "runs", runs_expected)
+    nulls = table_io.read(i.nulls, "nulls", p.expect.get("nulls"))
+    gaps = table_io.read(i.gaps, "variants_gap") if p.variants else None
     notes = None
     if p.variants:
-        notes = reproduction_notes.read_findings(
-            {"runs": i.runs, "epochs": i.epochs, "layers": i.layers, "nulls": i.nulls},
-            dict(zip(p.variants, i.variant_runs, strict=True)), i.gaps,
-            i.get("measurements"), json.loads(Path(i.info).read_text()), expect=p.expect,
-            study=p.study, penalty=p.penalty, compute=p.compute,
+        summary = {"runs": runs, "epochs": table_io.read(i.epochs, "epochs", runs_expected),
+                   "layers": table_io.read(i.layers, "layers", runs_expected)}
+        variants = {name: table_io.read(path, "runs", p.expect["variants"].get(name))
+                    for name, path in zip(p.variants, i.variant_runs, strict=True)}
+        notes = reproduction_notes.findings(
+            summary, variants, gaps,
+            table_io.read_optional(i.get("measurements"), "measurements", runs_expected),
+            json.loads(Path(i.info).read_text()), study=p.study, compute=p.compute,
             history=read_events(snakemake.scriptdir + "/..", i.history))
-    findings.write(snakemake.output[0], i.runs, i.nulls, p.penalty, i.get("gaps"), p.study,
-                   notes, expect=p.expect)
+    findings.write(snakemake.output[0], findings.verdicts(runs, nulls, p.penalty, gaps, p.study),
+                   notes)

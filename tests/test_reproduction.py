@@ -877,7 +877,7 @@ def test_the_notes_are_rendered_from_findings_json_alone(tmp_path):
 
     import numpy as np
 
-    from credit_assign.infra.results import ResultError, write_result
+    from credit_assign.infra.results import ResultError
     from credit_assign.reporting import findings
     from credit_assign.reporting import reproduction_notes as notes
 
@@ -891,13 +891,14 @@ def test_the_notes_are_rendered_from_findings_json_alone(tmp_path):
     summary = {"runs": runs, "epochs": epochs, "layers": layers, "nulls": nulls}
     args = (summary, {}, gaps, measured, {"name": "cifar10", "source": "x.tar",
                                           "n_train": 10, "n_test": 5})
-    found = notes.findings(*args, penalty=0.01)
     out = tmp_path / "findings.json"
-    write_result({"schema_version": 1, "kind": "findings", "notes": found,
-                  "verdicts": findings.verdicts(runs, nulls, 0.01, gaps)}, "findings", out)
+    findings.write(out, findings.verdicts(runs, nulls, 0.01, gaps), notes.findings(*args))
     page = notes.write_notes(out, tmp_path / "notes.md")
     assert page == notes.notes(*args, penalty=0.01) == (tmp_path / "notes.md").read_text()
     assert "## What the default misses" in page
+    # the fresh-B screens are the verdicts' (computed once), not a second copy
+    assert "nulls" not in json.loads(out.read_text())["notes"]
+    assert page.count("above the null by more than two") + page.count("not above the null") >= 2
     # the findings hold each paper number's keys, never its label (the page writes it)
     miss = json.loads(out.read_text())["notes"]["misses"][0]
     assert {"method", "lam", "seed", "metric", "layer", "paper_range"} <= set(miss)

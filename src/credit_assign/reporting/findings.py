@@ -22,7 +22,6 @@ import pandas as pd
 
 from credit_assign.infra.results import read_result, write_result
 from credit_assign.reporting import study as variant_study
-from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
 from credit_assign.reporting.comparison import MEASUREMENT_SEP
 
@@ -236,19 +235,11 @@ def verdicts(runs: pd.DataFrame, nulls: pd.DataFrame, penalty: float,
     return out
 
 
-def write(out: str | Path, runs_csv, nulls_csv, penalty: float, gaps_csv=None,
-          study: dict | None = None, notes: dict | None = None,
-          expect: dict | None = None) -> dict:
-    """findings.json from the tables, each checked first (``expect``: the runs the config
-    asks for, ``runs`` and the DFA ``nulls``); ``notes``: the notes' findings, made by
-    the caller from the variant study's tables (reproduction_notes.findings)."""
-    expect = expect or {}
-    found = {"verdicts": verdicts(table_io.read(runs_csv, "runs", expect.get("runs")),
-                                  table_io.read(nulls_csv, "nulls", expect.get("nulls")),
-                                  penalty, table_io.read_optional(gaps_csv, "variants_gap"),
-                                  study),
-             "notes": notes, "schema_version": 1, "kind": "findings"}
-    return write_result(found, "findings", out)
+def write(out: str | Path, verdicts: dict, notes: dict | None = None) -> dict:
+    """findings.json: the paper's ``verdicts`` (``verdicts``) and the notes' findings
+    (reproduction_notes.findings; None without the variant study), validated."""
+    return write_result({"verdicts": verdicts, "notes": notes, "schema_version": 1,
+                         "kind": "findings"}, "findings", out)
 
 
 def read(path: str | Path) -> dict:

@@ -16,7 +16,6 @@ from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import findings as found_io
 from credit_assign.reporting import labels, render
 from credit_assign.reporting import study as variant_study
-from credit_assign.reporting import tables as table_io
 from credit_assign.reporting.aggregate import select_runs
 from credit_assign.reporting.comparison import number_key, paper_number, same_number
 from credit_assign.reporting.findings import null_finding
@@ -160,15 +159,14 @@ def checks_finding(gaps: pd.DataFrame) -> dict:
 
 def findings(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame],
              gaps: pd.DataFrame, measurements: pd.DataFrame | None, info: dict,
-             study: dict | None = None, penalty: float | None = None, compute: str = "",
+             study: dict | None = None, compute: str = "",
              history: list[dict] | None = None) -> dict:
-    """Every finding the notes state. ``summary``: the default recipe's runs, epochs and
-    layers tables (and ``nulls``, for the fresh-B section); ``variant_runs``: each
-    variant's runs.csv; ``gaps``: variants_gap.csv; ``study``: config ``study`` (the
-    ranking rule); ``penalty``: figures.penalty_lambda; ``compute``: compute.statement's
+    """Every finding the notes state but the fresh-B screens (the paper's verdicts hold
+    those: findings.null_finding, once). ``summary``: the default recipe's runs, epochs and
+    layers tables; ``variant_runs``: each variant's runs.csv; ``gaps``: variants_gap.csv;
+    ``study``: config ``study`` (the ranking rule); ``compute``: compute.statement's
     sentence; ``history``: what was fixed when (reporting.history.events)."""
     runs, epochs, layers = summary["runs"], summary["epochs"], summary["layers"]
-    nulls = summary.get("nulls")
     return {
         "dataset": info["name"], "has_measured": variant_study.has_measured(gaps),
         "tables": paths.braced([paths.RUNS, paths.EPOCHS, paths.LAYERS, paths.MEASUREMENTS],
@@ -177,47 +175,39 @@ def findings(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFr
         "matches": matches_finding(gaps), "ranking": ranking_finding(gaps, study),
         "misses": misses_finding(gaps),
         "measured_cosines": measured_cosines_finding(gaps, study),
-        "nulls": None if nulls is None or penalty is None else
-        [null_finding(nulls, lam) for lam in (0.0, penalty)],
         "norm": norm_finding(runs, layers, epochs, variant_runs, measurements, gaps),
         "accuracy": accuracy_finding(runs, epochs, variant_runs),
         "checks": checks_finding(gaps), "history": history}
 
 
-def page(found: dict) -> str:
-    """The page: the notes' findings in templates/notes.md.j2's words."""
-    return render.render("notes.md.j2", **found, datasets=labels.names(labels.DATASETS, "md"))
+def page(found: dict, screens: list[dict] | None) -> str:
+    """The page: the notes' findings and the fresh-B screens at λ = 0 and at the penalty
+    (findings.null_finding's; None: not measured) in templates/notes.md.j2's words."""
+    return render.render("notes.md.j2", **found, nulls=screens,
+                         datasets=labels.names(labels.DATASETS, "md"))
 
 
-def notes(*args, **kwargs) -> str:
-    """The page from the tables: ``page(findings(*args, **kwargs))``."""
-    return page(findings(*args, **kwargs))
-
-
-def read_findings(default: dict[str, str | Path], variant_runs: dict[str, str | Path],
-                  gaps: str | Path, measurements: str | Path | None, info: dict,
-                  expect: dict | None = None, **kwargs) -> dict:
-    """``findings`` from the tables' files, each checked first. ``expect``: the runs the
-    config asks for: ``runs`` (the default recipe's), ``nulls`` (its DFA runs) and
-    ``variants`` (name → its runs); ``kwargs``: findings' study, penalty, compute and
-    history."""
-    expect = expect or {}
-    summary = {k: table_io.read(v, k, expect.get("nulls" if k == "nulls" else "runs"))
-               for k, v in default.items()}
-    variants = {k: table_io.read(v, "runs", expect.get("variants", {}).get(k))
-                for k, v in variant_runs.items()}
-    return findings(summary, variants, table_io.read(gaps, "variants_gap"),
-                    table_io.read(measurements, "measurements", expect.get("runs"))
-                    if measurements else None, info, **kwargs)
+def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame],
+          gaps: pd.DataFrame, measurements: pd.DataFrame | None, info: dict,
+          study: dict | None = None, penalty: float | None = None, compute: str = "",
+          history: list[dict] | None = None) -> str:
+    """The page from the tables (``summary`` with ``nulls`` and a ``penalty``: with the
+    fresh-B section)."""
+    nulls = summary.get("nulls")
+    screens = None if nulls is None or penalty is None else \
+        [null_finding(nulls, lam) for lam in (0.0, penalty)]
+    return page(findings(summary, variant_runs, gaps, measurements, info, study, compute,
+                         history), screens)
 
 
 def write_notes(findings_json: str | Path, out: str | Path) -> str:
     """reproduction_notes.md from findings.json (rule findings, with the variant study)."""
-    notes_found = found_io.read(findings_json)["notes"]
+    record = found_io.read(findings_json)
+    notes_found, verdicts = record["notes"], record["verdicts"]
     if notes_found is None:
         raise ValueError(f"{findings_json}: holds no notes' findings (the config runs no "
                          "recipe variant); the notes are the variant study's: add "
                          "config/variants.yaml and rerun rule findings")
-    text = page(notes_found)
+    text = page(notes_found, [verdicts["zeronullverdict"], verdicts["rescueverdict"]])
     atomic_write_text(out, text)
     return text
