@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine; each sets up .venv itself.
 #   make quick   the main pipeline on the embedded digits data (offline, minutes)
-#   make test    the test suite (make test-fast: without the Snakemake-invoking `slow` tests)
+#   make test    the test suite (make test-fast: without the `slow` tests, those that start something)
 # Other targets: paper (full CIFAR-10 rebuild), variants (the recipe-variant study; study:
 # the same, recipe by recipe),
 # claims (the paper's claims judged on fresh seeds, config/claims.yaml), manuscript
@@ -78,7 +78,8 @@ test: setup
 	$(PYTEST) --durations=15
 
 # the tests that start nothing: no Snakemake workflow, cluster, wheel or TeX build,
-# torch.compile or other program (markers workflow, cluster, build, compile, process;
+# torch.compile, other program, figure file or repeated whole job (markers workflow,
+# cluster, build, compile, process, figure, job;
 # each is also `slow`, pyproject.toml); the slowest listed, as in make test
 test-fast: setup
 	$(PYTEST) -m "not slow" --durations=10

@@ -24,7 +24,7 @@ torch.set_num_threads(1)
 # ---- test tiers ----------------------------------------------------------------------
 # What a test starts, as its marker (pyproject.toml lists them); each of these is also
 # `slow`, so `pytest -m "not slow"` (make test-fast) runs the tests that start nothing.
-TIERS = ("workflow", "cluster", "build", "compile", "process")
+TIERS = ("workflow", "cluster", "build", "compile", "process", "figure", "job")
 
 
 def pytest_collection_modifyitems(config, items):

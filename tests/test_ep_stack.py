@@ -204,6 +204,7 @@ def probe(corpus_file, out_dir, resume=None):
     return out
 
 
+@pytest.mark.job
 def test_probe_job_writes_a_valid_deterministic_result(corpus_file, tmp_path):
     from credit_assign.infra.results import read_result
 
@@ -220,6 +221,7 @@ def test_probe_job_writes_a_valid_deterministic_result(corpus_file, tmp_path):
     assert timings["peak_rss_mb"] > 0 and len(timings["probes"]) == 2
 
 
+@pytest.mark.job
 def test_killed_probe_resumes_to_the_same_result(corpus_file, tmp_path, monkeypatch):
     from credit_assign.ep_stack import probe as ep_probe
 

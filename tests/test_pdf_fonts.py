@@ -19,6 +19,7 @@ def _pdf(tmp_path, texts):
     return tmp_path / "f.pdf"
 
 
+@pytest.mark.figure
 def test_a_glyphs_printed_size_is_read_and_a_script_counts_at_its_base(tmp_path):
     pdf = _pdf(tmp_path, [(r"median $\|h_L\|$ and $10^{-4}$", 7)])
     sizes = {round(s, 2) for _, s in glyph_sizes(pdf)[1]}
@@ -26,6 +27,7 @@ def test_a_glyphs_printed_size_is_read_and_a_script_counts_at_its_base(tmp_path)
     assert figure_text_pt(pdf) == {1: pytest.approx(7.0)}
 
 
+@pytest.mark.figure
 def test_small_text_is_found_beside_large_text(tmp_path):
     pdf = _pdf(tmp_path, [("tick 5", 5), (r"label $x_1$", 9)])
     assert figure_text_pt(pdf) == {1: pytest.approx(5.0)}

@@ -75,6 +75,7 @@ def test_sigkill_mid_run_then_rerun_gives_identical_bytes(tmp_path, digits):
     assert not resume.exists()
 
 
+@pytest.mark.figure
 @pytest.mark.parametrize("policy", ["continue", "stop"])
 def test_divergence_is_recorded_not_a_crash(tmp_path, digits, policy):
     run = tiny_run_config("dfa", lam=0.0, epochs=4, lr=1e30, nonfinite_policy=policy)

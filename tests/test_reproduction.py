@@ -548,6 +548,7 @@ def test_the_study_gap_table_has_the_papers_numbers_and_every_measurement():
     assert len(grid) > 100  # one figure of every row would not fit a page
 
 
+@pytest.mark.figure
 @pytest.mark.parametrize("name", ["fig_variants", "fig_variants_measured",
                                   "fig_variants_measured_eps"])
 def test_each_gap_map_figure_fits_its_page_at_a_readable_size(gap_figures, name):
