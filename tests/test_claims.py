@@ -98,7 +98,7 @@ def test_identical_seeds_give_the_value_itself():
     ("greater", -0.01, 0.05, "undecided"), ("less", -0.05, -0.01, "holds"),
     ("less", 0.01, 0.05, "contradicted"), ("less", -0.01, 0.01, "undecided")])
 def test_a_directional_claim_has_three_outcomes(side, low, high, verdict):
-    got, reason = claims.rule_verdict(low, high, _claim(side, 0.0))
+    got, reason = claims.decide(low, high, _claim(side, 0.0))
     assert got == verdict and (reason == "straddles") == (verdict == "undecided")
 
 
@@ -106,7 +106,7 @@ def test_a_directional_claim_has_three_outcomes(side, low, high, verdict):
     (-0.01, 0.015, "holds"), (0.03, 0.05, "contradicted"), (-0.05, -0.03, "contradicted"),
     (0.0, 0.03, "undecided"), (-0.05, 0.05, "undecided")])
 def test_a_claim_of_no_effect_has_three_outcomes(low, high, verdict):
-    assert claims.rule_verdict(low, high, _claim("within", margin=0.02))[0] == verdict
+    assert claims.decide(low, high, _claim("within", margin=0.02))[0] == verdict
 
 
 def test_a_diverged_run_is_never_judged():

@@ -1,7 +1,7 @@
-"""Every pipeline job's shell, written once: the rule's threads, the wall clock,
+"""Every pipeline job's shell, written once: the step's threads, the wall clock,
 provenance, the result wrapper (schema version, kind, non-finite flags) and the
 validated, atomic write. The science modules compute and return; the functions here
-run them as the jobs the Snakemake rules call (``scripts/*.py``).
+run them as the jobs the workflow's steps call (``scripts/*.py``).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
           threads: int | None = None, timings_out: str | Path | None = None,
           snapshot_epochs: tuple[int, ...] = (), snapshots_out: str | Path | None = None,
           ) -> dict[str, Any]:
-    """Rule train: one run → ``metrics_out`` (JSON: nothing in it differs between
+    """Step train: one run → ``metrics_out`` (JSON: nothing in it differs between
     identical runs, also after a kill and a resume), ``model_out`` (weights and
     feedback), ``timings_out`` (wall times, host) and ``snapshots_out`` (the model after
     each epoch in ``snapshot_epochs``: what the alignment probes measure)."""
@@ -115,7 +115,7 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
 
 def fresh_b_null(model_path: str | Path, data_path: str | Path, draws: int, out: str | Path,
                  device: str = "auto", threads: int | None = None) -> dict:
-    """Rule fresh_b_null: the deep cosine of a trained model with ``draws`` fresh
+    """Step fresh_b_null: the deep cosine of a trained model with ``draws`` fresh
     feedback sets beside the trained-with one."""
     job = Job("fresh_b_null", out, threads)
     run, model, rule, dev = load_trained(model_path, device)
@@ -134,7 +134,7 @@ def fresh_b_null(model_path: str | Path, data_path: str | Path, draws: int, out:
 
 def alignment_probe(snapshots_path, data_path, settings: dict, out,
                     threads: int | None = None) -> dict:
-    """Rule alignment_probe: every rule's alignment at each saved checkpoint of a run."""
+    """Step alignment_probe: every learning rule's alignment at each saved checkpoint of a run."""
     job = Job("probes", out, threads)
     saved = load_checkpoint(snapshots_path, "training snapshots", map_location="cpu")
     run, info = saved["run"], saved["info"]
@@ -158,7 +158,7 @@ def alignment_probe(snapshots_path, data_path, settings: dict, out,
 def measure(model_path: str | Path, data_path: str | Path, batch: int, out: str | Path,
             device: str = "auto", threads: int | None = None,
             batch_sizes=(2048, 128)) -> dict:
-    """Rule measure: the measurement variants of one trained model (no retraining)."""
+    """Step measure: the measurement variants of one trained model (no retraining)."""
     job = Job("measure", out, threads)
     run, model, rule, dev = load_trained(model_path, device)
     data = datasets.load(data_path)
@@ -171,7 +171,7 @@ def measure(model_path: str | Path, data_path: str | Path, batch: int, out: str 
 
 
 def primer_check(settings: dict, out, threads: int | None = None) -> dict:
-    """Rule primer_check: the primer's claims checked numerically (float64)."""
+    """Step primer_check: the primer's claims checked numerically (float64)."""
     job = Job("primer_check", out, threads)
     betas = np.logspace(math.log10(settings["beta_min"]), math.log10(settings["beta_max"]),
                         settings["n_betas"])
@@ -184,7 +184,7 @@ def primer_check(settings: dict, out, threads: int | None = None) -> dict:
 # ---- the EP stack -----------------------------------------------------------------------
 def ep_stack_probe(corpus_path, corpus_name: str, seed: int, settings: dict, out, timings_out,
                    resume=None, threads: int | None = None) -> dict:
-    """Rule ep_stack_probe: one (corpus, seed) probe → result JSON + timings JSON."""
+    """Step ep_stack_probe: one (corpus, seed) probe → result JSON + timings JSON."""
     job = Job("ep_stack", out, threads)
     corpus = CharCorpus.load(corpus_path)
     body, seconds = run_probe(corpus, settings, seed, resume)

@@ -89,7 +89,7 @@ def encode(text: str) -> dict[str, Any]:
 
 
 def prepare_manifest(name: str, source: str, data_dir: Path, cache: Path) -> dict[str, Any]:
-    """Rule prepare_corpus: encode the corpus into ``cache`` and write the manifest jobs
+    """Step prepare_corpus: encode the corpus into ``cache`` and write the manifest jobs
     depend on (name, sha256 of the text, size, vocabulary, and where to rebuild from)."""
     with cache_lock(cache):
         encoded = prepare_corpus(name, source, data_dir, cache)

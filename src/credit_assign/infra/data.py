@@ -83,7 +83,7 @@ def write_manifest(info: dict[str, Any], source: str | None, cache: str | Path) 
 
 
 def prepare_manifest(name: str, source: str | None, data_dir: Path, cache: Path) -> dict:
-    """Rule prepare_data: decode the data into ``cache`` and write its manifest."""
+    """Step prepare_data: decode the data into ``cache`` and write its manifest."""
     with cache_lock(cache):
         info = prepare(name, source, data_dir, cache)
         write_manifest(info, source, cache)
@@ -143,7 +143,7 @@ def read_current(cache: Path, read: Callable[[Path], Any], digest: Callable[[Any
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    """The decoded data a job reads: the cache file written by rule prepare_data.
+    """The decoded data a job reads: the cache file written by step prepare_data.
 
     Jobs depend on the small manifest beside the cache (data/<name>.json), not on the
     cache: a deleted cache is then no reason to rerun them. A cache that is missing, or

@@ -1,4 +1,4 @@
-"""The process's share of the machine: exactly its rule's threads (torch-free: its device
+"""The process's share of the machine: exactly its step's threads (torch-free: its device
 is infra.device's)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def set_threads(n: int) -> None:
     Sets the thread variables (read when torch loads its OpenMP runtime) and,
     if torch is already imported, its intra- and inter-op pools. Two jobs that
     each spin more threads than their share of cores slow each other down
-    several-fold (docs/performance.md), so every job obeys its rule's ``threads``.
+    several-fold (docs/performance.md), so every job obeys its step's ``threads``.
     """
     if n < 1:
         raise ValueError(f"threads must be >= 1, got {n}")

@@ -1,8 +1,8 @@
-"""Every file the workflow reads or writes, as one table of patterns: the rules
-(workflow/rules/*.smk: their inputs, outputs and logs), the target lists
+"""Every file the workflow reads or writes, as one table of patterns: the workflow's
+steps (workflow/rules/*.smk: their inputs, outputs and logs), the target lists
 (credit_assign.pipeline.targets) and the library (the data and corpus manifests, the text
 the reports generate) take their paths from here and never spell one (a test scans the
-code for a spelled path). ``{name}`` fields are Snakemake wildcards where a rule's output
+code for a spelled path). ``{name}`` fields are Snakemake wildcards where a step's output
 leaves them open, else ``.format``-ted by the caller (``fill``).
 
 Wildcards: dataset (``cifar10``, or ``cifar10@<variant>`` for a recipe variant), method,
@@ -17,7 +17,7 @@ import re
 from pathlib import Path, PurePosixPath
 from string import Formatter
 
-# ---- data: the manifest is what jobs depend on; the cache beside it is no rule's output
+# ---- data: the manifest is what jobs depend on; the cache beside it is no step's output
 DATA_MANIFEST = "data/{dataset}.json"
 DATA_CACHE = "data/{dataset}.pt"
 SOURCE_DIGESTS = "data/.source-digests.json"  # credit_assign.infra.sources' cache of digests
@@ -52,7 +52,7 @@ MEASUREMENTS = f"{SUMMARY}/measurements.csv"
 VARIANTS_GAP = f"{SUMMARY}/variants_gap.csv"
 REPRODUCTION_VARIANTS = f"{SUMMARY}/reproduction_variants.md"
 REPRODUCTION_NOTES = f"{SUMMARY}/reproduction_notes.md"
-FINDINGS = f"{SUMMARY}/findings.json"  # every verdict and the notes' findings (rule findings)
+FINDINGS = f"{SUMMARY}/findings.json"  # every verdict and the notes' findings (step findings)
 
 # ---- the claims (config/claims.yaml): their runs' tables, the verdicts, the page
 CLAIMS = "results/{dataset}/claims"
@@ -89,7 +89,7 @@ PAPER_CLAIMS = "paper/claims.tex"
 PAPER_PDF = "paper/ms.pdf"
 ARXIV = "paper/arxiv.tar.gz"
 
-# ---- each rule's log, by rule name (a test checks every rule's log: is its entry)
+# ---- each workflow step's log, by step name (a test checks every step's log: is its entry)
 LOGS = {
     # data
     "prepare_data": "logs/prepare_data/{dataset}.log",
@@ -129,7 +129,7 @@ LOGS = {
     "arxiv": "logs/paper/arxiv.log",
 }
 
-# ---- inputs that are not outputs of any rule
+# ---- inputs that are not outputs of any step
 DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile (paper scale)
 CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
 REBUILD_ESTIMATE = "docs/rebuild_estimate.json"  # per-epoch times (credit_assign.pipeline.compute)

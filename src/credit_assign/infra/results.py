@@ -1,7 +1,7 @@
 """Result files are data: every one is validated against the package's
 schemas/result.schema.yaml
 when written and again when read, so a truncated or hand-edited file stops the
-rule that reads it — with the file's name and what is wrong — before any figure."""
+step that reads it — with the file's name and what is wrong — before any figure."""
 
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ def _job_paths(smk) -> list[str]:
 
 
 class snakemake_job:
-    """Context for a Snakemake ``script:`` job: log to the rule's log file, use
-    exactly the rule's threads, and record a failure in the log before re-raising.
+    """Context for a Snakemake ``script:`` job: log to the step's log file, use
+    exactly the step's threads, and record a failure in the log before re-raising.
 
         with snakemake_job(snakemake) as threads:
             ...

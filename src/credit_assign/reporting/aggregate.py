@@ -177,7 +177,7 @@ def measurement_table(results: list[dict]) -> pd.DataFrame:
 
 
 def write_measurement_table(result_paths, out) -> None:
-    """Rule aggregate_measurements: every measure result → summary/measurements.csv."""
+    """Step aggregate_measurements: every measure result → summary/measurements.csv."""
     result_paths = list(result_paths)
     frame = measurement_table([read_result(p, "measure") for p in result_paths])
     table_io.write(frame, out, "measurements", result_paths, float_format="%.6g")

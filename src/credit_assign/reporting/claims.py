@@ -1,6 +1,6 @@
 """The paper's claims as effects with intervals (config/claims.yaml, docs/method.md
 "Claims"): each claim's effect on each seed, its mean over seeds with a bootstrap
-interval, and the verdict by the decision rule written down before the runs.
+interval, and the verdict by the decision written down before the runs.
 
 Findings only, as data: records with codes (``verdict``: holds / contradicted /
 undecided; ``reason``: diverged / too_few / straddles), never sentences — the pages
@@ -21,7 +21,7 @@ import pandas as pd
 from credit_assign.pipeline.claims import ClaimsError, Spec, verdict_set
 from credit_assign.reporting.aggregate import select_runs
 
-__all__ = ["ClaimsError", "findings", "interval", "judge", "rule_verdict", "seed_effects"]
+__all__ = ["ClaimsError", "decide", "findings", "interval", "judge", "seed_effects"]
 VERDICTS = ("holds", "contradicted", "undecided")
 # why a claim is undecided (the templates word them)
 REASONS = ("diverged", "too_few", "straddles")
@@ -54,7 +54,7 @@ def seed_effects(claim: dict, seeds: list[int], tables: dict[str, pd.DataFrame]
                  ) -> list[dict]:
     """One row per (part, seed): the effect and its status (``ok``; ``diverged``: a run
     it reads recorded a non-finite epoch, or the effect is not finite; ``unsettled``:
-    an EP estimate whose free phase did not settle, left out by the claim's own rule)."""
+    an EP estimate whose free phase did not settle, left out by the claim's own criterion)."""
     e, rows = claim["effect"], []
     runs = tables["runs"]
 
@@ -134,8 +134,8 @@ def interval(values, decision: dict) -> tuple[float, float, str]:
     return math.nan, math.nan, "undefined"
 
 
-def rule_verdict(low: float, high: float, claim: dict) -> tuple[str, str | None]:
-    """The decision rule (config/claims.yaml ``decision``) on an interval."""
+def decide(low: float, high: float, claim: dict) -> tuple[str, str | None]:
+    """The claim's decision (config/claims.yaml ``decision``) on an interval."""
     c = claim["claim"]
     if c["side"] == "within":
         m = c["margin"]
@@ -170,7 +170,7 @@ def judge(claim: dict, rows: list[dict], decision: dict) -> dict:
     if len(used) < decision["min_seeds"]:
         return {**out, "verdict": "undecided", "reason": "too_few"}
     out["low"], out["high"], out["interval"] = interval(values, decision)
-    verdict, reason = rule_verdict(out["low"], out["high"], claim)
+    verdict, reason = decide(out["low"], out["high"], claim)
     return {**out, "verdict": verdict, "reason": reason}
 
 

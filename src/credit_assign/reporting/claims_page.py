@@ -1,4 +1,4 @@
-"""Rules claims_tables and claims_verdicts: the runs the claims read as tables; the
+"""Steps claims_tables and claims_verdicts: the runs the claims read as tables; the
 verdicts (claims.csv), the effects seed by seed (claims_by_seed.csv), every finding as
 one record (findings.json) and the page (claims.md, from templates/claims.md.j2)."""
 
@@ -95,7 +95,7 @@ def write(spec_path: str, inputs, expect: dict, outputs, root: str | Path = ".")
 # ---- the claims' runs (config claims.file) ----------------------------------------------
 def write_claims_tables(train_paths, timing_paths, null_paths, ep_paths, ep_timing_paths,
                         outputs, settle: dict | None = None) -> None:
-    """Rule claims_tables: the runs the claims read as the tables they judge —
+    """Step claims_tables: the runs the claims read as the tables they judge —
     ``runs`` and ``epochs`` (as :func:`tables` makes them), the per-layer fresh-B null
      and the EP probes per seed with their settle flags
     (credit_assign.reporting.ep_stack_summary.by_seed, under config ep_stack.settle)."""
@@ -120,7 +120,7 @@ TEX_SET_NAMES = labels.names(labels.SEED_SETS, "tex")  # short: a table column
 
 def write_tex(findings_path: str | Path | None, history_path: str | Path, out,
               root: str | Path = ".") -> None:
-    """Rule paper_claims: paper/claims.tex — the claims' counts and table (where the
+    """Step paper_claims: paper/claims.tex — the claims' counts and table (where the
     config has claims: ``findings_path``) and what was fixed when, as macros."""
     record = (json.loads(Path(findings_path).read_text(encoding="utf-8"))
               if findings_path else None)

@@ -1,4 +1,4 @@
-"""results/<dataset>/summary/reproduction.{csv,md} (rule reproduction): the comparison
+"""results/<dataset>/summary/reproduction.{csv,md} (step reproduction): the comparison
 with the paper's numbers (comparison.compare) and every run's overview, in
 templates/reproduction.md.j2's words (its header: reproduction_context.md.j2)."""
 

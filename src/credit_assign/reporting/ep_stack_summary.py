@@ -1,8 +1,8 @@
-"""The EP stack probes as tables and a report (rule ep_stack_summary): long tables of every
+"""The EP stack probes as tables and a report (step ep_stack_summary): long tables of every
 probe's cosines, hindsight increments, pretraining and timings, the per-seed table with
 the settling flags, and report.md: its findings computed here as plain data
 (:func:`page_findings`), every word of it in templates/ep_stack.md.j2. Reads result files
-only: no torch (the rule runs in the figures environment).
+only: no torch (the step runs in the figures environment).
 """
 
 from __future__ import annotations

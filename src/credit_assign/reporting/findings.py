@@ -219,7 +219,7 @@ def ep_block0(by_seed: pd.DataFrame, precision: str) -> pd.DataFrame:
     """The EP probe's block-0 rows at its longest free phase, for one precision (what the
     EP verdict is taken on)."""
     if "settled" not in by_seed:
-        raise ValueError("the EP by-seed table has no 'settled' column: rerun the rule "
+        raise ValueError("the EP by-seed table has no 'settled' column: rerun the step "
                          "ep_stack_summary (config ep_stack.settle)")
     d = by_seed[by_seed.precision == precision]
     return d[(d.group == "block0") & (d.free_steps == d.free_steps.max())]

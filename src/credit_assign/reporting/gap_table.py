@@ -162,7 +162,7 @@ def _side(z) -> dict:
 def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, dict],
                       study: dict | None = None) -> str:
     """The variant study as markdown (templates/variants.md.j2): the ranking (by the
-    study's rule, each kind on its own), the default recipe beside the best ``open``
+    study's ranking, each kind on its own), the default recipe beside the best ``open``
     variant, the winner's-curse check, and the whole gap map. ``about``: recipe → {kind,
     description, methods, seeds}; ``rank``: ranking(gaps, study). '' without a variant."""
     variants = rank[rank.recipe != "default"]
@@ -205,7 +205,7 @@ def write_gap_map(tables: dict, out_csv, reference_path=None, measurements=None,
     its reproduction.csv, default first; ``measurements``: recipe → its measurements.csv
     (a single path: the default's), each adding a column ``<recipe>/<measurement>`` per
     measurement variant. ``expect``: recipe → the runs its measurements.csv must hold;
-    ``study``: config ``study`` (the ranking rule); ``about[name]["kind"]``: each
+    ``study``: config ``study`` (the ranking); ``about[name]["kind"]``: each
     variant's kind."""
     frames = {name: table_io.read(path, "reproduction") for name, path in tables.items()}
     about = dict(about or {})

@@ -164,7 +164,7 @@ def findings(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFr
     """Every finding the notes state but the fresh-B screens (the paper's verdicts hold
     those: findings.null_finding, once). ``summary``: the default recipe's runs, epochs and
     layers tables; ``variant_runs``: each variant's runs.csv; ``gaps``: variants_gap.csv;
-    ``study``: config ``study`` (the ranking rule); ``compute``: compute.statement's
+    ``study``: config ``study`` (the ranking); ``compute``: compute.statement's
     sentence; ``history``: what was fixed when (reporting.history.events)."""
     runs, epochs, layers = summary["runs"], summary["epochs"], summary["layers"]
     return {
@@ -201,13 +201,13 @@ def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame
 
 
 def write_notes(findings_json: str | Path, out: str | Path) -> str:
-    """reproduction_notes.md from findings.json (rule findings, with the variant study)."""
+    """reproduction_notes.md from findings.json (step findings, with the variant study)."""
     record = found_io.read(findings_json)
     notes_found, verdicts = record["notes"], record["verdicts"]
     if notes_found is None:
         raise ValueError(f"{findings_json}: holds no notes' findings (the config runs no "
                          "recipe variant); the notes are the variant study's: add "
-                         "config/variants.yaml and rerun rule findings")
+                         "config/variants.yaml and rerun step findings")
     text = page(notes_found, [verdicts["zeronullverdict"], verdicts["rescueverdict"]])
     atomic_write_text(out, text)
     return text

@@ -1,5 +1,5 @@
 """The recipe-variant study: which group each column of the gap map is ranked in, the
-study's ranking rule (config ``study``), its goal, and the winner's-curse check that holds
+study's ranking (config ``study``), its goal, and the winner's-curse check that holds
 one seed out. The words are templates/variants.md.j2 and curse.j2; the gap map itself,
 and the study's page, are credit_assign.reporting.gap_table.
 """
@@ -89,7 +89,7 @@ def ranking_text(study: dict | None = None) -> str:
 
 
 def ranking(gaps: pd.DataFrame, study: dict | None = None) -> pd.DataFrame:
-    """The recipes in the order of the study's ranking rule (config ``study``,
+    """The recipes in the order of the study's ranking (config ``study``,
     ranking_settings): ranked within their kind (KINDS: the stated recipe, ``open``
     variants, ``departs`` variants, measurement columns), by ``ranking.primary`` then
     ``ranking.tiebreak`` then name; ``exclude_unverified`` leaves the reference's
@@ -124,7 +124,7 @@ def ranking(gaps: pd.DataFrame, study: dict | None = None) -> pd.DataFrame:
 
 def _ordered(table: pd.DataFrame, study: dict | None, first: list[str] = ()) -> pd.DataFrame:
     """``table`` (ranking's columns) in the study's order: ``first`` columns ascending,
-    then the ranking rule's keys, then the recipe's name."""
+    then the ranking's keys, then the recipe's name."""
     r = ranking_settings(study)["ranking"]
     keys, ascending = list(first), [True] * len(first)
     for name in dict.fromkeys([r["primary"], r["tiebreak"]]):
@@ -140,7 +140,7 @@ def goal(rank: pd.DataFrame, study: dict | None = None, gaps: pd.DataFrame | Non
          ) -> dict | None:
     """The study's goal (config ``study.goal``: a count within tolerance) checked on the
     recipes that depart from nothing the paper states, with any measurement (GOAL_KINDS),
-    ordered by the same rule: {goal, recipe, within, compared, within_all, compared_all,
+    ordered by the same ranking: {goal, recipe, within, compared, within_all, compared_all,
     reached}; None without a goal or such a recipe."""
     target = ranking_settings(study).get("goal")
     rows = rank[rank.kind.isin(GOAL_KINDS)]
@@ -187,7 +187,7 @@ def holdout(gaps: pd.DataFrame, study: dict | None = None,
             kind: str | tuple[str, ...] = "open"
             ) -> pd.DataFrame:
     """The winner's curse, estimated by holding one seed out: for each seed s, rank the
-    recipes of ``kind`` by the study's rule on the other seeds' mean (``gap_without_seed``)
+    recipes of ``kind`` by the study's ranking on the other seeds' mean (``gap_without_seed``)
     and count the winner's numbers within tolerance on seed s alone (``gap_seed``).
     Columns: held_out, winner, within_selected (on the seeds it was picked on),
     compared_selected, within_held_out, compared_held_out, and mean_drop_of_kind: the

@@ -44,7 +44,7 @@ def _precisions(frame: pd.DataFrame) -> list[str]:
 def _by_seed(cos: pd.DataFrame) -> pd.DataFrame:
     """A seed's mean over its probe batches; settled when every batch is (as by_seed.csv)."""
     if "settled" not in cos:
-        raise ValueError("the cosines table has no 'settled' column: rerun the rule "
+        raise ValueError("the cosines table has no 'settled' column: rerun the step "
                          "ep_stack_summary, which flags each estimate (config ep_stack.settle)")
     keys = ["corpus", "precision", "seed", "free_steps", "group"]
     return (cos.groupby(keys).agg(cosine=("cosine", "mean"), residual=("residual", "mean"),

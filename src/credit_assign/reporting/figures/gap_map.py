@@ -196,7 +196,7 @@ def _column_label(name: str, row) -> str:
 def plot(gaps: pd.DataFrame, study: dict | None = None):
     """fig_variants. ``gaps``: the tidy gap table (credit_assign.reporting.gap_table.gap_table);
     only its recipes' own numbers are drawn (the measurements: ``plot_measured``);
-    ``study``: config ``study`` (the ranking rule the columns are ordered by)."""
+    ``study``: config ``study`` (the ranking the columns are ordered by)."""
     import matplotlib.pyplot as plt
 
     style.apply()
@@ -226,7 +226,7 @@ def plot(gaps: pd.DataFrame, study: dict | None = None):
 
 def make(gaps: pd.DataFrame, outputs, study: dict | None = None) -> None:
     """fig_variants to ``outputs`` (its PDF, PNG and SVG); ``study``: config ``study``
-    (the ranking rule its columns are ordered by)."""
+    (the ranking its columns are ordered by)."""
     if gaps.empty:
         raise ValueError("no paper numbers to map: is reproduction.reference set?")
     style.save(plot(gaps, study), outputs)

@@ -218,7 +218,7 @@ def _top_labels_pt(ax) -> float:
 def make_measured(gaps_csv, outputs: dict, study: dict | None = None) -> None:
     """The measured gap map's pages from variants_gap.csv (read through its contract):
     ``outputs``: figure name (MEASURED_FIGURES) → its files (PDF, PNG, SVG); ``study``:
-    config ``study`` (the ranking rule the columns are ordered by)."""
+    config ``study`` (the ranking the columns are ordered by)."""
     gaps = table_io.read(gaps_csv, "variants_gap")
     if not has_measured(gaps):
         raise ValueError("the gap table holds no measured number: did measurements run "
