@@ -5,7 +5,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.reporting.aggregate import write_tables
+    from credit_assign.analysis.aggregate import write_tables
 
     i = snakemake.input
     write_tables(i.train, i.nulls, dict(snakemake.output.items()), timing_paths=i.timings)

@@ -9,9 +9,10 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.reporting import findings, reproduction_notes
-    from credit_assign.reporting import tables as table_io
-    from credit_assign.reporting.history import read_events
+    from credit_assign.analysis import findings
+    from credit_assign.analysis import tables as table_io
+    from credit_assign.analysis.history import read_events
+    from credit_assign.reporting import reproduction_notes
 
     i, p = snakemake.input, snakemake.params
     runs_expected = p.expect.get("runs")

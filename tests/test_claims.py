@@ -1,4 +1,4 @@
-"""The claims (credit_assign.reporting.claims): effects per seed, paired by seed; the
+"""The claims (credit_assign.analysis.claims): effects per seed, paired by seed; the
 bootstrap interval; the decision rule's three outcomes; no verdict from a diverged run;
 the page from its findings; the order of the claims file and the results in git."""
 
@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 from conftest import needs_tex
 
+from credit_assign.analysis import claims, history
 from credit_assign.pipeline.claims import ClaimsError, load, runs_needed
-from credit_assign.reporting import claims, claims_page, history, render
+from credit_assign.reporting import claims_page, render
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "config" / "claims.yaml"
@@ -225,7 +226,7 @@ def test_the_claims_figure_draws_every_judged_effect():
     spec = load(SPEC)
     found = claims_page._clean({"claims": spec["claims"], "decision": spec["decision"],
                                 **claims.findings(spec, _synthetic(spec))})
-    from credit_assign.reporting.figures import claims as fig_claims
+    from credit_assign.figures import claims as fig_claims
 
     fig = fig_claims.draw(found)
     labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]

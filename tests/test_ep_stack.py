@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 import torch
 
+from credit_assign.analysis import ep_stack_tables as ep_summary
 from credit_assign.ep_stack import dynamics as eps
 from credit_assign.ep_stack.corpus import CharCorpus, DataMissingError, encode, read_corpus
-from credit_assign.reporting import ep_stack_summary as ep_summary
+from credit_assign.reporting import ep_stack_page
 
 ROOT = Path(__file__).resolve().parents[1]
 V, K, C, H, T, B = 11, 2, 16, 2, 8, 4
@@ -343,7 +344,7 @@ PROBE = {"nudged_steps_max": 100, "check_every": 10}  # bound 1e-4 at max_drift 
 
 
 def test_settle_thresholds_come_from_the_probe_settings():
-    from credit_assign.reporting import ep_stack_settle as settle
+    from credit_assign.analysis import ep_stack_settle as settle
 
     assert settle.thresholds(PROBE) == {"max_residual": pytest.approx(1e-4), "t_best_after": 20}
     own = settle.thresholds(PROBE, {"max_drift": 0.1, "t_best_after": 50})
@@ -358,7 +359,7 @@ def test_settle_thresholds_come_from_the_probe_settings():
     (1e-3, 20, False, ["residual", "t_best"]),
 ])
 def test_settle_flags_an_estimate(residual, t_best, settled, why):
-    from credit_assign.reporting import ep_stack_settle as settle
+    from credit_assign.analysis import ep_stack_settle as settle
 
     f = settle.flags(residual, t_best, settle.thresholds(PROBE))
     assert f["settled"] is settled and settle.failed(f) == why
@@ -423,7 +424,7 @@ def test_by_seed_flags_a_seed_settled_only_when_every_batch_is():
 def test_report_spreads_over_settled_seeds_and_counts_the_rest():
 
     results, cos, pre, tim, seeds = fake_summary()
-    text = ep_summary.report(list(results), seeds, pre, tim, cos)
+    text = ep_stack_page.report(list(results), seeds, pre, tim, cos)
     row = next(line for line in text.splitlines() if line.startswith("| float32 | 100 |"))
     # block 0 over the one settled seed (0.97 = mean of 0.98 and 0.96), not all three
     assert "| 1 of 3 |" in row and "**0.970 (n = 1)**" in row
@@ -483,7 +484,7 @@ def test_block0_section_needs_three_estimates_and_the_page_every_finding():
 
     assert ep_summary.block0_beside_residual(b0_estimates([1e-5, 1e-4], [0.9, 0.5])) is None
     results, cos, pre, tim, seeds = fake_summary()
-    assert "## Block 0's cosine" not in ep_summary.report(list(results), seeds, pre, tim)
+    assert "## Block 0's cosine" not in ep_stack_page.report(list(results), seeds, pre, tim)
     found = ep_summary.page_findings(list(results), seeds, pre, tim, cos)
     del found["every_seed"][0]["val_loss"]
     with pytest.raises(UndefinedError, match="val_loss"):
@@ -494,7 +495,7 @@ def test_figure_draws_unsettled_seeds_hollow():
     import matplotlib
 
     matplotlib.use("Agg")
-    from credit_assign.reporting.figures import ep_stack_cosines
+    from credit_assign.figures import ep_stack_cosines
 
     _, cos, pre, _, _ = fake_summary()
     inc = pd.DataFrame({"corpus": "pydoc", "precision": "float32", "seed": 0, "batch": 0,
@@ -515,7 +516,8 @@ def verdict_rows(cosines, settled):
 
 def ep_verdict(rows) -> str:
     """The paper's EP sentence: findings.ep_finding's finding in templates/verdicts.tex.j2."""
-    from credit_assign.reporting import findings, render
+    from credit_assign.analysis import findings
+    from credit_assign.reporting import render
 
     return render.phrases("verdicts.tex.j2", {"epverdict": findings.ep_finding(rows)})["epverdict"]
 

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from conftest import DISAGREE, KINDS, hand_gaps
 
-from credit_assign.reporting import findings, labels, paper, paper_study, render, tex_build
+from credit_assign.analysis import findings
+from credit_assign.reporting import labels, paper, paper_study, render, tex_build
 
 ROOT = Path(__file__).resolve().parents[1]
 

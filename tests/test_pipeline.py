@@ -468,9 +468,9 @@ def test_a_lambda_is_spelled_once_and_read_back_exactly(lam):
     λ a job trains with is the config's, to the last bit (1/3 is not 0.333333)."""
     import pandas as pd
 
+    from credit_assign.analysis.aggregate import select_runs
+    from credit_assign.analysis.tables import run_key
     from credit_assign.pipeline.targets import lam_str
-    from credit_assign.reporting.aggregate import select_runs
-    from credit_assign.reporting.tables import run_key
 
     spelled = lam_str(lam)
     assert float(spelled) == lam  # what params.run_config reads back from the wildcard

@@ -13,10 +13,10 @@ import pytest
 import yaml
 from conftest import TINY, fresh_copy, snakemake, tiny_run_config
 
+from credit_assign.analysis.aggregate import tables
 from credit_assign.infra import data
 from credit_assign.infra.results import ResultError, read_result
 from credit_assign.jobs import train
-from credit_assign.reporting.aggregate import tables
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,7 +90,7 @@ def test_divergence_is_recorded_not_a_crash(tmp_path, digits, policy):
     assert len(result["history"]["epoch"]) == (1 if policy == "stop" else 4)
 
     # the figure shows it rather than crash
-    from credit_assign.reporting.figures import penalty_rescue
+    from credit_assign.figures import penalty_rescue
 
     train(tiny_run_config("bp", lam=0.0, epochs=2), digits, tmp_path / "bp" / "metrics.json",
           tmp_path / "bp" / "model.pt", timings_out=tmp_path / "bp" / "timings.json")

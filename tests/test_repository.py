@@ -105,20 +105,22 @@ def _english_literals(path: Path, words: int = 6) -> list[str]:
             and id(n) not in skip and len(n.value.split()) >= words]
 
 
-# reporting's modules that write no page or figure: their strings are a tool's messages
-# (a table's, a stale check's, publish's and the TeX build's errors and reports)
-TOOLS = {"tables.py", "stale.py", "publish.py", "tex_build.py"}
+# modules that write no page or figure: their strings are a tool's messages (a table's,
+# a stale check's, publish's and the TeX build's errors and reports)
+TOOLS = {"analysis/tables.py", "analysis/stale.py", "reporting/publish.py",
+         "reporting/tex_build.py"}
 
 
-def test_reportings_python_writes_no_english_sentence():
+def test_no_python_module_writes_an_english_sentence():
     """Findings are data, words are templates: outside the label table (labels.py, and
-    figure_text.yaml that it reads), the Python of every module that writes a page, a
-    table of the paper or a figure holds no string of six or more words but docstrings,
-    error messages and a command line's help. A page's sentence lives in
+    figure_text.yaml that it reads), the Python of the analysis (the findings), the pages
+    and the figures holds no string of six or more words but docstrings, error messages
+    and a command line's help. A page's sentence lives in
     src/credit_assign/reporting/templates/, a figure's in figure_text.yaml."""
-    reporting = ROOT / "src" / "credit_assign" / "reporting"
-    found = {str(p.relative_to(reporting)): _english_literals(p)
-             for p in sorted(reporting.rglob("*.py"))
-             if p.name != "labels.py" and p.name not in TOOLS}
-    assert len(found) > 20  # every module that writes something a reader reads
+    package = ROOT / "src" / "credit_assign"
+    found = {str(p.relative_to(package)): _english_literals(p)
+             for part in ("analysis", "reporting", "figures")
+             for p in sorted((package / part).rglob("*.py"))
+             if p.name != "labels.py" and str(p.relative_to(package)) not in TOOLS}
+    assert len(found) > 30  # every module that finds or writes something a reader reads
     assert {k: v for k, v in found.items() if v} == {}

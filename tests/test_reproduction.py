@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 from conftest import DISAGREE, KINDS, hand_gaps, needs_tex
 
-from credit_assign.reporting import comparison, comparison_page, gap_table, notes_norm, render
-from credit_assign.reporting import study as variant_study
-from credit_assign.reporting.findings import null_finding
+from credit_assign.analysis import comparison, gap_table, notes_norm
+from credit_assign.analysis import study as variant_study
+from credit_assign.analysis.findings import null_finding
+from credit_assign.reporting import comparison_page, render, variants_page
 
 REFERENCE = {
     "dataset": "cifar10",
@@ -191,7 +192,7 @@ def test_the_gap_map_puts_each_measured_value_in_its_recipe_and_measurement_colu
     assert grid.v.iat[rows[("eps_cos_b128", "dfa", "deep_cosine", None)]] == pytest.approx(
         (0.2 - 0.0) / 0.05)
     assert grid.index[0][0] == "reported" and len(grid) == len(default) + 4 + 3
-    text = gap_table.variants_markdown(gaps, variant_study.ranking(gaps), {})
+    text = variants_page.variants_markdown(gaps, variant_study.ranking(gaps), {})
     assert "**[eps_cos_b128]**" in text and "deep cosine [eps_cos_b128]" in text
 
 
@@ -214,7 +215,7 @@ def test_the_gap_map_reads_every_recipes_measurements(tmp_path):
     import yaml
 
     ref.write_text(yaml.safe_dump(REFERENCE_LAYERS, allow_unicode=True))
-    from credit_assign.reporting import tables as table_io
+    from credit_assign.analysis import tables as table_io
 
     paths = {}
     for name, kw in (("default", {}), ("v", {"methods": ("dfa",)})):
@@ -224,7 +225,7 @@ def test_the_gap_map_reads_every_recipes_measurements(tmp_path):
         table_io.write(measurement_rows().assign(n=2048), tmp_path / f"{name}_m.csv",
                        "measurements")
     (tmp_path / "default.md").write_text("# default\n")
-    gaps = gap_table.write_gap_map(
+    gaps = variants_page.write_gap_map(
         paths, tmp_path / "gap.csv", reference_path=ref,
         measurements={"default": tmp_path / "default_m.csv", "v": tmp_path / "v_m.csv"},
         default_md=tmp_path / "default.md", out_md=tmp_path / "out.md",
@@ -259,7 +260,7 @@ def test_the_side_by_side_names_the_best_variant_and_marks_inherited_numbers():
     default = comparison.compare(REFERENCE, *tables())
     variant = comparison.compare(REFERENCE, *tables(dfa_acc=(0.3, 0.3), methods=("dfa",)))
     gaps = gap_table.gap_table({"default": default, "v": variant}, {"v": "open"})
-    text = gap_table.variants_markdown(
+    text = variants_page.variants_markdown(
         gaps, variant_study.ranking(gaps), {"v": {"description": "d", "methods": ["dfa"],
                                                  "seeds": [1, 2]}})
     assert "side by side" in text and "`v` **(best open)**" in text
@@ -529,7 +530,7 @@ def gap_figures():
     import matplotlib
 
     matplotlib.use("Agg")
-    from credit_assign.reporting.figures import gap_map, gap_measured
+    from credit_assign.figures import gap_map, gap_measured
 
     gaps = study_gaps()
     return gaps, {"fig_variants": gap_map.plot(gaps),
@@ -552,7 +553,7 @@ def test_the_study_gap_table_has_the_papers_numbers_and_every_measurement():
 @pytest.mark.parametrize("name", ["fig_variants", "fig_variants_measured",
                                   "fig_variants_measured_eps"])
 def test_each_gap_map_figure_fits_its_page_at_a_readable_size(gap_figures, name):
-    from credit_assign.reporting.figures import gap_map, gap_measured, style
+    from credit_assign.figures import gap_map, gap_measured, style
 
     _, figs = gap_figures
     fig = figs[name]
@@ -577,7 +578,7 @@ def test_each_gap_map_figure_fits_its_page_at_a_readable_size(gap_figures, name)
 
 
 def test_the_reported_map_leaves_the_measurements_to_their_own_figure(gap_figures):
-    from credit_assign.reporting.figures import gap_measured
+    from credit_assign.figures import gap_measured
 
     _, figs = gap_figures
     ax = figs["fig_variants"].axes[0]
@@ -610,7 +611,7 @@ def test_the_gap_map_groups_its_columns_by_kind_in_the_rankings_order():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from credit_assign.reporting.figures import gap_map
+    from credit_assign.figures import gap_map
 
     order = ["default", "bad", "many", "off", "close"]  # departs, open interleaved
     gaps = hand_gaps({r: DISAGREE[r] for r in order}, KINDS,
@@ -660,7 +661,7 @@ def test_every_recipe_kind_has_its_names_on_the_gap_maps():
 
 
 def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
-    from credit_assign.reporting.figures import gap_map, gap_measured
+    from credit_assign.figures import gap_map, gap_measured
 
     gaps, figs = gap_figures
     rank = variant_study.ranking(gaps)
@@ -685,7 +686,7 @@ def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
 def test_the_papers_gap_figure_is_the_key_recipes_at_the_text_width(gap_figures):
     """fig_variants_key: every paper number under the stated recipe and the best of each
     kind (ranking's first open and departs), drawn at the text width, its text 7 pt."""
-    from credit_assign.reporting.figures import gap_key, gap_map, style
+    from credit_assign.figures import gap_key, gap_map, style
 
     gaps, _ = gap_figures
     fig = gap_key.plot_key(gaps)
@@ -711,8 +712,8 @@ def test_the_papers_gap_figure_prints_its_text_at_7_pt_in_its_float(gap_figures,
 
     from pdf_fonts import figure_text_pt
 
+    from credit_assign.figures import gap_key, style
     from credit_assign.reporting import tex_build
-    from credit_assign.reporting.figures import gap_key, style
 
     gaps, _ = gap_figures
     (tmp_path / "figures").mkdir()
@@ -878,8 +879,8 @@ def test_the_notes_are_rendered_from_findings_json_alone(tmp_path):
 
     import numpy as np
 
+    from credit_assign.analysis import findings
     from credit_assign.infra.results import ResultError
-    from credit_assign.reporting import findings
     from credit_assign.reporting import reproduction_notes as notes
 
     rng = np.random.default_rng(3)
@@ -942,7 +943,7 @@ def test_a_recipe_whose_norm_diverged_is_named_and_never_compared():
     stop the notes with a math domain error)."""
     import numpy as np
 
-    from credit_assign.reporting import findings, notes_norm
+    from credit_assign.analysis import findings, notes_norm
 
     gaps = study_gaps(seed=5)
     head = variant_study.headline_rows(gaps)

@@ -191,7 +191,7 @@ def test_full_disk_names_the_file_and_keeps_the_last_good_one(tmp_path, monkeypa
 
 
 def test_results_of_other_library_code_are_listed(tmp_path, digits, capsys):
-    from credit_assign.reporting import stale
+    from credit_assign.analysis import stale
 
     train(tiny_run_config(epochs=1), digits, tmp_path / "a" / "m.json", tmp_path / "a" / "m.pt")
     train(tiny_run_config(epochs=1, lr=2e-3), digits, tmp_path / "b" / "m.json",
@@ -299,8 +299,8 @@ def test_measurement_variants_reproduce_the_reported_numbers_and_differ_as_defin
         tmp_path, digits):
     import torch
 
+    from credit_assign.analysis.aggregate import measurement_table
     from credit_assign.jobs import measure as measure_job
-    from credit_assign.reporting.aggregate import measurement_table
     from credit_assign.science.measurement import measurement_names
 
     metrics = train(tiny_run_config("dfa", epochs=2), digits, tmp_path / "m.json",

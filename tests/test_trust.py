@@ -216,7 +216,7 @@ def test_a_runs_table_holds_nan_only_where_the_run_says_it_diverged(tmp_path):
     n_nonfinite says the run diverged; a diverged run's NaN is data."""
     import pandas as pd
 
-    from credit_assign.reporting import tables
+    from credit_assign.analysis import tables
 
     nan = _runs_frame().astype({"test_acc": float})
     nan.loc[2, "h_L_norm_median"] = float("nan")
@@ -239,7 +239,7 @@ def test_a_runs_table_holds_nan_only_where_the_run_says_it_diverged(tmp_path):
 
 @pytest.fixture
 def runs_table(tmp_path):
-    from credit_assign.reporting import tables
+    from credit_assign.analysis import tables
 
     result = tmp_path / "metrics.json"
     result.write_text("{}")
@@ -249,7 +249,7 @@ def runs_table(tmp_path):
 
 
 def test_a_table_as_written_reads_back(runs_table):
-    from credit_assign.reporting import tables
+    from credit_assign.analysis import tables
 
     frame = tables.read(runs_table, "runs", EXPECT)
     assert len(frame) == 4 and set(frame.method) == {"bp", "dfa"}
@@ -264,7 +264,7 @@ def test_a_table_as_written_reads_back(runs_table):
 def test_a_damaged_or_edited_table_is_a_named_error(runs_table, damage, named):
     """BP's rows removed, the file cut inside its header, zero bytes, its record gone:
     each a TableError that names the file and says to delete it and rerun."""
-    from credit_assign.reporting import tables
+    from credit_assign.analysis import tables
 
     text = runs_table.read_text()
     if damage == "drop_bp":
@@ -286,7 +286,7 @@ def test_a_table_that_does_not_cover_the_sweep_is_refused(tmp_path):
     """Even with a consistent record (written so by an older config, say), a table that
     lacks a run the config asks for, or has one it does not, is refused (a run twice is
     refused by the runs contract's uniqueness: test_a_table_that_breaks_its_contract)."""
-    from credit_assign.reporting import tables
+    from credit_assign.analysis import tables
 
     path = tmp_path / "runs.csv"
     tables.write(_runs_frame(), path, "runs")
@@ -297,7 +297,7 @@ def test_a_table_that_does_not_cover_the_sweep_is_refused(tmp_path):
 
 
 def test_a_table_that_breaks_its_contract_is_refused(tmp_path):
-    from credit_assign.reporting import tables
+    from credit_assign.analysis import tables
 
     frame = _runs_frame()
     frame["seed"] = ["1", "2", "x", "4"]
@@ -311,7 +311,7 @@ def test_a_table_that_breaks_its_contract_is_refused(tmp_path):
 def test_stale_lists_tables_whose_results_changed(tmp_path, monkeypatch, capsys):
     """Written from the workflow's folder with relative input paths (as jobs write), the
     record holds from any folder; a changed input is listed."""
-    from credit_assign.reporting import stale, tables
+    from credit_assign.analysis import stale, tables
 
     work = tmp_path / "work"
     (work / "results/x/summary").mkdir(parents=True)
@@ -329,7 +329,7 @@ def test_stale_lists_tables_whose_results_changed(tmp_path, monkeypatch, capsys)
 
 @pytest.mark.process
 def test_stale_piped_into_head_ends_without_a_traceback(tmp_path):
-    """`python -m credit_assign.reporting.stale results | head -1`: the reader closes the
+    """`python -m credit_assign.analysis.stale results | head -1`: the reader closes the
     pipe early; the listing ends quietly."""
     import subprocess
     import sys
@@ -340,7 +340,7 @@ def test_stale_piped_into_head_ends_without_a_traceback(tmp_path):
         folder.mkdir(parents=True)
         (folder / "metrics.json").write_text('{"provenance": {"code": {"library_sha256": "old"}}}')
     proc = subprocess.run(
-        f"{sys.executable} -m credit_assign.reporting.stale {results} | head -1",
+        f"{sys.executable} -m credit_assign.analysis.stale {results} | head -1",
         shell=True, capture_output=True, text=True, cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert proc.stdout.startswith("library sha256 now:")
@@ -371,7 +371,8 @@ def _paper_numbers(source: str) -> str:
     """numbers.tex for a config whose data source is named ``source``."""
     import pandas as pd
 
-    from credit_assign.reporting import findings, paper
+    from credit_assign.analysis import findings
+    from credit_assign.reporting import paper
 
     runs = pd.DataFrame([("bp", 0, 1, 0.58, 140.0, 1.0), ("dfa", 0, 1, 0.30, 5e5, 0.01),
                          ("dfa", 0.01, 1, 0.36, 4e4, 0.15), ("frozen", 0, 1, 0.35, 150.0, None)],
@@ -512,7 +513,7 @@ def test_a_method_left_out_of_the_sweep_is_a_drawn_notice_in_fig4():
     in the panels that would draw it, instead of drawing them empty."""
     import pandas as pd
 
-    from credit_assign.reporting.figures import penalty_rescue
+    from credit_assign.figures import penalty_rescue
 
     runs = _runs_frame((("bp", 0.0, 1),))
     epochs = runs[["dataset", "method", "lam", "seed"]].assign(
@@ -678,7 +679,7 @@ def test_the_config_is_found_from_another_folder_and_a_dry_run_writes_nothing(tm
 
 
 # ---- round four, case 3: a checkout knows itself ------------------------------------
-@pytest.mark.parametrize("command", [["credit_assign.reporting.stale", "results"],
+@pytest.mark.parametrize("command", [["credit_assign.analysis.stale", "results"],
                                      ["credit_assign.science.rules", "--write"]])
 @pytest.mark.process
 def test_a_checkout_refuses_another_checkouts_package(tmp_path, command):

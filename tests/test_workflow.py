@@ -383,7 +383,7 @@ def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tm
     then states the new value. arxiv.tar.gz compiles on its own."""
     import pandas as pd
 
-    from credit_assign.reporting import tables
+    from credit_assign.analysis import tables
 
     work = tmp_path / "w"
     shutil.copytree(tiny_run, work, symlinks=True)  # keeps mtimes: nothing else is stale

@@ -180,7 +180,7 @@ rule variants:
 
 
 rule findings:
-    """Every finding, computed once (credit_assign.reporting.findings): the paper's
+    """Every finding, computed once (credit_assign.analysis.findings): the paper's
     verdicts and, with the variant study, what the notes state; validated, then read by
     rules paper_numbers and reproduction_notes."""
     input:

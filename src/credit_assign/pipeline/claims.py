@@ -1,6 +1,6 @@
 """The claims file (config/claims.yaml): read and checked against its schema, and the
 runs it needs (the target `claims` builds them). The judging is
-credit_assign.reporting.claims.
+credit_assign.analysis.claims.
 """
 
 from __future__ import annotations

@@ -333,11 +333,11 @@ def all_targets(config: Config) -> list[str]:
     )
 
 
-# ---- what a table must hold (credit_assign.reporting.tables checks it before anything reads it)
+# ---- what a table must hold (credit_assign.analysis.tables checks it before anything reads it)
 def table_expect(config: Config, dataset: str | None = None) -> dict[str, list]:
     """The runs each summary table of a dataset (default: the config's; `cifar10@<v>`:
     a variant's) must hold, as [method, λ, seed]: what a figure, the paper and the notes
-    check a table against before they read it (credit_assign.reporting.tables)."""
+    check a table against before they read it (credit_assign.analysis.tables)."""
     dataset = dataset or config["dataset"]
 
     def rows(methods):

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from credit_assign.analysis import aggregate, claims, history
+from credit_assign.analysis import tables as table_io
+from credit_assign.analysis.ep_stack_tables import by_seed, summary_tables
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.infra.results import read_result
 from credit_assign.pipeline.claims import load
-from credit_assign.reporting import aggregate, claims, history, labels, render
-from credit_assign.reporting import tables as table_io
-from credit_assign.reporting.ep_stack_summary import by_seed, summary_tables
+from credit_assign.reporting import labels, render
 
 METRIC_NAMES = labels.names(labels.METRICS, "md")
 SET_NAMES = labels.names(labels.SEED_SETS, "md")
@@ -98,7 +99,7 @@ def write_claims_tables(train_paths, timing_paths, null_paths, ep_paths, ep_timi
     """Step claims_tables: the runs the claims read as the tables they judge —
     ``runs`` and ``epochs`` (as :func:`tables` makes them), the per-layer fresh-B null
      and the EP probes per seed with their settle flags
-    (credit_assign.reporting.ep_stack_summary.by_seed, under config ep_stack.settle)."""
+    (credit_assign.analysis.ep_stack_tables.by_seed, under config ep_stack.settle)."""
     train_paths, timing_paths = list(train_paths), list(timing_paths)
     null_paths, ep_paths = list(null_paths), list(ep_paths)
     frames = aggregate.tables(train_paths, [], timing_paths)

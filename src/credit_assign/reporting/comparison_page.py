@@ -8,11 +8,11 @@ import math
 
 import pandas as pd
 
+from credit_assign.analysis import tables as table_io
+from credit_assign.analysis.comparison import compare, load_reference, number_key, paper_number
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import render
-from credit_assign.reporting import tables as table_io
-from credit_assign.reporting.comparison import compare, load_reference, number_key, paper_number
 from credit_assign.reporting.render import flag
 
 

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from credit_assign.analysis import findings
+from credit_assign.analysis import study as variant_study
+from credit_assign.analysis import tables as table_io
+from credit_assign.analysis.aggregate import select_runs
+from credit_assign.analysis.findings import diverged_seeds, null_test
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
-from credit_assign.reporting import findings, labels, render
-from credit_assign.reporting import study as variant_study
-from credit_assign.reporting import tables as table_io
-from credit_assign.reporting.aggregate import select_runs
-from credit_assign.reporting.findings import diverged_seeds, null_test
+from credit_assign.reporting import labels, render
 from credit_assign.reporting.paper_ep import ep_numbers
 from credit_assign.reporting.paper_study import reproduction_numbers, variant_numbers
 from credit_assign.reporting.render import NOT_RUN, tex_lam, tex_sci, tex_tiny

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from credit_assign.reporting import findings, render
+from credit_assign.analysis import findings
+from credit_assign.reporting import render
 from credit_assign.reporting.render import NOT_RUN, tex_sci
 from credit_assign.reporting.render import tex_spread as spread
 

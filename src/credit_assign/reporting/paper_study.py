@@ -9,10 +9,10 @@ import json
 import numpy as np
 import pandas as pd
 
+from credit_assign.analysis import study as variant_study
+from credit_assign.analysis.aggregate import select_runs
+from credit_assign.analysis.comparison import MEASUREMENT_SEP
 from credit_assign.reporting import labels, render
-from credit_assign.reporting import study as variant_study
-from credit_assign.reporting.aggregate import select_runs
-from credit_assign.reporting.comparison import MEASUREMENT_SEP
 from credit_assign.reporting.render import NOT_RUN, tex_lam, tex_norm, tex_value
 from credit_assign.reporting.tex_chars import tex_escape
 
@@ -131,10 +131,16 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
             "nGapNumbers": str(n_numbers),
             "nGapNumbersVerified": str(int(counted[(counted.recipe == "default")
                                                    & counted.verified.astype(bool)].shape[0])),
-            "rankingrule": tex_escape(variant_study.ranking_text(study)),
+            "rankingrule": tex_escape(ranking_text(study)),
             "hLDfaZeroDefault": hl_default, "hLDfaZeroBest": hl_best,
             "gapHLDfaZeroDefault": gap_default, "gapHLDfaZeroBest": gap_best,
             "largestRecipe": tex_escape(largest) if largest else NOT_RUN,
             "hLDfaZeroLargest": hl_largest, "gapHLDfaZeroLargest": gap_largest,
             "largestKind": tex_escape(kind_of.get(largest, "")) if largest else NOT_RUN,
             "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch}
+
+
+def ranking_text(study: dict | None = None) -> str:
+    """The configured ranking in words (templates/variants.md.j2, ranking_words)."""
+    return render.macro("variants.md.j2", "ranking_words")(
+        variant_study.ranking_settings(study))

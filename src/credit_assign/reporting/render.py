@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import yaml
 
+from credit_assign.analysis.cells import field, flag
+from credit_assign.analysis.cells import missing as _missing
 from credit_assign.reporting import labels
 from credit_assign.reporting.tex_chars import tex_escape
 
@@ -82,14 +82,6 @@ def seeds(values) -> str:
     return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
 
 
-def flag(x) -> bool:
-    """A boolean cell, also as a CSV read back may hold it ("True", "False"); missing is
-    False."""
-    if isinstance(x, str):
-        return x.strip().lower() == "true"
-    return False if x is None or (isinstance(x, float) and math.isnan(x)) else bool(x)
-
-
 # ---- the comparison with the paper (reproduction.md, the variant study) --------------
 def estimate(x, std=None, digits: int = 3) -> str:
     """One of our numbers beside the paper's: signed to ``digits`` decimals, in scientific
@@ -101,10 +93,6 @@ def estimate(x, std=None, digits: int = 3) -> str:
     if std is not None and not (isinstance(std, float) and math.isnan(std)):
         text += f" ± {std:.2e}" if abs(x) >= 1e3 else f" ± {std:.{digits}f}"
     return text
-
-
-def _missing(x) -> bool:
-    return x is None or (isinstance(x, numbers.Real) and math.isnan(x))
 
 
 def gap(x, inherited=False, plain: bool = False) -> str:
@@ -127,13 +115,6 @@ def gap_sd(x, tighter=False) -> str:
 # the paper's number are written here only, for the pages (the filters of the same names)
 # and the figures.
 METRIC_NAMES = labels.names(labels.METRICS, "md")
-
-
-def field(row, name: str):
-    """A row's field, the row a dict (a finding, a template's), a pandas row or a tuple of
-    itertuples; a missing field or value (None, NaN, NA) is None."""
-    value = row.get(name) if isinstance(row, Mapping) else getattr(row, name, None)
-    return None if value is pd.NA or _missing(value) else value
 
 
 def run_label(row) -> str:
@@ -204,7 +185,6 @@ def tex_spread(values, kind: str = "plain", over: str = "", diverged: list | Non
     if full is not None and len(v) == full and not over and not note:
         return text
     return f"{text} ($n{{=}}{len(v)}$" + (f" {over}" if over else "") + note + ")"
-
 
 
 def tex_sci(x: float, digits: int = 2) -> str:

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from credit_assign.analysis import findings as found_io
+from credit_assign.analysis import study as variant_study
+from credit_assign.analysis.aggregate import select_runs
+from credit_assign.analysis.comparison import number_key, paper_number, same_number
+from credit_assign.analysis.findings import null_finding
+from credit_assign.analysis.notes_norm import measured_cosines_finding, norm_finding, plain
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
-from credit_assign.reporting import findings as found_io
 from credit_assign.reporting import labels, render
-from credit_assign.reporting import study as variant_study
-from credit_assign.reporting.aggregate import select_runs
-from credit_assign.reporting.comparison import number_key, paper_number, same_number
-from credit_assign.reporting.findings import null_finding
-from credit_assign.reporting.notes_norm import measured_cosines_finding, norm_finding, plain
 
 
 def _per_seed(runs: pd.DataFrame, column: str = "test_acc") -> list[dict]:

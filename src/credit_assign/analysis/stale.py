@@ -6,13 +6,13 @@ must not retrain every model. Instead every result records the sha256 of the lib
 that wrote it (``provenance.code.library_sha256``), and this command lists the
 results whose library differs from the one installed now:
 
-    python -m credit_assign.reporting.stale               # results/ under the current folder
-    python -m credit_assign.reporting.stale results/digits --rerun   # print the snakemake command
+    python -m credit_assign.analysis.stale               # results/ under the current folder
+    python -m credit_assign.analysis.stale results/digits --rerun   # print the snakemake command
 
 It also lists the summary tables (``summary/*.csv``) that no longer match what they were
 made from: edited after they were written, or made from result files that have changed
 or gone since (each table's record, ``<table>.csv.digest.json``, holds the sha256 of the
-table and of its inputs; credit_assign.reporting.tables).
+table and of its inputs; credit_assign.analysis.tables).
 
 Exit status 0 when every result and table is current, 1 when some are not (a CI step can
 require a fresh tree). A resumed job never mixes code versions: its resume state is
@@ -27,8 +27,8 @@ import os
 import sys
 from pathlib import Path
 
+from credit_assign.analysis.tables import audit
 from credit_assign.infra.provenance import check_checkout, library_digest
-from credit_assign.reporting.tables import audit
 
 
 def scan(root: Path, current: str | None = None) -> tuple[list[Path], list[tuple[Path, str]]]:

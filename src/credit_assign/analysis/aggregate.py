@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from credit_assign.analysis import tables as table_io
 from credit_assign.infra import paths
 from credit_assign.infra.results import read_result
-from credit_assign.reporting import tables as table_io
 
 RUN_KEYS = ("dataset", "method", "lam", "seed")
 EPOCH_SCALARS = ("lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median", "deep_cosine")

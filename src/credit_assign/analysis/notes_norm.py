@@ -11,9 +11,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from credit_assign.reporting import study as variant_study
-from credit_assign.reporting.aggregate import same_lam, select_runs
-from credit_assign.reporting.comparison import MEASUREMENT_SEP, number_key, paper_number
+from credit_assign.analysis import study as variant_study
+from credit_assign.analysis.aggregate import same_lam, select_runs
+from credit_assign.analysis.comparison import MEASUREMENT_SEP, number_key, paper_number
 
 
 def plain(value) -> float | None:

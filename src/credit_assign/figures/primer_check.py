@@ -6,9 +6,9 @@ import json
 
 import numpy as np
 
+from credit_assign.figures import style
 from credit_assign.infra.results import validate_result
 from credit_assign.reporting import labels
-from credit_assign.reporting.figures import style
 
 TEXT = labels.figure_text("primer_check")
 

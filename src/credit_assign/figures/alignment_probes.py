@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import seaborn as sns
 
+from credit_assign.analysis import tables as table_io
+from credit_assign.analysis.aggregate import select_runs
+from credit_assign.figures import style
 from credit_assign.reporting import labels
-from credit_assign.reporting import tables as table_io
-from credit_assign.reporting.aggregate import select_runs
-from credit_assign.reporting.figures import style
 
 TEXT = labels.figure_text("alignment_probes")
 

@@ -13,7 +13,7 @@ each file it was made from). :func:`read` is the only way the reporting code rea
 * with ``expect``, its coverage is checked too: the (method, λ, seed) runs the config
   asks for are all there, and no other (each once in a one-row-per-run table).
 
-:func:`audit` (``python -m credit_assign.reporting.stale``) lists the tables whose inputs changed
+:func:`audit` (``python -m credit_assign.analysis.stale``) lists the tables whose inputs changed
 after they were written. Pure pandas and pandera: no torch.
 """
 
@@ -111,7 +111,7 @@ CONTRACTS: dict[str, tuple[pa.DataFrameSchema, bool]] = {
                              "feedback": pa.Column(str, pa.Check.isin(["trained", "fresh"])),
                              "draw": _int(True), "layer": _str(), "cosine": _num()},
                             ("dataset", *RUN, "feedback", "draw", "layer")), True),
-    # the claims (credit_assign.reporting.claims): a verdict never without its reason
+    # the claims (credit_assign.analysis.claims): a verdict never without its reason
     "claims": (_schema({"claim": _str(), "part": _str(True), "seed_set": _str(),
                         "verdict_set": _bool(), "n": _int(), "n_seeds": _int(),
                         "mean": _num(), "low": _num(), "high": _num(),

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
+from credit_assign.figures import style
 from credit_assign.reporting import labels
-from credit_assign.reporting.figures import style
 
 INK, MUTED = "0.15", "0.45"
 TEXT = labels.figure_text("primer_phases")  # every word of the drawing

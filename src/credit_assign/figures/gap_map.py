@@ -13,7 +13,7 @@ sidewaysfigure).
 Shared with the paper's figure of the key recipes (gap_key) and the measured maps
 (gap_measured): the cells (``_heatmap``), the row labels and the columns' order and
 groups. In every map the columns are grouped by their kind and ranked within it, as
-credit_assign.reporting.study.ranking orders them (``column_order``): the stated
+credit_assign.analysis.study.ranking orders them (``column_order``): the stated
 recipe, then the variants that fill a detail the paper leaves open, then those that
 depart from what it states, each group best first, under a bracket naming it; a
 measured column keeps its recipe's place. A row whose paper number is not verified (the
@@ -27,17 +27,17 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from credit_assign.reporting import labels
-from credit_assign.reporting.figures import style
-from credit_assign.reporting.gap_table import gap_grid, grid_rows
-from credit_assign.reporting.render import flag, metric_label, run_label
-from credit_assign.reporting.study import (
+from credit_assign.analysis.gap_table import gap_grid, grid_rows
+from credit_assign.analysis.study import (
     MEASUREMENT,
     STATED,
     ranking,
     ranking_settings,
     split_recipe,
 )
+from credit_assign.figures import style
+from credit_assign.reporting import labels
+from credit_assign.reporting.render import flag, metric_label, run_label
 
 # The page the gap maps are printed on, as ms.tex includes them (A4, 25 mm margins:
 # \textwidth 6.30 in, \textheight 9.72 in), leaving room for the caption:
@@ -194,7 +194,7 @@ def _column_label(name: str, row) -> str:
 
 
 def plot(gaps: pd.DataFrame, study: dict | None = None):
-    """fig_variants. ``gaps``: the tidy gap table (credit_assign.reporting.gap_table.gap_table);
+    """fig_variants. ``gaps``: the tidy gap table (credit_assign.analysis.gap_table.gap_table);
     only its recipes' own numbers are drawn (the measurements: ``plot_measured``);
     ``study``: config ``study`` (the ranking the columns are ordered by)."""
     import matplotlib.pyplot as plt

@@ -7,7 +7,7 @@ undecided; ``reason``: diverged / too_few / straddles), never sentences — the 
 render them through templates (credit_assign.reporting.render).
 
 Reads tables, never result files or torch: ``runs`` and ``epochs`` (the aggregate
-tables), ``nulls`` (:func:`credit_assign.reporting.aggregate.null_layer_table`: the
+tables), ``nulls`` (:func:`credit_assign.analysis.aggregate.null_layer_table`: the
 per-layer fresh-B null) and ``ep`` (the EP probe's per-seed table with its settle flags).
 """
 
@@ -18,8 +18,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from credit_assign.analysis.aggregate import select_runs
 from credit_assign.pipeline.claims import ClaimsError, Spec, verdict_set
-from credit_assign.reporting.aggregate import select_runs
 
 __all__ = ["ClaimsError", "decide", "findings", "interval", "judge", "seed_effects"]
 VERDICTS = ("holds", "contradicted", "undecided")

@@ -20,10 +20,11 @@ import textwrap
 import numpy as np
 import pandas as pd
 
-from credit_assign.reporting import labels
-from credit_assign.reporting import tables as table_io
-from credit_assign.reporting.figures import style
-from credit_assign.reporting.figures.gap_map import (
+from credit_assign.analysis import tables as table_io
+from credit_assign.analysis.gap_table import gap_grid, grid_rows
+from credit_assign.analysis.study import STATED, has_measured
+from credit_assign.figures import style
+from credit_assign.figures.gap_map import (
     CBAR_LABEL,
     CLIP,
     MAX_PT,
@@ -37,8 +38,7 @@ from credit_assign.reporting.figures.gap_map import (
     column_order,
     row_label,
 )
-from credit_assign.reporting.gap_table import gap_grid, grid_rows
-from credit_assign.reporting.study import STATED, has_measured
+from credit_assign.reporting import labels
 
 MEASURED_PAGE_IN = PAGE_IN  # the measured pages, rotated too (four panels a page)
 TEXT = labels.figure_text("gap_measured")

@@ -10,8 +10,8 @@ import json
 
 import numpy as np
 
+from credit_assign.figures import style
 from credit_assign.reporting import labels
-from credit_assign.reporting.figures import style
 
 TEXT = labels.figure_text("claims")
 # the panels, by the unit of the effect (its axis: TEXT["axis_<panel>"])

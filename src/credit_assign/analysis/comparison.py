@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from credit_assign.analysis.aggregate import same_lam, select_runs
+from credit_assign.analysis.cells import field
 from credit_assign.infra.results import schema
 from credit_assign.pipeline.configfiles import check_yaml
-from credit_assign.reporting import render
-from credit_assign.reporting.aggregate import same_lam, select_runs
 
 
 def load_reference(path: str | Path) -> dict:
@@ -215,7 +215,7 @@ def _int_or_none(x) -> int | None:
 def number_key(r) -> dict:
     """A row's keys as plain data (JSON-ready: seed and layer an int or None)."""
     def get(name):
-        return render.field(r, name)
+        return field(r, name)
 
     return {"method": str(get("method")), "lam": float(get("lam")),
             "seed": _int_or_none(get("seed")), "metric": str(get("metric")),
@@ -225,11 +225,11 @@ def number_key(r) -> dict:
 def paper_number(r) -> dict:
     """A row's published number as plain data: ``paper`` (± ``paper_std``) or
     ``paper_range`` ([low, high]; text in a CSV read back), the others None."""
-    rng = render.field(r, "paper_range")
+    rng = field(r, "paper_range")
     if isinstance(rng, str):
         rng = yaml.safe_load(rng)
-    return {"paper": _float_or_none(render.field(r, "paper")),
-            "paper_std": _float_or_none(render.field(r, "paper_std")),
+    return {"paper": _float_or_none(field(r, "paper")),
+            "paper_std": _float_or_none(field(r, "paper_std")),
             "paper_range": [float(x) for x in rng] if rng is not None else None}
 
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from credit_assign.analysis import study as variant_study
+from credit_assign.analysis.aggregate import select_runs
+from credit_assign.analysis.comparison import MEASUREMENT_SEP
 from credit_assign.infra.results import read_result, write_result
-from credit_assign.reporting import study as variant_study
-from credit_assign.reporting.aggregate import select_runs
-from credit_assign.reporting.comparison import MEASUREMENT_SEP
 
 
 def diverged_seeds(sel: pd.DataFrame) -> list[int]:

@@ -1,7 +1,7 @@
 """The recipe-variant study: which group each column of the gap map is ranked in, the
 study's ranking (config ``study``), its goal, and the winner's-curse check that holds
 one seed out. The words are templates/variants.md.j2 and curse.j2; the gap map itself,
-and the study's page, are credit_assign.reporting.gap_table.
+and the study's page, are credit_assign.analysis.gap_table.
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ import math
 
 import pandas as pd
 
-from credit_assign.reporting import render
-from credit_assign.reporting.comparison import MEASUREMENT_SEP, same_number
-from credit_assign.reporting.render import flag
+from credit_assign.analysis.cells import flag
+from credit_assign.analysis.comparison import MEASUREMENT_SEP, same_number
 
 
 def split_recipe(name: str) -> tuple[str, str]:
@@ -81,11 +80,6 @@ def ranking_settings(study: dict | None = None) -> dict:
     study = study or {}
     return {**DEFAULT_STUDY, **study,
             "ranking": {**DEFAULT_STUDY["ranking"], **(study.get("ranking") or {})}}
-
-
-def ranking_text(study: dict | None = None) -> str:
-    """The configured ranking in words (templates/variants.md.j2, ranking_words)."""
-    return render.macro("variants.md.j2", "ranking_words")(ranking_settings(study))
 
 
 def ranking(gaps: pd.DataFrame, study: dict | None = None) -> pd.DataFrame:

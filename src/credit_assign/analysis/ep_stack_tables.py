@@ -1,18 +1,13 @@
-"""The EP stack probes as tables and a report (step ep_stack_summary): long tables of every
-probe's cosines, hindsight increments, pretraining and timings, the per-seed table with
-the settling flags, and report.md: its findings computed here as plain data
-(:func:`page_findings`), every word of it in templates/ep_stack.md.j2. Reads result files
-only: no torch (the step runs in the figures environment).
+"""The EP stack probes as tables (step ep_stack_summary, reporting.ep_stack_page): long
+tables of every probe's cosines, hindsight increments, pretraining and timings, the
+per-seed table with the settling flags, and report.md's findings as plain data
+(:func:`page_findings`). Reads result files only: no torch.
 """
 
 from __future__ import annotations
 
+from credit_assign.analysis import ep_stack_settle as settling
 from credit_assign.infra import paths
-from credit_assign.infra.files import atomic_write_text
-from credit_assign.infra.results import read_result
-from credit_assign.reporting import ep_stack_settle as settling
-from credit_assign.reporting import render
-from credit_assign.reporting import tables as table_io
 
 
 def summary_tables(results: list[dict], timings: list[dict], settle: dict | None = None):
@@ -73,23 +68,6 @@ def by_seed(cos):
            .reset_index())
     out["settled"] = out["batches_settled"] == out["batches"]
     return out
-
-
-def write_summary(result_paths, timing_paths, outputs, settle: dict | None = None) -> None:
-    """The summary tables and report.md; ``settle`` is the settling criterion (config
-    ``ep_stack.settle``), applied here only, so changing it reruns no probe."""
-    results = [read_result(p, "ep_stack") for p in result_paths]
-    timings = [read_result(p, "ep_stack_timings") for p in timing_paths]
-    tables = summary_tables(results, timings, settle)
-    tables = (*tables, by_seed(tables[0]))
-    inputs = [*result_paths, *timing_paths]
-    for table, out, kind in zip(tables, (outputs.cosines, outputs.increments,
-                                         outputs.pretrain, outputs.timings, outputs.by_seed),
-                                ("ep_cosines", "ep_increments", "ep_pretrain", "ep_timings",
-                                 "ep_by_seed"), strict=True):
-        table_io.write(table, out, kind, inputs, float_format="%.6g")
-    atomic_write_text(outputs.report, report(results, tables[4], tables[2], tables[3],
-                                             tables[0]))
 
 
 def _plain(x):
@@ -248,10 +226,3 @@ def page_findings(results: list[dict], seeds, pre, tim, cos=None) -> dict:
         "every_seed": every_seed(seeds, pre, precisions),
         "cost": cost(tim, precisions),
     }
-
-
-def report(results: list[dict], seeds, pre, tim, cos=None) -> str:
-    """docs/ep_stack.md: the probe over seeds and pretraining precisions, every number
-    from the results (nothing typed). Spreads are over settled seeds only, beside the
-    count of unsettled ones and why they did not settle."""
-    return render.render("ep_stack.md.j2", **page_findings(results, seeds, pre, tim, cos))

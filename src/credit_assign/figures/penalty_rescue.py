@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from credit_assign.reporting import tables as table_io
-from credit_assign.reporting.aggregate import select_runs
-from credit_assign.reporting.figures import style
+from credit_assign.analysis import tables as table_io
+from credit_assign.analysis.aggregate import select_runs
+from credit_assign.figures import style
 
 
 def _mean_std(values: pd.Series) -> tuple[float, float]:

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from credit_assign.analysis import tables as table_io
+from credit_assign.figures import style
 from credit_assign.reporting import labels
-from credit_assign.reporting import tables as table_io
-from credit_assign.reporting.figures import style
 
 TEXT = labels.figure_text("ep_stack_cosines")
 PRECISION_ORDER = ("float32", "bfloat16")
