@@ -9,10 +9,9 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.analysis import findings
+    from credit_assign.analysis import findings, notes_findings
     from credit_assign.analysis import tables as table_io
     from credit_assign.analysis.history import read_events
-    from credit_assign.reporting import reproduction_notes
 
     i, p = snakemake.input, snakemake.params
     runs_expected = p.expect.get("runs")
@@ -25,7 +24,7 @@ with snakemake_job(snakemake):
                    "layers": table_io.read(i.layers, "layers", runs_expected)}
         variants = {name: table_io.read(path, "runs", p.expect["variants"].get(name))
                     for name, path in zip(p.variants, i.variant_runs, strict=True)}
-        notes = reproduction_notes.findings(
+        notes = notes_findings.findings(
             summary, variants, gaps,
             table_io.read_optional(i.get("measurements"), "measurements", runs_expected),
             json.loads(Path(i.info).read_text()), study=p.study, compute=p.compute,

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from conftest import DISAGREE, KINDS, hand_gaps, needs_tex
 
-from credit_assign.analysis import comparison, gap_table, notes_norm
+from credit_assign.analysis import comparison, gap_table, notes_findings, notes_norm
 from credit_assign.analysis import study as variant_study
 from credit_assign.analysis.findings import null_finding
 from credit_assign.reporting import comparison_page, render, variants_page
@@ -445,14 +445,14 @@ def cosines_text(gaps) -> str:
 
 
 def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_null():
-    from credit_assign.reporting import reproduction_notes as notes
 
     gaps = hand_gaps(DISAGREE, KINDS)
-    by_sum = section("ranking_md", notes.ranking_finding(
+    by_sum = section("ranking_md", notes_findings.ranking_finding(
         gaps, {"ranking": {"primary": "clipped_gap_sum"}}))
     assert "Best open variant: `close`" in by_sum and "best departing one: `off`" in by_sum
     assert "winner's curse" in by_sum
-    assert "Best open variant: `many`" in section("ranking_md", notes.ranking_finding(gaps, None))
+    assert "Best open variant: `many`" in section("ranking_md",
+                                                  notes_findings.ranking_finding(gaps, None))
     nulls = pd.DataFrame(
         [{"method": "dfa", "lam": lam, "seed": s, "feedback": "trained", "deep_cosine": t}
          for lam, t in ((0.0, 0.085), (0.01, 0.15)) for s in (1, 2)]
@@ -834,13 +834,12 @@ def test_a_column_is_closest_only_where_it_comes_nearer_the_paper_than_the_defau
     than the default's: one further from the paper is 'none nearer than the default'."""
     from conftest import hand_gaps
 
-    from credit_assign.reporting import reproduction_notes as notes
 
     gaps = hand_gaps({"default": [1.8, 3.0], "wide": [1.9, 0.5]},
                      {"default": "stated", "wide": "open"})
     gaps = gaps.assign(paper=0.5, ours_mean=gaps.gap / 10, gap_sd=math.nan,
                        tolerance_below_sd=False)
-    text = section("misses_md", notes.misses_finding(gaps))
+    text = section("misses_md", notes_findings.misses_finding(gaps))
     n0, n1 = (line for line in text.splitlines() if line.startswith("| n"))
     assert "none nearer than the default (nearest: `wide`" in n0
     assert "| `wide` 0.050 (+0.5) |" in n1
@@ -856,16 +855,15 @@ def test_a_markdown_table_keeps_its_columns_whatever_a_cell_holds():
 
 def test_the_notes_say_when_the_runs_ran_outside_a_git_checkout():
     """No 'commit(s) `nan`': a run without a commit (no git checkout) is said as such."""
-    from credit_assign.reporting import reproduction_notes as notes
 
     runs = pd.DataFrame({"method": ["dfa", "bp"], "lam": [0.0, 0.0], "seed": [1, 1],
                          "epochs": [2, 2], "total_s": [10.0, 12.0],
                          "git_commit": [None, None]})
     epochs = pd.DataFrame({"train_s": [1.0], "diagnostics_s": [0.1]})
     info = {"source": "digits", "n_train": 10, "n_test": 5}
-    text = section("runs_section", notes.runs_finding(runs, epochs, {}, info))
+    text = section("runs_section", notes_findings.runs_finding(runs, epochs, {}, info))
     assert "nan" not in text and "Code: outside a git checkout" in text
-    one = section("runs_section", notes.runs_finding(
+    one = section("runs_section", notes_findings.runs_finding(
         runs.assign(git_commit=["abcdef1234", None]), epochs, {}, info))
     assert "commit(s) `abcdef1`" in one and "1 runs ran outside a git checkout" in one
 
@@ -894,7 +892,7 @@ def test_the_notes_are_rendered_from_findings_json_alone(tmp_path):
     args = (summary, {}, gaps, measured, {"name": "cifar10", "source": "x.tar",
                                           "n_train": 10, "n_test": 5})
     out = tmp_path / "findings.json"
-    findings.write(out, findings.verdicts(runs, nulls, 0.01, gaps), notes.findings(*args))
+    findings.write(out, findings.verdicts(runs, nulls, 0.01, gaps), notes_findings.findings(*args))
     page = notes.write_notes(out, tmp_path / "notes.md")
     assert page == notes.notes(*args, penalty=0.01) == (tmp_path / "notes.md").read_text()
     assert "## What the default misses" in page

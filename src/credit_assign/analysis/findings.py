@@ -5,7 +5,7 @@ the paper's verdict macros (templates/verdicts.tex.j2) and the reproduction note
 (templates/notes.md.j2) are rendered from that file, never from a second computation.
 
 ``verdicts``: by the name of the TeX macro verdicts.tex.j2 writes each one as.
-``notes``: reproduction_notes.findings (None without the variant study).
+``notes``: notes_findings.findings (None without the variant study).
 
 EP's verdict (ep_finding) is not in the file: it is the EP probe's alone, taken by rule
 paper_numbers from the probe's by-seed table (ep_block0), so that the variant study's
@@ -237,7 +237,7 @@ def verdicts(runs: pd.DataFrame, nulls: pd.DataFrame, penalty: float,
 
 def write(out: str | Path, verdicts: dict, notes: dict | None = None) -> dict:
     """findings.json: the paper's ``verdicts`` (``verdicts``) and the notes' findings
-    (reproduction_notes.findings; None without the variant study), validated."""
+    (notes_findings.findings; None without the variant study), validated."""
     return write_result({"verdicts": verdicts, "notes": notes, "schema_version": 1,
                          "kind": "findings"}, "findings", out)
 
