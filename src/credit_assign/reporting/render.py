@@ -24,7 +24,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 def num(x, digits: int = 3) -> str:
     """A number to ``digits`` decimals; a missing or undefined one is an em dash."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if _missing(x):
         return "—"
     return f"{x:.{digits}f}"
 
@@ -32,7 +32,7 @@ def num(x, digits: int = 3) -> str:
 def short(x, digits: int = 3) -> str:
     """A number to ``digits`` decimals, in scientific notation outside [1e-3, 1e3)
     (0.085, 4.10e+05, 2.00e-04); a missing or undefined one is an em dash."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if _missing(x):
         return "—"
     if abs(x) >= 1e3 or (0 < abs(x) < 1e-3):
         return f"{x:.2e}"
@@ -49,7 +49,7 @@ def signed(x, digits: int = 3) -> str:
 
 def sci(x, digits: int = 2) -> str:
     """A number that may span decades: 0.123, 4.1e+05."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if _missing(x):
         return "—"
     return f"{x:.{digits}e}" if x != 0 and (abs(x) >= 1e3 or abs(x) < 1e-3) else f"{x:.3g}"
 
@@ -57,7 +57,7 @@ def sci(x, digits: int = 2) -> str:
 def sig(x, digits: int = 3) -> str:
     """A number to ``digits`` significant figures (a norm: 143, 4.06e+03); a missing one
     is an em dash."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if _missing(x):
         return "—"
     return f"{x:.{digits}g}"
 
@@ -87,10 +87,10 @@ def estimate(x, std=None, digits: int = 3) -> str:
     """One of our numbers beside the paper's: signed to ``digits`` decimals, in scientific
     notation outside [1e-3, 1e3) (+0.412, 4.10e+05), then ± its sd where one is given; a
     missing one is an em dash."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if _missing(x):
         return "—"
     text = f"{x:.2e}" if abs(x) >= 1e3 or (0 < abs(x) < 1e-3) else f"{x:+.{digits}f}"
-    if std is not None and not (isinstance(std, float) and math.isnan(std)):
+    if not _missing(std):
         text += f" ± {std:.2e}" if abs(x) >= 1e3 else f" ± {std:.{digits}f}"
     return text
 
