@@ -80,7 +80,7 @@ def screen(stem: str, f: dict | None) -> tuple[dict, dict]:
     flags, macros = outcome_flags(stem, f and f["outcome"]), {}
     for field in SCREEN_FIELDS[stem]:
         value = f[field] if f is not None else None
-        count = value if field == "n" else len(value) if value is not None else 0
+        count = (value or 0) if field == "n" else len(value or [])
         macros[stem + field.capitalize()] = (
             NOT_RUN if value is None else math(value) if field == "n" else seed_list(value))
         if field != "n" or stem in COUNTED:
