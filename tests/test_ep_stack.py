@@ -515,11 +515,12 @@ def verdict_rows(cosines, settled):
 
 
 def ep_verdict(rows) -> str:
-    """The paper's EP sentence: findings.ep_finding's finding in templates/verdicts.tex.j2."""
-    from credit_assign.analysis import findings
-    from credit_assign.reporting import render
+    """The paper's EP sentence: findings.ep_finding's finding in paper/ms.tex's words."""
+    from paper_words import said
 
-    return render.phrases("verdicts.tex.j2", {"epverdict": findings.ep_finding(rows)})["epverdict"]
+    from credit_assign.analysis import findings
+
+    return said({"epverdict": findings.ep_finding(rows)})["epverdict"]
 
 
 def test_verdict_all_settled_and_high_claims_the_bottom_block():
@@ -544,7 +545,9 @@ def test_verdict_low_in_a_settled_seed_is_partial():
 
 
 def test_ep_numbers_label_their_statistics():
-    from credit_assign.reporting.paper_ep import ep_numbers
+    from paper_words import said
+
+    from credit_assign.reporting.paper_ep import ep_numbers, ep_verdict
 
     _, _, _, _, seeds = fake_summary()
     n = ep_numbers(seeds, "float32")
@@ -553,8 +556,10 @@ def test_ep_numbers_label_their_statistics():
     assert n["epResidualLong"].startswith("each seed's largest over its probe batches: ")
     assert "(seed 1, unsettled)" in n["epResidualLong"]
     assert n["epSettleTBest"] == "$20$"
-    assert n["epverdict"].startswith("reaches the bottom block in the 1 settled seed:")
-    assert "seeds 1 and 2, whose free phase did not settle" in n["epverdict"]
+    verdict = said({"epverdict": ep_verdict(seeds, "float32")})["epverdict"]
+    assert verdict.startswith("reaches the bottom block in the 1 settled seed:")
+    assert "seeds 1 and 2, whose free phase did not settle" in verdict
+    assert ep_verdict(None, "float32") is None
 
 
 def test_ep_numbers_list_each_seeds_block0_cosine_with_its_flag():

@@ -6,6 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import DISAGREE, KINDS, hand_gaps, needs_tex
+from paper_words import said
 
 from credit_assign.analysis import comparison, gap_table, notes_findings, notes_norm
 from credit_assign.analysis import study as variant_study
@@ -961,5 +962,5 @@ def test_a_recipe_whose_norm_diverged_is_named_and_never_compared():
     assert f"Not compared: `{bad}`, whose mean is not finite" in section("norm_section", found)
     spread = findings.gap_findings(gaps)["normspreadverdict"]
     assert spread["outcome"] == "measured" and spread["not_finite"] == [bad]
-    words = render.phrases("verdicts.tex.j2", {"normspreadverdict": spread})
+    words = said({"normspreadverdict": spread})
     assert "whose mean is not finite: a run diverged" in words["normspreadverdict"]

@@ -1,10 +1,11 @@
 """Findings, computed once, as data: an outcome and the numbers and seeds it rests on.
 Rule ``findings`` writes them to ``results/<dataset>/summary/findings.json`` (validated
 against the package's result schema, kind ``findings``, when written and when read);
-the paper's verdict macros (templates/verdicts.tex.j2) and the reproduction notes
-(templates/notes.md.j2) are rendered from that file, never from a second computation.
+the paper's verdicts (numbers.tex's outcome flags and data, paper_verdicts, for the
+words of paper/ms.tex) and the reproduction notes (templates/notes.md.j2) are rendered
+from that file, never from a second computation.
 
-``verdicts``: by the name of the TeX macro verdicts.tex.j2 writes each one as.
+``verdicts``: by the name of the paper/ms.tex macro that says each one.
 ``notes``: notes_findings.findings (None without the variant study).
 
 EP's verdict (ep_finding) is not in the file: it is the EP probe's alone, taken by rule
@@ -121,8 +122,8 @@ def ordering_finding(runs: pd.DataFrame, penalty: float) -> dict:
 
 
 def verdict_findings(runs: pd.DataFrame, nulls: pd.DataFrame, penalty: float) -> dict:
-    """The run section's verdicts as findings, by the name of the TeX macro that
-    templates/verdicts.tex.j2 writes each one as."""
+    """The run section's verdicts as findings, by the name of the paper/ms.tex macro
+    that says each one."""
     return {"penaltynormverdict": penalty_norm_finding(runs, penalty),
             "rescueverdict": null_finding(nulls, penalty),
             "zeronullverdict": null_finding(nulls, 0.0),

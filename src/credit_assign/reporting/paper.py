@@ -4,9 +4,10 @@
 runs, the nulls, the setup, the primer check) or in paper_study (the comparison with
 the paper, the variant study) and paper_ep (the EP probe), from a table the pipeline
 wrote. A sentence whose claim depends on the numbers is a finding of findings.json
-(reporting.findings) in templates/verdicts.tex.j2's words. A number a config did not
-produce (FA in the quick config, say) is spelled "not run", and the section that needs
-it is switched off by a flag (``\\ifhasfa`` …).
+(reporting.findings): numbers.tex holds its outcome as flags and its numbers and lists
+as macros (paper_verdicts), and ms.tex holds its words, one branch per outcome. A
+number a config did not produce (FA in the quick config, say) is spelled "not run", and
+the section that needs it is switched off by a flag (``\\ifhasfa`` …).
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.findings import diverged_seeds, null_test
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
-from credit_assign.reporting import labels, render
-from credit_assign.reporting.paper_ep import ep_numbers
+from credit_assign.reporting import labels, paper_verdicts, render
+from credit_assign.reporting.paper_ep import ep_numbers, ep_verdict
 from credit_assign.reporting.paper_study import reproduction_numbers, variant_numbers
 from credit_assign.reporting.render import NOT_RUN, tex_lam, tex_sci, tex_tiny
 from credit_assign.reporting.render import tex_spread as spread
@@ -127,30 +128,38 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame, verd
             reproduction: pd.DataFrame | None = None, gaps: pd.DataFrame | None = None,
             ep_by_seed: pd.DataFrame | None = None, primer: dict | None = None,
             ) -> tuple[dict[str, str], dict[str, bool]]:
-    """(macros, flags) for numbers.tex; ``verdicts``: findings.json's, each written by
-    its macro in templates/verdicts.tex.j2."""
+    """(macros, flags) for numbers.tex; ``verdicts``: findings.json's, with EP's
+    (ep_verdict), each as its outcome flags and data (paper_verdicts.verdict_data) for
+    its words in ms.tex."""
     penalty = float(cfg["figures"]["penalty_lambda"])
+    precision = cfg["ep_stack"]["pretrain"]["precision"]
     full = len(cfg["sweep"]["seeds"])  # n goes unsaid where it is every seed run
     macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty, full),
               **null_numbers(nulls, penalty, full),
               **reproduction_numbers(reproduction, cfg.get("labels")),
               **variant_numbers(gaps, cfg.get("study")),
-              **ep_numbers(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
-              **primer_numbers(primer)}
-    macros.update(render.phrases("verdicts.tex.j2", verdicts))
+              **ep_numbers(ep_by_seed, precision), **primer_numbers(primer)}
+    ep_found = ep_verdict(ep_by_seed, precision)
+    data, outcomes = paper_verdicts.verdict_data(
+        verdicts | ({"epverdict": ep_found} if ep_found else {}))
+    if clash := (set(data) & set(macros)):
+        raise ValueError(f"a verdict's macro has the name of a number: {sorted(clash)}")
+    macros.update(data)
     flags = {"hasreference": reproduction is not None and not reproduction.empty,
              "hasvariants": gaps is not None and not gaps.empty,
              "hasmeasured": variant_study.has_measured(gaps),
              "hasfa": bool(len(select_runs(runs, "fa", 0.0))),
              "hasep": ep_by_seed is not None and not ep_by_seed.empty,
              "hasprobes": bool(cfg["probes"]["epochs"])}
-    return macros, flags
+    if clash := (set(outcomes) & set(flags)):
+        raise ValueError(f"a verdict's flag has the name of a section's: {sorted(clash)}")
+    return macros, flags | outcomes
 
 
 def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> str:
     """paper/numbers.tex: one \\newif per flag and one \\newcommand per macro
     (templates/numbers.tex.j2)."""
-    for name in macros:
+    for name in [*macros, *flags]:
         if not re.fullmatch(r"[A-Za-z]+", name):
             raise ValueError(f"not a TeX command name: {name!r}")
     return render.macro("numbers.tex.j2", "file")(source, paths.PAPER_PDF, flags, macros)

@@ -1,7 +1,7 @@
 """The paper's numbers of the EP stack probe, as TeX macros for paper/numbers.tex: EP's
 cosine to BPTT per parameter group over the settled seeds, each seed's block-0 cosine
-and residual with its settled flag, the settling criterion, and the verdict
-(findings.ep_finding in templates/verdicts.tex.j2's words)."""
+and residual with its settled flag, the settling criterion; and the verdict
+(findings.ep_finding: ep_verdict, as paper_verdicts' flags and data for ms.tex's words)."""
 
 from __future__ import annotations
 
@@ -24,15 +24,14 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
     macro says "settled seeds" beside n), the count of unsettled seeds at each, the
     settling criterion, each seed's free-phase residual (the largest over its batches),
     and each seed's block-0 cosine with its settled flag at both lengths (a mean over
-    settled seeds may hide a bimodal outcome). The verdict is taken at the longest free
-    phase."""
+    settled seeds may hide a bimodal outcome)."""
     keys = ("epBlockZeroShort", "epBlockZeroLong", "epBlockZeroSeedsShort",
             "epBlockZeroSeedsLong", "epAllShort", "epAllLong",
             "epEmbShort", "epEmbLong", "epFreeShort", "epFreeLong", "epResidualLong",
             "epUnsettledShort", "epUnsettledLong", "epSettleResidual", "epSettleTBest")
     if by_seed is None or by_seed.empty:
-        return dict.fromkeys(keys, NOT_RUN) | {"epverdict": "was not run"}
-    block0 = findings.ep_block0(by_seed, precision)  # checks the table's settled column
+        return dict.fromkeys(keys, NOT_RUN)
+    findings.ep_block0(by_seed, precision)  # checks the table's settled column
     d = by_seed[by_seed.precision == precision].assign(
         settled=lambda t: t.settled.astype(bool))
     steps = sorted(d.free_steps.unique())
@@ -57,15 +56,20 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
         return words("block0_per_seed")(rows.to_dict("records")) if len(rows) else NOT_RUN
 
     res = d[(d.group == "all") & (d.free_steps == long_)].sort_values("seed")
-    out = {"epBlockZeroShort": cos("block0", short), "epBlockZeroLong": cos("block0", long_),
-           "epBlockZeroSeedsShort": seeds_b0(short), "epBlockZeroSeedsLong": seeds_b0(long_),
-           "epAllShort": cos("all", short), "epAllLong": cos("all", long_),
-           "epEmbShort": cos("embeddings", short), "epEmbLong": cos("embeddings", long_),
-           "epFreeShort": f"${int(short)}$", "epFreeLong": f"${int(long_)}$",
-           "epResidualLong": words("residuals")(res.to_dict("records")) if len(res) else NOT_RUN,
-           "epUnsettledShort": unsettled(short), "epUnsettledLong": unsettled(long_),
-           "epSettleResidual": tex_sci(float(d.max_residual.iloc[0])),
-           "epSettleTBest": f"${int(d.t_best_after.iloc[0])}$"}
-    out.update(render.phrases("verdicts.tex.j2", {
-        "epverdict": findings.ep_finding(block0)}))
-    return out
+    return {"epBlockZeroShort": cos("block0", short), "epBlockZeroLong": cos("block0", long_),
+            "epBlockZeroSeedsShort": seeds_b0(short), "epBlockZeroSeedsLong": seeds_b0(long_),
+            "epAllShort": cos("all", short), "epAllLong": cos("all", long_),
+            "epEmbShort": cos("embeddings", short), "epEmbLong": cos("embeddings", long_),
+            "epFreeShort": f"${int(short)}$", "epFreeLong": f"${int(long_)}$",
+            "epResidualLong": words("residuals")(res.to_dict("records")) if len(res) else NOT_RUN,
+            "epUnsettledShort": unsettled(short), "epUnsettledLong": unsettled(long_),
+            "epSettleResidual": tex_sci(float(d.max_residual.iloc[0])),
+            "epSettleTBest": f"${int(d.t_best_after.iloc[0])}$"}
+
+
+def ep_verdict(by_seed: pd.DataFrame | None, precision: str) -> dict | None:
+    """EP's verdict (findings.ep_finding), taken at the longest free phase; None where
+    the probe did not run."""
+    if by_seed is None or by_seed.empty:
+        return None
+    return findings.ep_finding(findings.ep_block0(by_seed, precision))

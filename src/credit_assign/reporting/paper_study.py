@@ -74,8 +74,7 @@ VARIANT_KEYS = ("nVariants", "nOpen", "nDeparts", "bestVariant", "bestVariantWit
                 "rankingrule", "hLDfaZeroDefault", "hLDfaZeroBest", "gapHLDfaZeroDefault",
                 "gapHLDfaZeroBest", "largestRecipe", "hLDfaZeroLargest",
                 "gapHLDfaZeroLargest", "hLDfaZeroOneBatch", "gapHLDfaZeroOneBatch",
-                "curseverdict", "goalverdict", "normspreadverdict", "largestKind",
-                "headlineverdict")
+                "largestKind")
 
 
 def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dict[str, str]:
