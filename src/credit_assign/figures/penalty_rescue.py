@@ -132,8 +132,18 @@ def panel_accuracy(ax, runs: pd.DataFrame, penalty_lambda: float, methods: dict)
     ax.set_ylim(0, min(1.0, finite.max() * 1.2) if len(finite) else 1.0)
     # below the axes: inside, it covered the bars and the frozen line whenever the
     # accuracies came near 1 (the digits data)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False,
-              fontsize=7, handlelength=1.6, columnspacing=1.0)
+    from matplotlib.container import BarContainer
+    from matplotlib.patches import Patch
+
+    # the bars' λ first (as grey swatches: the colour is the method's), then the line
+    handles, names = ax.get_legend_handles_labels()
+    bars = [Patch(facecolor="0.6", edgecolor="black", linewidth=0.5, alpha=h[0].get_alpha(),
+                  hatch=h[0].get_hatch()) for h in handles if isinstance(h, BarContainer)]
+    lines = [h for h in handles if not isinstance(h, BarContainer)]
+    names = [n for h, n in zip(handles, names, strict=True) if isinstance(h, BarContainer)] + \
+        [n for h, n in zip(handles, names, strict=True) if not isinstance(h, BarContainer)]
+    ax.legend(bars + lines, names, loc="upper center", bbox_to_anchor=(0.5, -0.12),
+              frameon=False, fontsize=7, handlelength=1.6)
 
 
 def plot(runs: pd.DataFrame, epochs: pd.DataFrame, nulls: pd.DataFrame,
