@@ -19,6 +19,7 @@ import pandas as pd
 
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
+from credit_assign.pipeline.matrix import figure_lam
 from credit_assign.reporting import findings, labels, render
 from credit_assign.reporting import study as variant_study
 from credit_assign.reporting import tables as table_io
@@ -112,7 +113,7 @@ def setup_numbers(cfg: dict, info: dict) -> dict[str, str]:
         "augmentation": tex_escape(tr.get("augmentation", "none").replace("_", " + ")),
         "nseeds": f"${len(sweep['seeds'])}$",
         "seeds": ", ".join(f"${s}$" for s in sweep["seeds"]),
-        "penaltylam": tex_lam(cfg["figures"]["penalty_lambda"]),
+        "penaltylam": tex_lam(figure_lam(cfg)),
         "diagn": f"${cfg['diagnostics']['n_samples']}$",
         "epcorpus": tex_escape(", ".join(ep["corpora"])) or NOT_RUN,
         "epnseeds": f"${len(ep['seeds'])}$",
@@ -128,7 +129,7 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame, verd
             ) -> tuple[dict[str, str], dict[str, bool]]:
     """(macros, flags) for numbers.tex; ``verdicts``: findings.json's, each written by
     its macro in templates/verdicts.tex.j2."""
-    penalty = float(cfg["figures"]["penalty_lambda"])
+    penalty = figure_lam(cfg)  # the λ sweep.dfa marks {fig4: λ}
     full = len(cfg["sweep"]["seeds"])  # n goes unsaid where it is every seed run
     macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty, full),
               **null_numbers(nulls, penalty, full),
