@@ -65,8 +65,8 @@ def test_numbers_follow_the_tables_and_flags_follow_the_config():
                           "deep_cosine": [0.15, 0.01, -0.01, 0.0]})
     cfg = {"dataset": "digits", "model": {"width": 16, "depth": 2},
            "training": {"epochs": 2, "batch_size": 8, "lr": 1e-3, "weight_decay": 0.01},
-           "sweep": {"seeds": [1, 2]}, "diagnostics": {"n_samples": 100},
-           "figures": {"penalty_lambda": 0.01}, "probes": {"epochs": []},
+           "sweep": {"seeds": [1, 2], "dfa": [0, {"fig4": 0.01}]},
+           "diagnostics": {"n_samples": 100}, "probes": {"epochs": []},
            "ep_stack": {"corpora": [], "seeds": [0], "model": {"blocks": 2, "width": 16},
                         "pretrain": {"steps": 3, "relax_steps": 20, "precision": "float32"}}}
     macros, flags = paper.numbers(cfg, {"n_train": 10, "n_test": 5, "source": "x"}, runs,
@@ -308,8 +308,8 @@ def golden_numbers_tex() -> str:
                            "deep_cosine": float(rng.normal(0, 0.02))} for _ in range(5)]
     cfg = {"dataset": "cifar10", "model": {"width": 256, "depth": 4},
            "training": {"epochs": 30, "batch_size": 128, "lr": 1e-3, "weight_decay": 0.01},
-           "sweep": {"seeds": [42, 123, 456]}, "diagnostics": {"n_samples": 512},
-           "figures": {"penalty_lambda": 0.01}, "probes": {"epochs": []},
+           "sweep": {"seeds": [42, 123, 456], "dfa": [0, 1.0e-4, {"fig4": 0.01}]},
+           "diagnostics": {"n_samples": 512}, "probes": {"epochs": []},
            "ep_stack": {"corpora": ["tinyshakespeare"], "seeds": [0, 1, 2],
                         "model": {"blocks": 4, "width": 64},
                         "pretrain": {"steps": 300, "relax_steps": 200,

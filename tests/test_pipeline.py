@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from credit_assign.infra import paths
-from credit_assign.pipeline import ConfigError, catalog, checks, params, targets
+from credit_assign.pipeline import ConfigError, catalog, checks, matrix, params, targets
 from credit_assign.pipeline.configfiles import ConfigFileError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,7 +131,18 @@ BAD_CONFIGS = [
     ({"training": {"lr": float("nan")}}, "training.lr = nan: numbers must be finite"),
     ({"sweep": {"dfa": [0.01, 0.0100000001]}}, "are one λ to the tables (lam0.01 and"),
     ({"training": {"epochs": 10**9}}, "instance['training']['epochs']"),
-    ({"figures": {"penalty_lambda": 0.5}}, "figures.penalty_lambda = 0.5 is not one of sweep.dfa"),
+    # figure 4's λ is marked in the sweep; the old second key says how to write it now
+    ({"figures": {"penalty_lambda": 0.5}}, "figures.penalty_lambda = 0.5: this key is gone; "
+     "figure 4's λ is marked in the sweep. Remove the `figures` section and write that λ "
+     "in sweep.dfa as {fig4: 0.5}"),
+    ({"sweep": {"dfa": [0, 1.0e-4, 1.0e-2]}}, "sweep.dfa [0.0001, 0.01] has penalised λ but "
+     "marks none for figure 4: write the one figure 4 shows as {fig4: λ}"),
+    ({"sweep": {"dfa": [0, {"fig4": 1.0e-4}, {"fig4": 1.0e-2}]}},
+     "sweep.dfa marks 2 λ for figure 4 (0.0001, 0.01); mark one"),
+    ({"sweep": {"dfa": [{"fig4": 0}, 1.0e-2]}}, "sweep.dfa: {fig4: 0.0} marks an unpenalised λ"),
+    ({"sweep": {"dfa": [0, 1.0e-2, {"fig4": 1.0e-2}]}}, "are one λ to the tables (lam0.01 and"),
+    ({"sweep": {"dfa": [0, {"fig": 1.0e-2}]}}, "instance['sweep']['dfa'][1]"),
+    ({"sweep": {"bp": [0, {"fig4": 1.0e-2}]}}, "instance['sweep']['bp'][1]"),
     ({"variants": {"slow": {"kind": "open", "methods": ["dfa"],
                             "overrides": {"training": {"epochz": 3}}}}},
      "variants.slow.overrides"),
@@ -246,7 +257,7 @@ def test_the_paper_config_asks_for_every_paper_job(paper_config, tmp_path):
     fa × 3; a null per DFA model; the EP probe on Tiny Shakespeare, 3 seeds in float32,
     and 3 more in bfloat16 with config/ep_precision.yaml."""
     cfg = paper_config
-    runs = targets.runs(cfg)
+    runs = [(r.method, r.lam_path, r.seed) for r in targets.runs(cfg)]
     assert len(runs) == 9 + 6 + 3 + 3 and len(targets.null_results(cfg)) == 9
     assert ("fa", "0", 42) in runs and ("dfa", "0.0001", 456) in runs
     assert targets.ep_results(cfg) == [
@@ -266,7 +277,9 @@ def test_a_variant_trains_its_methods_on_the_study_seeds_under_its_own_folder(tm
     cfg = checks.load_config(["config/variants.yaml"], ROOT)
     name = next(iter(cfg["variants"]))  # const_lr: dfa, frozen
     ds = f"cifar10@{name}"
-    assert {m for m, _, _ in targets.runs(cfg, dataset=ds)} == set(cfg["variants"][name]["methods"])
+    variant_runs = targets.runs(cfg, dataset=ds)
+    assert {r.method for r in variant_runs} == set(cfg["variants"][name]["methods"])
+    assert {r.recipe for r in variant_runs} == {name}
     assert targets.train_metrics(cfg, ds)[0].startswith(f"results/{ds}/train/")
     assert targets.probe_results(cfg, ds) == []
     assert f"results/{ds}/summary/reproduction.csv" in targets.variant_targets(cfg)
@@ -340,7 +353,7 @@ def test_the_tables_expect_exactly_the_configs_runs(paper_config):
 
 
 def test_lambda_spelling_and_paths():
-    assert [targets.lam_str(x) for x in (0, 1.0e-4, 0.01, 1)] == ["0", "0.0001", "0.01", "1"]
+    assert [matrix.lam_str(x) for x in (0, 1.0e-4, 0.01, 1)] == ["0", "0.0001", "0.01", "1"]
     assert paths.fill(paths.METRICS, dataset="digits", method="dfa", lam="0", seed=1) == \
         "results/digits/train/dfa/lam0/seed1/metrics.json"
     assert paths.figures("fig4_penalty_rescue")[1] == "paper/figures/fig4_penalty_rescue.png"
@@ -464,13 +477,13 @@ def test_the_study_runs_recipe_by_recipe_stated_then_open_then_departing():
 @pytest.mark.parametrize("lam", [1e-4, 0.0001, 3e-3, 1 / 3, 0.0, 1e-2, 2.5e-7])
 def test_a_lambda_is_spelled_once_and_read_back_exactly(lam):
     """λ from the config to the path, back from the path to the job's float, into the
-    tables' run key and the figures' selection: one spelling (targets.lam_str), and the
+    tables' run key and the figures' selection: one spelling (matrix.lam_str), and the
     λ a job trains with is the config's, to the last bit (1/3 is not 0.333333)."""
     import pandas as pd
 
     from credit_assign.analysis.aggregate import select_runs
     from credit_assign.analysis.tables import run_key
-    from credit_assign.pipeline.targets import lam_str
+    from credit_assign.pipeline.matrix import lam_str
 
     spelled = lam_str(lam)
     assert float(spelled) == lam  # what params.run_config reads back from the wildcard
@@ -482,6 +495,81 @@ def test_a_lambda_is_spelled_once_and_read_back_exactly(lam):
     six = table.assign(lam=[float(f"{x:.6g}") for x in table.lam])  # a %.6g table
     assert len(select_runs(six, "dfa", float(spelled))) == 1
     assert spelled == f"{lam:g}" or lam == 1 / 3  # the paths that existed keep their names
+
+
+def test_awkward_lambdas_walk_through_the_run_table_paths_tables_and_figure_once(tmp_path):
+    """λ = 1e-4, 0.0001, 3e-3, 1/3 from sweep.dfa to the figure, pure functions only: the
+    run table (1e-4 and 0.0001 are one λ: a ConfigError naming both, not two runs that
+    would share lam0.0001), then each λ once through the run table, its paths (spelled,
+    and read back by the job's params), a runs table written and read back as the
+    pipeline does (coverage against the config's expectation: each run once), and the
+    figure's selection (figure_lam, select_runs)."""
+    import pandas as pd
+
+    from credit_assign.analysis import tables as table_io
+    from credit_assign.analysis.aggregate import select_runs
+
+    def config(dfa):
+        return checks.load_config([ROOT / "config/quick.yaml"], ROOT, overrides={
+            "sweep": {"seeds": [1, 2], "dfa": dfa, "bp": [], "frozen": [], "np": []}})
+
+    third = 1 / 3
+    with pytest.raises(ConfigError, match=r"sweep\.dfa: λ = 0\.0001 and 0\.0001 are one λ"):
+        matrix.run_table({"dataset": "digits", "sweep": {
+            "seeds": [1], "dfa": [0, 1e-4, 0.0001, 3e-3, {"fig4": third}]}}, ("dfa",))
+    with pytest.raises(ConfigError, match="are one λ"):  # and the workflow's parse says so
+        config([0, 1.0e-4, {"fig4": 3.0e-3}, 0.0001 * (1 + 1e-9)])
+    cfg = config([0, 1e-4, 3e-3, {"fig4": third}])
+    lams = [0.0, 1e-4, 3e-3, third]
+
+    table = matrix.run_table(cfg)
+    assert [(r.dataset, r.recipe, r.method) for r in table] == [("digits", "default", "dfa")] * 8
+    assert [r.lam for r in table] == [lam for lam in lams for _ in (1, 2)]  # floats, exact
+    assert [r.lam_path for r in table[::2]] == ["0", "0.0001", "0.003", "0.3333333333333333"]
+    assert len({r.lam_path for r in table}) == len(lams)
+
+    # paths: one spelling each, read back from the path to the job's float exactly
+    metrics = targets.train_metrics(cfg)
+    assert metrics == [r.path(paths.METRICS) for r in table] and len(set(metrics)) == 8
+    for r, path in zip(table, metrics, strict=True):
+        spelled = re.fullmatch(r"results/digits/train/dfa/lam([0-9.e+-]+)/seed\d+/metrics\.json",
+                               path).group(1)  # common.smk's lam wildcard
+        assert spelled == r.lam_path and matrix.lam_str(matrix.lam_of(spelled)) == spelled
+        job = params.run_config(cfg, "digits", "dfa", spelled, str(r.seed))
+        assert job["lam"] == r.lam and [job["method"], job["lam"], job["seed"]] == r.key()
+    for r in table[::2]:  # each spelling names its own folder, on each seed
+        assert sum(f"/lam{r.lam_path}/" in p for p in metrics) == 2
+
+    # a runs table, written and read back as the pipeline does, holds each run once
+    expect = targets.table_expect(cfg)["runs"]
+    assert expect == [r.key() for r in table]
+    rows = [{"dataset": r.dataset, "method": r.method, "lam": r.lam, "seed": r.seed,
+             "epochs": 40, "final_epoch": 40, "test_acc": 0.5, "train_loss": 1.0,
+             "test_loss": 1.0, "h_L_norm_median": 10.0, "deep_cosine": 0.1,
+             "first_nonfinite_epoch": None, "stopped_early": False, "n_nonfinite": 0,
+             "total_s": 1.0, "device": "cpu"} for r in table]
+    csv = tmp_path / "runs.csv"
+    table_io.write(pd.DataFrame(rows), csv, "runs")
+    runs = table_io.read(csv, "runs", expect)  # coverage: every run, none twice
+    keys = [matrix.run_key(*row) for row in runs[["method", "lam", "seed"]].itertuples(
+        index=False, name=None)]
+    assert keys == [matrix.run_key(*r.key()) for r in table] and len(set(keys)) == 8
+    assert runs.lam.tolist() == [r.lam for r in table]  # the CSV keeps every bit
+    twice = pd.DataFrame(rows + rows[-1:]).assign(dataset=["digits"] * 8 + ["elsewhere"])
+    table_io.write(twice, tmp_path / "twice.csv", "runs")
+    with pytest.raises(table_io.TableError, match="has run.s. more than once: dfa "
+                                                  "λ=0.3333333333333333 seed 2"):
+        table_io.read(tmp_path / "twice.csv", "runs", expect)
+    for lam in lams:
+        assert len(select_runs(runs, "dfa", lam)) == 2  # each λ once, on each seed
+        six = runs.assign(lam=[float(f"{x:.6g}") for x in runs.lam])  # a "%.6g" table
+        assert len(select_runs(six, "dfa", lam)) == 2
+
+    # the figure's λ: the one sweep.dfa marks, found once
+    assert matrix.figure_lam(cfg) == third
+    assert sum(matrix.same_lam(lam, matrix.figure_lam(cfg)) for lam in lams) == 1
+    assert len(select_runs(runs, "dfa", matrix.figure_lam(cfg))) == 2
+    assert matrix.figure_lam(config([0, {"fig4": 1e-4}, 3e-3])) == 1e-4
 
 
 def test_the_workflows_functions_of_wildcards_are_one_object_and_none_only_forwards(

@@ -144,7 +144,7 @@ def test_a_deleted_cache_reruns_nothing_and_is_rebuilt_by_the_next_reader(cifar_
     out = snakemake(repo, "--configfile", "config/tiny_cifar.yaml", "-n")
     assert "Nothing to be done" in out.stdout + out.stderr
     cfg = write_config(repo, Path(yaml.safe_load((repo / "config/tiny_cifar.yaml").read_text())
-                                  ["data"]["cifar10"]["source"]), sweep__dfa=[0, 1.0e-2])
+                                  ["data"]["cifar10"]["source"]), sweep__dfa=[0, {"fig4": 1.0e-2}])
     out = snakemake(repo, "--configfile", cfg)
     counts = job_counts(out.stdout + out.stderr)
     assert counts["train"] == 1 and counts["fresh_b_null"] == 1 and "prepare_data" not in counts
@@ -384,8 +384,8 @@ def _paper_numbers(source: str) -> str:
     cfg = {"dataset": "cifar10", "model": {"width": 16, "depth": 2},
            "training": {"epochs": 2, "batch_size": 8, "lr": 1e-3, "weight_decay": 0.01,
                         "augmentation": "crop_flip"},
-           "sweep": {"seeds": [1]}, "diagnostics": {"n_samples": 100},
-           "figures": {"penalty_lambda": 0.01}, "probes": {"epochs": []},
+           "sweep": {"seeds": [1], "dfa": [0, {"fig4": 0.01}]},
+           "diagnostics": {"n_samples": 100}, "probes": {"epochs": []},
            "ep_stack": {"corpora": [], "seeds": [0], "model": {"blocks": 2, "width": 16},
                         "pretrain": {"steps": 3, "relax_steps": 20, "precision": "float32"}}}
     macros, flags = paper.numbers(cfg, {"n_train": 10, "n_test": 5, "source": source},

@@ -106,8 +106,7 @@ def test_second_run_has_nothing_to_do(tiny_run):
 
 def test_changing_one_lambda_reruns_only_its_jobs(tiny_run, tmp_path):
     changed = json.loads(json.dumps(TINY))
-    changed["sweep"]["dfa"] = [0, 1.0e-3]
-    changed["figures"] = {"penalty_lambda": 1.0e-3}  # must be one of the sweep's λ
+    changed["sweep"]["dfa"] = [0, {"fig4": 1.0e-3}]  # figure 4's λ, marked in the sweep
     cfg = tiny_run / "config" / "tiny-changed.yaml"
     cfg.write_text(yaml.safe_dump(changed))
     out = snakemake(tiny_run, "--configfile", str(cfg), "-n")

@@ -198,7 +198,7 @@ rule findings:
     params:
         variants=list(config["variants"]),
         study=config["study"],
-        penalty=config["figures"]["penalty_lambda"],
+        penalty=matrix.figure_lam(config),
         compute=(
             job_params.study_compute(config, workflow.basedir)
             if config["variants"]

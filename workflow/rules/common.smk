@@ -10,7 +10,7 @@ from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.infra import paths  # noqa: E402
-from credit_assign.pipeline import catalog, targets  # noqa: E402
+from credit_assign.pipeline import catalog, matrix, targets  # noqa: E402
 from credit_assign.pipeline import params as job_params  # noqa: E402
 from credit_assign.pipeline.wildcards import JobFunctions  # noqa: E402
 

@@ -21,7 +21,7 @@ rule fig4_penalty_rescue:
         mem_mb=1000,
         runtime=10,
     params:
-        penalty_lambda=config["figures"]["penalty_lambda"],
+        penalty_lambda=matrix.figure_lam(config),
         dataset=config["dataset"],
         methods=job_params.method_styles(),
         expect=targets.table_expect(config),

@@ -11,6 +11,7 @@ import pandas as pd
 from credit_assign.analysis import tables as table_io
 from credit_assign.infra import paths
 from credit_assign.infra.results import read_result
+from credit_assign.pipeline import matrix
 
 RUN_KEYS = ("dataset", "method", "lam", "seed")
 EPOCH_SCALARS = ("lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median", "deep_cosine")
@@ -18,9 +19,12 @@ LAYER_KEYS = ("cosine", "h_norm_median", "grad_norm_median", "signal_norm_median
 
 
 def same_lam(values, lam: float) -> np.ndarray:
-    """The one equality of λ in the tables: matched to its spelling's precision (a table
-    written with six digits still finds 1/3) and never absolutely: λ = 1e-9 is not λ = 0."""
-    return np.isclose(np.asarray(values, dtype=float), float(lam), rtol=1e-5, atol=0)
+    """The one equality of λ (pipeline.matrix.same_lam), over a table's column: matched
+    to its spelling's precision (a table written with six digits still finds 1/3) and
+    never absolutely: λ = 1e-9 is not λ = 0."""
+    values = np.asarray(values, dtype=float)
+    return np.fromiter((matrix.same_lam(v, lam) for v in values.ravel()), dtype=bool,
+                       count=values.size).reshape(values.shape)
 
 
 def select_runs(df: pd.DataFrame, method: str, lam: float, seed: int | None = None

@@ -20,6 +20,7 @@ import pandas as pd
 
 from credit_assign.analysis.aggregate import select_runs
 from credit_assign.pipeline.claims import ClaimsError, Spec, verdict_set
+from credit_assign.pipeline.matrix import lam_str
 
 __all__ = ["ClaimsError", "decide", "findings", "interval", "judge", "seed_effects"]
 VERDICTS = ("holds", "contradicted", "undecided")
@@ -32,7 +33,7 @@ EP_GROUP = "block0"
 def _row(table: pd.DataFrame, run: dict, seed: int) -> pd.DataFrame:
     sel = select_runs(table, run["method"], float(run["lam"]), seed)
     if sel.empty:
-        raise ClaimsError(f"no {run['method']} λ={float(run['lam']):g} seed {seed} in the "
+        raise ClaimsError(f"no {run['method']} λ={lam_str(run['lam'])} seed {seed} in the "
                           "claims' tables: the claims target builds every run it reads")
     return sel
 

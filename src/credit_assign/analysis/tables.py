@@ -30,7 +30,7 @@ from pandera.errors import SchemaError, SchemaErrors
 
 from credit_assign.analysis.table_contracts import CONTRACTS, RUN, TableError
 from credit_assign.infra.files import atomic_write_text, sha256_file
-from credit_assign.pipeline.targets import lam_str
+from credit_assign.pipeline.matrix import run_key
 
 DIGEST_SUFFIX = ".digest.json"
 
@@ -119,11 +119,6 @@ def read(path: str | Path, kind: str, expect: Iterable | None = None) -> pd.Data
     if expect is not None:
         check_coverage(frame, kind, expect, path)
     return frame
-
-
-def run_key(method: str, lam, seed) -> tuple[str, str, int]:
-    """A run as coverage compares it: λ in the one spelling of its results path."""
-    return str(method), lam_str(lam), int(seed)
 
 
 def check_coverage(frame: pd.DataFrame, kind: str, expect: Iterable, path) -> None:

@@ -6,7 +6,7 @@ code for a spelled path). ``{name}`` fields are Snakemake wildcards where a step
 leaves them open, else ``.format``-ted by the caller (``fill``).
 
 Wildcards: dataset (``cifar10``, or ``cifar10@<variant>`` for a recipe variant), method,
-lam (λ as ``lam_str`` writes it), seed, corpus, precision, fmt (a figure format).
+lam (λ as ``pipeline.matrix.lam_str`` writes it), seed, corpus, precision, fmt (a figure format).
 
 In the infrastructure layer, so that every layer may import it; stdlib only.
 """

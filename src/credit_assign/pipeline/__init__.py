@@ -5,8 +5,10 @@ milliseconds, no Snakemake started):
 * :mod:`~credit_assign.pipeline.catalog` — the learning rules as the workflow sees them
   (names, labels, colours, options), read from the generated ``rules_catalog.json``;
 * :mod:`~credit_assign.pipeline.checks` — what the schema cannot say about a config;
-* :mod:`~credit_assign.pipeline.targets` — the runs, the target lists and the tables'
-  expected runs;
+* :mod:`~credit_assign.pipeline.matrix` — the run matrix: the sweep as one typed table
+  of runs, λ's one spelling and one equality, and figure 4's λ (marked in the sweep);
+* :mod:`~credit_assign.pipeline.targets` — the target lists and the tables' expected
+  runs, from the run matrix;
 * :mod:`~credit_assign.pipeline.params` — each job's parameters (what reruns it);
 * :mod:`~credit_assign.pipeline.configfiles`, :mod:`~credit_assign.pipeline.method_training`,
   :mod:`~credit_assign.pipeline.compute` — the config files as written, a run's training

@@ -18,7 +18,14 @@ from typing import Any
 from credit_assign.infra import paths
 from credit_assign.pipeline import ConfigError, catalog
 from credit_assign.pipeline.configfiles import check_files, seed_values
-from credit_assign.pipeline.targets import _update, lam_str, runs, study_seeds, variant_config
+from credit_assign.pipeline.matrix import (
+    figure_lam,
+    old_figure_key,
+    run_table,
+    study_seeds,
+    sweep_lams,
+)
+from credit_assign.pipeline.targets import _update, variant_config
 
 Config = dict[str, Any]
 
@@ -62,8 +69,8 @@ def check_methods(cfg: Config, where: str = "") -> None:
 
 def check_config_values(config: Config) -> None:
     """What the schema cannot say: every number finite (the schema's bounds let NaN
-    through), seeds plain integers, something to train, fig4's λ in the sweep, and no
-    two λ of a method sharing a results path."""
+    through), seeds plain integers, something to train, no two λ of a method sharing a
+    results path, and figure 4's λ marked in sweep.dfa (pipeline.matrix)."""
 
     def walk(value, key):
         if isinstance(value, dict):
@@ -86,23 +93,9 @@ def check_config_values(config: Config) -> None:
         raise ConfigError(
             f"sweep: every sweep.<method> is empty, so there is nothing to train; give at "
             f"least one method a λ list (registered: {', '.join(methods)})")
-    lam = config["figures"]["penalty_lambda"]
-    penalised = [x for x in config["sweep"]["dfa"] if x > 0]
-    if penalised and lam_str(lam) not in map(lam_str, penalised):
-        raise ConfigError(
-            f"figures.penalty_lambda = {lam!r} is not one of sweep.dfa's penalised λ "
-            f"{penalised}: fig4 would draw empty panels; pick one of them")
     for method in methods:
-        seen: list[float] = []
-        for lam in config["sweep"][method]:
-            # the tables match λ to six significant digits (reporting.aggregate.select_runs)
-            same = [x for x in seen if abs(float(x) - float(lam)) <= 1e-5 * abs(float(lam))]
-            if same:
-                raise ConfigError(
-                    f"sweep.{method}: λ = {same[0]!r} and {lam!r} are one λ to the tables "
-                    f"(lam{lam_str(same[0])} and lam{lam_str(lam)} agree to 6 digits); make "
-                    "them differ in the first 6 digits")
-            seen.append(lam)
+        sweep_lams(config, method)  # no λ twice: two λ of one method share no results path
+    figure_lam(config)  # sweep.dfa marks figure 4's λ, a penalised one
     check_probe_epochs(config)
 
 
@@ -156,7 +149,7 @@ def check_variants(config: Config, schema: str | Path = paths.CONFIG_SCHEMA) -> 
         except WorkflowError as err:
             raise ConfigError(f"variants.{name}.overrides: {err}") from None
         check_methods(merged, f"variants.{name}.overrides: ")
-        if not runs(config, dataset=f"{config['dataset']}@{name}"):
+        if not run_table(config, dataset=f"{config['dataset']}@{name}"):
             raise ConfigError(
                 f"variants.{name}: none of its methods {config['variants'][name]['methods']} "
                 f"has a λ in the sweep (sweep.<method>), so it has nothing to train; give "
@@ -247,6 +240,7 @@ def prepare(config: Config, configfiles: Iterable[str | Path] = (),
     from snakemake.utils import validate
 
     check_files(configfiles)
+    old_figure_key(config)  # before the schema, whose refusal would not say what to write
     try:
         validate(config, str(Path(root) / paths.CONFIG_SCHEMA))
     except WorkflowError as err:

@@ -52,17 +52,16 @@ def per_epoch_seconds(estimate: dict) -> dict[str, float]:
 
 
 def study_runs(config: dict) -> list[dict]:
-    """Every training run the study asks for — the workflow's own (targets.runs of the
-    config's dataset and of each variant's) — with its recipe and its epochs (the
-    recipe's training block, per method: method_training)."""
+    """Every training run the study asks for — the workflow's own (the run matrix of the
+    config's dataset and of each variant's, targets.runs) — with its recipe and its
+    epochs (the recipe's training block, per method: method_training)."""
     rows = []
-    for recipe in ["default", *config["variants"]]:
-        variant = None if recipe == "default" else recipe
+    for variant in [None, *config["variants"]]:
         dataset = config["dataset"] + (f"@{variant}" if variant else "")
         training = variant_config(config, variant)["training"]
-        rows += [{"recipe": recipe, "method": method, "lam": lam, "seed": seed,
-                  "epochs": method_training(training, method)["epochs"]}
-                 for method, lam, seed in runs(config, dataset=dataset)]
+        rows += [{"recipe": r.recipe, "method": r.method, "lam": r.lam, "seed": r.seed,
+                  "epochs": method_training(training, r.method)["epochs"]}
+                 for r in runs(config, dataset=dataset)]
     return rows
 
 
@@ -88,7 +87,7 @@ def claims_core_minutes(config: dict, estimate: dict) -> dict:
     and the methods or probes with no recorded time (left out, named)."""
     per_epoch = per_epoch_seconds(estimate)
     train, missing, n_runs = 0.0, set(), 0
-    for method, _, _ in claims_runs(config):
+    for method in (r.method for r in claims_runs(config)):
         if method not in per_epoch:
             missing.add(method)
             continue

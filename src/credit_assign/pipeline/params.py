@@ -13,13 +13,9 @@ from typing import Any
 from credit_assign.infra import paths
 from credit_assign.pipeline import catalog
 from credit_assign.pipeline.checks import LOCAL_COPY
+from credit_assign.pipeline.matrix import base_dataset, lam_of, study_seeds, variant_of
 from credit_assign.pipeline.method_training import method_training
-from credit_assign.pipeline.targets import (
-    base_dataset,
-    study_seeds,
-    variant_config,
-    variant_of,
-)
+from credit_assign.pipeline.targets import variant_config
 
 Config = dict[str, Any]
 # above every training job: each EP stack probe is the longest job of a rebuild
@@ -28,13 +24,14 @@ EP_PRIORITY = 1000
 
 def run_config(config: Config, dataset: str, method: str, lam: str, seed: str) -> Config:
     """Everything a training job depends on, and nothing else: a changed key
-    reruns exactly the jobs it affects (Snakemake's params trigger)."""
+    reruns exactly the jobs it affects (Snakemake's params trigger). ``lam``: the
+    path's spelling (matrix.lam_str), read back to the config's float (matrix.lam_of)."""
     variant = variant_of(dataset)
     cfg = variant_config(config, variant)
     run = {
         "dataset": base_dataset(dataset),
         "method": method,
-        "lam": float(lam),
+        "lam": lam_of(lam),
         "seed": int(seed),
         "model": {**cfg["model"], "final_norm": True},
         "training": method_training(cfg["training"], method),
@@ -162,7 +159,7 @@ def _stamp(path: str, remember: bool = True) -> str:
 def paper_number_config(config: Config) -> Config:
     """The config keys numbers.tex reads (a change elsewhere does not rewrite it), and
     the rules' labels."""
-    keys = ("dataset", "model", "training", "sweep", "diagnostics", "figures", "probes")
+    keys = ("dataset", "model", "training", "sweep", "diagnostics", "probes")
     ep = config["ep_stack"]
     return {
         **{k: config[k] for k in keys},

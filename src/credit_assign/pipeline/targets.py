@@ -13,31 +13,19 @@ from typing import Any
 
 from credit_assign.infra import paths
 from credit_assign.pipeline import catalog
+from credit_assign.pipeline.matrix import (
+    Run,
+    run,
+    run_table,
+    variant_of,
+)
 
 Config = dict[str, Any]
 CORPORA = ("tinyshakespeare", "pydoc")
 PRECISIONS = ("float32", "bfloat16")
 
 
-def lam_str(lam) -> str:
-    """The one spelling of a λ — in paths, wildcards and the tables' run keys: 0, 0.0001,
-    0.01, 1e-05; a λ that six significant digits would round (1/3) is spelled in full
-    (0.3333333333333333), so the λ a job reads back from its path is the config's."""
-    x = float(lam)
-    short = f"{x:g}"
-    return short if float(short) == x else repr(x)
-
-
 # ---- recipe variants: results/<dataset>@<variant>/... (config["variants"])
-def base_dataset(dataset: str) -> str:
-    """cifar10@const_lr -> cifar10: the data a variant trains on."""
-    return dataset.split("@")[0]
-
-
-def variant_of(dataset: str) -> str | None:
-    return dataset.split("@")[1] if "@" in dataset else None
-
-
 def _update(config, over):
     """Snakemake's update_config: ``over`` laid over ``config`` in place, recursively
     (keys already there keep their place, new ones come last)."""
@@ -58,35 +46,20 @@ def variant_config(config: Config, name: str | None) -> Config:
     return merged
 
 
-def study_seeds(config: Config) -> list[int]:
-    """The seeds every recipe of the study runs on: study.seeds, or the sweep's."""
-    return config["study"]["seeds"] or config["sweep"]["seeds"]
-
-
 def variant_datasets(config: Config) -> list[str]:
     return [f"{config['dataset']}@{name}" for name in config["variants"]]
 
 
 def runs(config: Config, methods: Iterable[str] | None = None, dataset: str | None = None
-         ) -> list[tuple[str, str, int]]:
-    """(method, λ-string, seed) for every training job the config asks for (methods:
-    every registered rule); for a recipe variant's dataset (`cifar10@<variant>`) only its
-    methods and seeds."""
-    methods = catalog.methods() if methods is None else methods
-    sweep = config["sweep"]
-    seeds = sweep["seeds"]
-    variant = variant_of(dataset) if dataset else None
-    if variant:
-        spec = config["variants"][variant]
-        methods = [m for m in methods if m in spec["methods"]]
-        seeds = study_seeds(config)
-    return [(m, lam_str(lam), seed) for m in methods for lam in sweep[m] for seed in seeds]
+         ) -> list[Run]:
+    """Every training job the config asks for (methods: every registered rule); for a
+    recipe variant's dataset (`cifar10@<variant>`) only its methods and seeds: the run
+    matrix (pipeline.matrix.run_table)."""
+    return run_table(config, methods, dataset)
 
 
 def _per_run(config: Config, pattern: str, dataset: str | None, methods=None) -> list[str]:
-    dataset = dataset or config["dataset"]
-    return [paths.fill(pattern, dataset=dataset, method=m, lam=lam, seed=seed)
-            for m, lam, seed in runs(config, methods, dataset)]
+    return [r.path(pattern) for r in runs(config, methods, dataset)]
 
 
 def train_metrics(config: Config, dataset: str | None = None) -> list[str]:
@@ -110,8 +83,7 @@ def probe_results(config: Config, dataset: str | None = None) -> list[str]:
     dataset = dataset or config["dataset"]
     if not config["probes"]["epochs"] or variant_of(dataset):
         return []
-    return [paths.fill(paths.PROBE, dataset=dataset, method=m, lam=lam, seed=seed)
-            for m, lam, seed in runs(config)]
+    return [r.path(paths.PROBE) for r in runs(config, dataset=dataset)]
 
 
 def measure_results(config: Config, dataset: str | None = None) -> list[str]:
@@ -241,15 +213,14 @@ def claims_spec(config: Config):
     return _claims_spec(str(path)) if path else None
 
 
-def claims_runs(config: Config, methods: Iterable[str] | None = None
-                ) -> list[tuple[str, str, int]]:
-    """(method, λ-string, seed) of every training run the claims read."""
+def claims_runs(config: Config, methods: Iterable[str] | None = None) -> list[Run]:
+    """Every training run the claims read (of the config's dataset)."""
     spec = claims_spec(config)
     if spec is None:
         return []
     from credit_assign.pipeline.claims import runs_needed
 
-    return [(m, lam_str(lam), s) for m, lam, s in runs_needed(spec)
+    return [run(config, m, lam, s) for m, lam, s in runs_needed(spec)
             if methods is None or m in methods]
 
 
@@ -257,8 +228,7 @@ def _claims_per_run(config: Config, pattern: str, methods=None) -> list[str]:
     from credit_assign.pipeline.claims import check_against
 
     check_against(claims_spec(config), config, config["claims"]["file"])
-    return [paths.fill(pattern, dataset=config["dataset"], method=m, lam=lam, seed=seed)
-            for m, lam, seed in claims_runs(config, methods)]
+    return [r.path(pattern) for r in claims_runs(config, methods)]
 
 
 def claims_train(config: Config) -> list[str]:
@@ -292,9 +262,8 @@ def claims_ep(config: Config, pattern: str = paths.EP_RESULT) -> list[str]:
 
 def claims_expect(config: Config) -> dict[str, list]:
     """The runs the claims' tables must hold, as [method, λ, seed]."""
-    return {"runs": [[m, float(lam), int(s)] for m, lam, s in claims_runs(config)],
-            "null_layers": [[m, float(lam), int(s)] for m, lam, s in
-                            claims_runs(config, ("dfa",))]}
+    return {"runs": [r.key() for r in claims_runs(config)],
+            "null_layers": [r.key() for r in claims_runs(config, ("dfa",))]}
 
 
 def claims_targets(config: Config) -> list[str]:
@@ -310,9 +279,8 @@ def intermediates(config: Config) -> list[str]:
     deleted (by hand, as an error message advised, or by a failed rerun) is rebuilt
     by the next run, instead of a run that reports success with a gap."""
     out = [paths.fill(paths.DATA_MANIFEST, dataset=config["dataset"])]
-    for m, lam, seed in runs(config, dataset=config["dataset"]):
-        out += [paths.fill(f"{paths.RUN_DIR}/{name}", dataset=config["dataset"], method=m,
-                           lam=lam, seed=seed) for name in paths.TRAIN_OUTPUTS]
+    for r in runs(config, dataset=config["dataset"]):
+        out += [r.path(f"{paths.RUN_DIR}/{name}") for name in paths.TRAIN_OUTPUTS]
     out += null_results(config) + probe_results(config) + measure_results(config)
     out += [paths.fill(paths.CORPUS_MANIFEST, corpus=c) for c in config["ep_stack"]["corpora"]]
     return out + ep_results(config) + ep_timings(config)
@@ -341,7 +309,7 @@ def table_expect(config: Config, dataset: str | None = None) -> dict[str, list]:
     dataset = dataset or config["dataset"]
 
     def rows(methods):
-        return [[m, float(lam), int(seed)] for m, lam, seed in runs(config, methods, dataset)]
+        return [r.key() for r in runs(config, methods, dataset)]
 
     return {"runs": rows(catalog.methods()), "nulls": rows(("dfa",))}
 

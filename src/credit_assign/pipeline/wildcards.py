@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from credit_assign.infra import paths
-from credit_assign.pipeline import params, targets
+from credit_assign.pipeline import matrix, params, targets
 from credit_assign.pipeline.targets import Config
 
 
@@ -42,10 +42,10 @@ class JobFunctions:
         that every job reading the data reruns in the same run. Not the cache: a deleted
         cache is rebuilt by the first job that reads it (credit_assign.infra.data.load),
         so it reruns nothing. (A variant reads its base dataset's.)"""
-        return paths.fill(paths.DATA_MANIFEST, dataset=targets.base_dataset(w.dataset))
+        return paths.fill(paths.DATA_MANIFEST, dataset=matrix.base_dataset(w.dataset))
 
     def dataset_cache_path(self, w) -> str:
-        return paths.fill(paths.DATA_CACHE, dataset=targets.base_dataset(w.dataset))
+        return paths.fill(paths.DATA_CACHE, dataset=matrix.base_dataset(w.dataset))
 
     def data_source(self, w) -> str:
         return params.data_source(self.config, w.get("dataset") or w.get("corpus"))

@@ -9,6 +9,7 @@ import math
 import pandas as pd
 
 from credit_assign.analysis import tables as table_io
+from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.comparison import compare, load_reference, number_key, paper_number
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
@@ -27,10 +28,11 @@ def overview(runs, layers, nulls) -> pd.DataFrame:
         for col in ("test_acc", "h_L_norm_median", "deep_cosine"):
             row[col] = group[col].mean()
             row[f"{col}_std"] = group[col].std(ddof=1)
-        per_layer = final[(final.method == method) & (final.lam == lam)]
+        per_layer = select_runs(final, method, lam)
         for layer, cos in per_layer.groupby("layer").cosine:
             row[f"cosine_l{layer}"] = cos.mean()
-        fresh = nulls[(nulls.method == method) & (nulls.lam == lam) & (nulls.feedback == "fresh")]
+        fresh = select_runs(nulls, method, lam)
+        fresh = fresh[fresh.feedback == "fresh"]
         row["fresh_b_mean"] = fresh.deep_cosine.mean() if len(fresh) else math.nan
         row["fresh_b_std"] = fresh.deep_cosine.std(ddof=1) if len(fresh) > 1 else math.nan
         rows.append(row)

@@ -25,6 +25,7 @@ from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.findings import diverged_seeds, null_test
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
+from credit_assign.pipeline.matrix import figure_lam
 from credit_assign.reporting import labels, paper_verdicts, render
 from credit_assign.reporting.paper_ep import ep_numbers, ep_verdict
 from credit_assign.reporting.paper_study import reproduction_numbers, variant_numbers
@@ -114,7 +115,7 @@ def setup_numbers(cfg: dict, info: dict) -> dict[str, str]:
         "augmentation": tex_escape(tr.get("augmentation", "none").replace("_", " + ")),
         "nseeds": f"${len(sweep['seeds'])}$",
         "seeds": ", ".join(f"${s}$" for s in sweep["seeds"]),
-        "penaltylam": tex_lam(cfg["figures"]["penalty_lambda"]),
+        "penaltylam": tex_lam(figure_lam(cfg)),
         "diagn": f"${cfg['diagnostics']['n_samples']}$",
         "epcorpus": tex_escape(", ".join(ep["corpora"])) or NOT_RUN,
         "epnseeds": f"${len(ep['seeds'])}$",
@@ -131,7 +132,7 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame, verd
     """(macros, flags) for numbers.tex; ``verdicts``: findings.json's, with EP's
     (ep_verdict), each as its outcome flags and data (paper_verdicts.verdict_data) for
     its words in ms.tex."""
-    penalty = float(cfg["figures"]["penalty_lambda"])
+    penalty = figure_lam(cfg)  # the λ sweep.dfa marks {fig4: λ}
     precision = cfg["ep_stack"]["pretrain"]["precision"]
     full = len(cfg["sweep"]["seeds"])  # n goes unsaid where it is every seed run
     macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty, full),
