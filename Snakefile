@@ -12,8 +12,8 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.infra import paths  # noqa: E402 (stdlib only)
-from credit_assign.pipeline import ConfigError, targets  # noqa: E402 (torch-free)
-from credit_assign.pipeline.checks import check_default_loaded, prepare  # noqa: E402
+from credit_assign.spec import ConfigError, targets  # noqa: E402 (torch-free)
+from credit_assign.spec.checks import check_default_loaded, prepare  # noqa: E402
 
 
 # The paper config, found from the Snakefile's folder wherever Snakemake runs
@@ -21,7 +21,7 @@ from credit_assign.pipeline.checks import check_default_loaded, prepare  # noqa:
 configfile: str(Path(workflow.basedir) / paths.DEFAULT_CONFIG)
 
 
-# The one parse sequence (credit_assign.pipeline.checks.prepare), before any rule: what
+# The one parse sequence (credit_assign.spec.checks.prepare), before any rule: what
 # YAML would read silently (a duplicate key, a seed like 042: octal 34), the schema (its
 # defaults filled in), what the schema cannot say (the rules' options filled in).
 try:

@@ -12,8 +12,8 @@ import pytest
 from conftest import needs_tex
 
 from credit_assign.analysis import claims, history
-from credit_assign.pipeline.claims import ClaimsError, load, runs_needed
 from credit_assign.reporting import claims_page, render
+from credit_assign.spec.claims import ClaimsError, load, runs_needed
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "config" / "claims.yaml"

@@ -29,7 +29,7 @@ def test_the_built_wheel_validates_results_with_its_own_schemas_and_finds_its_ru
     wheel = next((tmp_path / "dist").glob("credit_assign-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "credit_assign/schemas/result.schema.yaml" in names
-    assert "credit_assign/pipeline/rules_catalog.json" in names  # the workflow's rules
+    assert "credit_assign/spec/rules_catalog.json" in names  # the workflow's rules
     assert "credit_assign/reporting/figure_text.yaml" in names  # the figures' words
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
@@ -44,7 +44,7 @@ except r.ResultError as err:
     print("refused:", err)
 import credit_assign.science.rules as rules  # the registry finds its modules in the wheel too
 print(json.dumps({"rules": list(rules.RULES), "file": rules.__file__}))
-from credit_assign.pipeline import catalog  # its catalogue matches the wheel's rules
+from credit_assign.spec import catalog  # its catalogue matches the wheel's rules
 print(json.dumps(list(catalog.methods())))
 from credit_assign.reporting import labels  # the figures' words, from the wheel's data file
 print(json.dumps(labels.figure_text("gap_map")))

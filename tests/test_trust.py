@@ -475,7 +475,7 @@ def test_a_tex_error_names_the_file_and_line(tmp_path):
 @pytest.mark.parametrize("written, read_as", [("042", "34"), ("0x2a", "42"), ("4_2", "42"),
                                               ("42.0", "42.0"), ("true", "True")])
 def test_a_seed_not_written_as_plain_digits_is_named(written, read_as):
-    from credit_assign.pipeline.configfiles import ConfigFileError, check_yaml
+    from credit_assign.spec.configfiles import ConfigFileError, check_yaml
 
     with pytest.raises(ConfigFileError) as err:
         check_yaml(f"sweep:\n  seeds: [1, {written}]\n", "my.yaml")
@@ -484,20 +484,20 @@ def test_a_seed_not_written_as_plain_digits_is_named(written, read_as):
 
 
 def test_plain_seeds_and_other_numbers_pass():
-    from credit_assign.pipeline.configfiles import check_yaml
+    from credit_assign.spec.configfiles import check_yaml
 
     check_yaml("sweep:\n  seeds: [0, 42, 123]\n  dfa: [0, 1.0e-4]\ndiagnostics: {seed: 7}\n"
                "ep_stack:\n  seeds:\n    - 1\n  lr: 0x10\n")
 
 
 def test_the_paper_configs_spell_their_seeds_plainly():
-    from credit_assign.pipeline.configfiles import check_files
+    from credit_assign.spec.configfiles import check_files
 
     check_files(sorted((ROOT / "config").glob("*.yaml")))
 
 
 @pytest.mark.workflow
-@pytest.mark.parametrize("seeds", ["[042]"])  # the others: tests/test_pipeline.py
+@pytest.mark.parametrize("seeds", ["[042]"])  # the others: tests/test_spec.py
 def test_a_badly_spelled_seed_stops_the_workflow_before_any_job(tmp_path, seeds):
     repo = fresh_copy(tmp_path / "repo")
     (repo / "config" / "seeds.yaml").write_text(f"sweep:\n  seeds: {seeds}\n")
@@ -649,8 +649,8 @@ def test_a_paper_build_that_failed_once_recovers_on_the_next(tmp_path, monkeypat
 
 # ---- round four, case 5: the config is found from anywhere; a dry run writes nothing --
 def test_a_run_without_the_paper_config_is_refused_by_name(tmp_path):
-    from credit_assign.pipeline import ConfigError
-    from credit_assign.pipeline.checks import check_default_loaded
+    from credit_assign.spec import ConfigError
+    from credit_assign.spec.checks import check_default_loaded
 
     check_default_loaded([ROOT / "config" / "config.yaml", "x.yaml"], ROOT)
     with pytest.raises(ConfigError, match="config/config.yaml was not loaded"):
@@ -697,7 +697,7 @@ def test_a_checkout_refuses_another_checkouts_package(tmp_path, command):
                         ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(ROOT / "config", clone / "config")
         (clone / "results").mkdir()
-    catalogue = first / "src/credit_assign/pipeline/rules_catalog.json"
+    catalogue = first / "src/credit_assign/spec/rules_catalog.json"
     before = catalogue.read_bytes()
     env = {**os.environ, "PYTHONPATH": str(first / "src")}
     proc = subprocess.run([sys.executable, "-m", *command], cwd=second, env=env,

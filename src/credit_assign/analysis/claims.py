@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from credit_assign.analysis.aggregate import select_runs
-from credit_assign.pipeline.claims import ClaimsError, Spec, verdict_set
-from credit_assign.pipeline.matrix import lam_str
+from credit_assign.spec.claims import ClaimsError, Spec, verdict_set
+from credit_assign.spec.matrix import lam_str
 
 __all__ = ["ClaimsError", "decide", "findings", "interval", "judge", "seed_effects"]
 VERDICTS = ("holds", "contradicted", "undecided")

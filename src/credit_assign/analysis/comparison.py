@@ -20,7 +20,7 @@ import yaml
 from credit_assign.analysis.aggregate import same_lam, select_runs
 from credit_assign.analysis.cells import field
 from credit_assign.infra.results import schema
-from credit_assign.pipeline.configfiles import check_yaml
+from credit_assign.spec.configfiles import check_yaml
 
 
 def load_reference(path: str | Path) -> dict:

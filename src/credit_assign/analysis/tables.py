@@ -30,7 +30,7 @@ from pandera.errors import SchemaError, SchemaErrors
 
 from credit_assign.analysis.table_contracts import CONTRACTS, RUN, TableError
 from credit_assign.infra.files import atomic_write_text, sha256_file
-from credit_assign.pipeline.matrix import run_key
+from credit_assign.spec.matrix import run_key
 
 DIGEST_SUFFIX = ".digest.json"
 

@@ -1,12 +1,12 @@
 """Every file the workflow reads or writes, as one table of patterns: the workflow's
 steps (workflow/rules/*.smk: their inputs, outputs and logs), the target lists
-(credit_assign.pipeline.targets) and the library (the data and corpus manifests, the text
+(credit_assign.spec.targets) and the library (the data and corpus manifests, the text
 the reports generate) take their paths from here and never spell one (a test scans the
 code for a spelled path). ``{name}`` fields are Snakemake wildcards where a step's output
 leaves them open, else ``.format``-ted by the caller (``fill``).
 
 Wildcards: dataset (``cifar10``, or ``cifar10@<variant>`` for a recipe variant), method,
-lam (λ as ``pipeline.matrix.lam_str`` writes it), seed, corpus, precision, fmt (a figure format).
+lam (λ as ``spec.matrix.lam_str`` writes it), seed, corpus, precision, fmt (a figure format).
 
 In the infrastructure layer, so that every layer may import it; stdlib only.
 """
@@ -132,7 +132,7 @@ LOGS = {
 # ---- inputs that are not outputs of any step
 DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile (paper scale)
 CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
-REBUILD_ESTIMATE = "docs/rebuild_estimate.json"  # per-epoch times (credit_assign.pipeline.compute)
+REBUILD_ESTIMATE = "docs/rebuild_estimate.json"  # per-epoch times (credit_assign.spec.estimate)
 HISTORY = "config/history.yaml"  # what was fixed when: events found in git (reporting.history)
 
 # ---- no workflow's file: the config's rule-options table, rewritten from the rules'

@@ -25,13 +25,13 @@ from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.findings import diverged_seeds, null_test
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
-from credit_assign.pipeline.matrix import figure_lam
 from credit_assign.reporting import labels, paper_verdicts, render
 from credit_assign.reporting.paper_ep import ep_numbers, ep_verdict
 from credit_assign.reporting.paper_study import reproduction_numbers, variant_numbers
 from credit_assign.reporting.render import NOT_RUN, tex_lam, tex_sci, tex_tiny
 from credit_assign.reporting.render import tex_spread as spread
 from credit_assign.reporting.tex_chars import tex_escape
+from credit_assign.spec.matrix import figure_lam
 
 DATASET_NAMES = labels.names(labels.DATASETS, "tex")
 METRIC_NAMES = labels.names(labels.METRICS, "tex")

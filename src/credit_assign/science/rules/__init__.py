@@ -76,7 +76,7 @@ def make_rule(
 
 def catalog() -> dict[str, dict[str, Any]]:
     """What the workflow reads of every rule, as plain data (written to
-    credit_assign/pipeline/rules_catalog.json by ``python -m credit_assign.science.rules
+    credit_assign/spec/rules_catalog.json by ``python -m credit_assign.science.rules
     --write``): label, colour, whether the alignment probes measure it, its options'
     defaults, each option's type and allowed values, and the values that may not go
     together."""

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from credit_assign.pipeline import ConfigError
+from credit_assign.spec import ConfigError
 
 Spec = dict[str, Any]
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "claims.schema.yaml"
@@ -25,7 +25,7 @@ def load(path: str | Path) -> Spec:
     """config/claims.yaml, checked against its schema (a wrong key is named)."""
     import jsonschema
 
-    from credit_assign.pipeline.configfiles import check_yaml
+    from credit_assign.spec.configfiles import check_yaml
 
     path = Path(path)
     try:

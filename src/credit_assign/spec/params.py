@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from credit_assign.infra import paths
-from credit_assign.pipeline import catalog
-from credit_assign.pipeline.checks import LOCAL_COPY
-from credit_assign.pipeline.matrix import base_dataset, lam_of, study_seeds, variant_of
-from credit_assign.pipeline.method_training import method_training
-from credit_assign.pipeline.targets import variant_config
+from credit_assign.spec import catalog
+from credit_assign.spec.checks import LOCAL_COPY
+from credit_assign.spec.matrix import base_dataset, lam_of, study_seeds, variant_of
+from credit_assign.spec.method_training import method_training
+from credit_assign.spec.targets import variant_config
 
 Config = dict[str, Any]
 # above every training job: each EP stack probe is the longest job of a rebuild
@@ -99,8 +99,8 @@ def variants_about(config: Config) -> Config:
 
 def study_compute(config: Config, root: str | Path) -> str:
     """The study's core-minutes as a sentence, from the config and the per-epoch times
-    recorded in paths.REBUILD_ESTIMATE (credit_assign.pipeline.compute)."""
-    from credit_assign.pipeline.compute import statement
+    recorded in paths.REBUILD_ESTIMATE (credit_assign.spec.estimate)."""
+    from credit_assign.spec.estimate import statement
 
     return statement(config, Path(root) / paths.REBUILD_ESTIMATE)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from credit_assign.infra import paths
-from credit_assign.pipeline import matrix, params, targets
-from credit_assign.pipeline.targets import Config
+from credit_assign.spec import matrix, params, targets
+from credit_assign.spec.targets import Config
 
 
 class JobFunctions:

@@ -16,7 +16,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from credit_assign.pipeline import ConfigError
+from credit_assign.spec import ConfigError
 
 CATALOG = Path(__file__).with_name("rules_catalog.json")
 RULES_PACKAGE = "credit_assign.science.rules"

@@ -1,4 +1,4 @@
-"""The workflow's logic as plain functions (credit_assign.pipeline), without Snakemake:
+"""The workflow's logic as plain functions (credit_assign.spec), without Snakemake:
 the config checks and their messages, the target lists, each job's params, the rules'
 catalogue. Milliseconds each; the tests that start Snakemake (test_workflow.py, marked
 slow) keep what is Snakemake's own: the DAG, reruns, real jobs."""
@@ -16,11 +16,11 @@ import pytest
 import yaml
 
 from credit_assign.infra import paths
-from credit_assign.pipeline import ConfigError, catalog, checks, matrix, params, targets
-from credit_assign.pipeline.configfiles import ConfigFileError
+from credit_assign.spec import ConfigError, catalog, checks, matrix, params, targets
+from credit_assign.spec.configfiles import ConfigFileError
 
 ROOT = Path(__file__).resolve().parents[1]
-PIPELINE = sorted(p.stem for p in (ROOT / "src/credit_assign/pipeline").glob("*.py")
+PIPELINE = sorted(p.stem for p in (ROOT / "src/credit_assign/spec").glob("*.py")
                   if p.stem != "__init__")
 
 
@@ -39,8 +39,8 @@ def parse(tmp_path, *configs: dict, base=("config/quick.yaml",), overrides=None)
 @pytest.mark.process
 def test_every_pipeline_module_imports_without_torch_or_the_science():
     code = (f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r})\n"
-            + "".join(f"import credit_assign.pipeline.{m}\n" for m in PIPELINE)
-            + "from credit_assign.pipeline import catalog\ncatalog.methods()\n"
+            + "".join(f"import credit_assign.spec.{m}\n" for m in PIPELINE)
+            + "from credit_assign.spec import catalog\ncatalog.methods()\n"
             + "bad = sorted(m for m in sys.modules if m == 'torch' or m.startswith("
               "('torch.', 'credit_assign.science.rules', 'credit_assign.science.model')))\n"
             + "assert not bad, bad\n")
@@ -483,7 +483,7 @@ def test_a_lambda_is_spelled_once_and_read_back_exactly(lam):
 
     from credit_assign.analysis.aggregate import select_runs
     from credit_assign.analysis.tables import run_key
-    from credit_assign.pipeline.matrix import lam_str
+    from credit_assign.spec.matrix import lam_str
 
     spelled = lam_str(lam)
     assert float(spelled) == lam  # what params.run_config reads back from the wildcard
@@ -579,7 +579,7 @@ def test_the_workflows_functions_of_wildcards_are_one_object_and_none_only_forwa
     of common.smk only returns another's result, and the rules call the object."""
     from snakemake.iocontainers import Wildcards
 
-    from credit_assign.pipeline.wildcards import JobFunctions
+    from credit_assign.spec.wildcards import JobFunctions
 
     per_job = JobFunctions(paper_config, ROOT)
     w = Wildcards(fromdict={"dataset": "cifar10", "method": "dfa", "lam": "0.01",

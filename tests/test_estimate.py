@@ -1,11 +1,11 @@
-"""The study's compute estimate (credit_assign.pipeline.compute), from a hand-made config."""
+"""The study's compute estimate (credit_assign.spec.estimate), from a hand-made config."""
 
 import json
 
 import pytest
 import yaml
 
-from credit_assign.pipeline import catalog, compute
+from credit_assign.spec import catalog, estimate
 
 ESTIMATE = {
     "jobs": [
@@ -30,9 +30,9 @@ CONFIG = {
 
 
 def test_core_minutes_are_epochs_times_the_recorded_seconds_per_epoch(tmp_path):
-    per_epoch = compute.per_epoch_seconds(ESTIMATE)
+    per_epoch = estimate.per_epoch_seconds(ESTIMATE)
     assert per_epoch == {"dfa": pytest.approx(7.0), "fa": pytest.approx(12.0)}
-    est = compute.core_minutes(CONFIG, per_epoch)
+    est = estimate.core_minutes(CONFIG, per_epoch)
     # default: dfa 2 λ × 3 seeds × 30 epochs × 7 s; fa 3 seeds × 100 epochs × 12 s
     assert est["by_recipe"]["default"] == pytest.approx((6 * 30 * 7 + 3 * 100 * 12) / 60)
     assert est["by_recipe"]["long"] == pytest.approx(6 * 60 * 7 / 60)  # its own epochs
@@ -40,22 +40,22 @@ def test_core_minutes_are_epochs_times_the_recorded_seconds_per_epoch(tmp_path):
     assert est["runs"] == 6 + 3 + 6 + 3 and est["missing"] == []
     path = tmp_path / "estimate.json"
     path.write_text(json.dumps(ESTIMATE))
-    assert f"{est['total']:.0f} core-minutes" in compute.statement(CONFIG, path)
-    assert "not estimated" in compute.statement(CONFIG, tmp_path / "none.json")
+    assert f"{est['total']:.0f} core-minutes" in estimate.statement(CONFIG, path)
+    assert "not estimated" in estimate.statement(CONFIG, tmp_path / "none.json")
 
 
 def test_cli_names_a_missing_config_file_and_prints_the_steps(capsys, tmp_path):
     """The command line: --help and a missing file are argparse's (exit 2, the file
     named), and --steps prints one line of targets per recipe."""
     with pytest.raises(SystemExit) as exc:
-        compute.main(["--help"])
+        estimate.main(["--help"])
     assert exc.value.code == 0
     assert "--steps" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exc:
-        compute.main([str(tmp_path / "nope.yaml")])
+        estimate.main([str(tmp_path / "nope.yaml")])
     assert exc.value.code == 2
     assert "nope.yaml does not exist" in capsys.readouterr().err
-    assert compute.main(["--steps", "config/config.yaml", "config/variants.yaml"]) == 0
+    assert estimate.main(["--steps", "config/config.yaml", "config/variants.yaml"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("results/cifar10/summary/")
     assert len(lines) == 1 + len(yaml.safe_load(open("config/variants.yaml"))["variants"])
@@ -152,19 +152,19 @@ def test_rebuild_measured_reads_the_job_stats_table_not_what_follows(tmp_path):
 def test_the_claims_compute_counts_their_runs_at_the_recorded_times(tmp_path):
     """The claims' runs (every run the claims file names, at the config's epochs per
     method) at the recorded per-epoch times, the EP probes at the median recorded probe."""
-    spec = yaml.safe_load(open(compute.ROOT / "config" / "claims.yaml"))
+    spec = yaml.safe_load(open(estimate.ROOT / "config" / "claims.yaml"))
     spec["seeds"] = {"fresh": [5, 6], "study": [1], "ep_fresh": [7]}
     spec["runs"] = {"dfa": [0]}
     spec["claims"] = [c for c in spec["claims"] if c["id"] in ("fa_over_dfa", "ep_reaches_block0")]
     (tmp_path / "claims.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True))
-    estimate = {"jobs": ESTIMATE["jobs"] + [{"rule": "ep_stack_probe", "seconds": 600.0},
+    recorded = {"jobs": ESTIMATE["jobs"] + [{"rule": "ep_stack_probe", "seconds": 600.0},
                                             {"rule": "ep_stack_probe", "seconds": 900.0}]}
     config = CONFIG | {"claims": {"file": str(tmp_path / "claims.yaml")},
                        "ep_stack": {"corpora": ["tinyshakespeare"],
                                     "pretrain": {"precision": "float32"},
                                     "probe": {"free_steps": [150, 400]}},
                        "model": {"depth": 4}}
-    est = compute.claims_core_minutes(config, estimate)
+    est = estimate.claims_core_minutes(config, recorded)
     # dfa λ=0 on seeds 5, 6, 1 (30 epochs at 7 s) and dfa λ=1e-2 + fa on seed 1 (FA's claim)
     assert est["runs"] == 5
     assert est["train"] == pytest.approx((4 * 30 * 7.0 + 100 * 12.0) / 60)

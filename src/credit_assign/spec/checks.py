@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from credit_assign.infra import paths
-from credit_assign.pipeline import ConfigError, catalog
-from credit_assign.pipeline.configfiles import check_files, seed_values
-from credit_assign.pipeline.matrix import (
+from credit_assign.spec import ConfigError, catalog
+from credit_assign.spec.configfiles import check_files, seed_values
+from credit_assign.spec.matrix import (
     figure_lam,
     old_figure_key,
     run_table,
     study_seeds,
     sweep_lams,
 )
-from credit_assign.pipeline.targets import _update, variant_config
+from credit_assign.spec.targets import _update, variant_config
 
 Config = dict[str, Any]
 
@@ -70,7 +70,7 @@ def check_methods(cfg: Config, where: str = "") -> None:
 def check_config_values(config: Config) -> None:
     """What the schema cannot say: every number finite (the schema's bounds let NaN
     through), seeds plain integers, something to train, no two λ of a method sharing a
-    results path, and figure 4's λ marked in sweep.dfa (pipeline.matrix)."""
+    results path, and figure 4's λ marked in sweep.dfa (spec.matrix)."""
 
     def walk(value, key):
         if isinstance(value, dict):
@@ -102,7 +102,7 @@ def check_config_values(config: Config) -> None:
 def check_probe_epochs(config: Config) -> None:
     """probes.epochs names checkpoints every run saves: an epoch past a swept method's
     last would be silently missing from the probe tables and figure."""
-    from credit_assign.pipeline.method_training import method_training
+    from credit_assign.spec.method_training import method_training
 
     wanted = config["probes"]["epochs"]
     for method in catalog.methods():
@@ -247,7 +247,7 @@ def prepare(config: Config, configfiles: Iterable[str | Path] = (),
         raise ConfigError(str(err)) from None
     check_config(config, root)
     locate_files(config, root)
-    from credit_assign.pipeline.targets import claims_spec
+    from credit_assign.spec.targets import claims_spec
 
     claims_spec(config)  # the claims file, if the config names one (a ClaimsError)
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from credit_assign.infra import paths
-from credit_assign.pipeline import catalog
-from credit_assign.pipeline.matrix import (
+from credit_assign.spec import catalog
+from credit_assign.spec.matrix import (
     Run,
     run,
     run_table,
@@ -54,7 +54,7 @@ def runs(config: Config, methods: Iterable[str] | None = None, dataset: str | No
          ) -> list[Run]:
     """Every training job the config asks for (methods: every registered rule); for a
     recipe variant's dataset (`cifar10@<variant>`) only its methods and seeds: the run
-    matrix (pipeline.matrix.run_table)."""
+    matrix (spec.matrix.run_table)."""
     return run_table(config, methods, dataset)
 
 
@@ -199,10 +199,10 @@ def ep_targets(config: Config) -> list[str]:
     return [paths.EP_COSINES] + paths.figures("fig_ep_stack_cosines")
 
 
-# ---- the claims (config claims.file: credit_assign.pipeline.claims)
+# ---- the claims (config claims.file: credit_assign.spec.claims)
 @functools.lru_cache
 def _claims_spec(path: str):
-    from credit_assign.pipeline.claims import load
+    from credit_assign.spec.claims import load
 
     return load(path)
 
@@ -218,14 +218,14 @@ def claims_runs(config: Config, methods: Iterable[str] | None = None) -> list[Ru
     spec = claims_spec(config)
     if spec is None:
         return []
-    from credit_assign.pipeline.claims import runs_needed
+    from credit_assign.spec.claims import runs_needed
 
     return [run(config, m, lam, s) for m, lam, s in runs_needed(spec)
             if methods is None or m in methods]
 
 
 def _claims_per_run(config: Config, pattern: str, methods=None) -> list[str]:
-    from credit_assign.pipeline.claims import check_against
+    from credit_assign.spec.claims import check_against
 
     check_against(claims_spec(config), config, config["claims"]["file"])
     return [r.path(pattern) for r in claims_runs(config, methods)]
@@ -251,7 +251,7 @@ def claims_ep(config: Config, pattern: str = paths.EP_RESULT) -> list[str]:
     spec, ep = claims_spec(config), config["ep_stack"]
     if spec is None or not ep["corpora"]:
         return []
-    from credit_assign.pipeline.claims import check_against
+    from credit_assign.spec.claims import check_against
 
     check_against(spec, config, config["claims"]["file"])
     seeds = sorted({s for c in spec["claims"] if c["effect"]["kind"] == "value"
