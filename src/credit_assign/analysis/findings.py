@@ -1,5 +1,5 @@
 """Findings, computed once, as data: an outcome and the numbers and seeds it rests on.
-Rule ``findings`` writes them to ``results/<dataset>/summary/findings.json`` (validated
+Step ``findings`` writes them to ``results/<dataset>/summary/findings.json`` (validated
 against the package's result schema, kind ``findings``, when written and when read);
 the paper's verdicts (numbers.tex's outcome flags and data, paper_verdicts, for the
 words of paper/ms.tex) and the reproduction notes (templates/notes.md.j2) are rendered
@@ -8,7 +8,7 @@ from that file, never from a second computation.
 ``verdicts``: by the name of the paper/ms.tex macro that says each one.
 ``notes``: notes_findings.findings (None without the variant study).
 
-EP's verdict (ep_finding) is not in the file: it is the EP probe's alone, taken by rule
+EP's verdict (ep_finding) is not in the file: it is the EP probe's alone, taken by step
 paper_numbers from the probe's by-seed table (ep_block0), so that the variant study's
 notes never wait for the EP probes.
 """

@@ -78,7 +78,7 @@ VARIANT_KEYS = ("nVariants", "nOpen", "nDeparts", "bestVariant", "bestVariantWit
 
 
 def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dict[str, str]:
-    """The gap map's ranking, by the study's ranking rule (config ``study``,
+    """The gap map's ranking, by the study's ranking (config ``study``,
     study.ranking, the one ordering): the best ``open`` variant is the headline,
     the best ``departs`` variant is named apart; counts with and without unverified
     numbers; the winner's curse (study.holdout)."""

@@ -17,7 +17,8 @@ SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "claims.schema.yaml"
 
 
 class ClaimsError(ConfigError):
-    """A claims file that does not say what the rule needs, or tables that lack a run."""
+    """A claims file that does not say what a claim's decision needs, or tables that lack a
+    run."""
 
 
 # ---- the file ------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""What the config asks for: the training runs, the files each rule reads, the target
+"""What the config asks for: the training runs, the files each step reads, the target
 lists of ``all`` and ``variants``, and the runs each summary table must hold. Plain
 functions of the (validated, filled) config dict; paths from
 :mod:`credit_assign.infra.paths`.
@@ -129,7 +129,7 @@ def variant_runs_tables(config: Config) -> list[str]:
 
 
 def measured_figure(config: Config) -> list[str]:
-    """fig_variants_measured and fig_variants_measured_eps (rule
+    """fig_variants_measured and fig_variants_measured_eps (step
     variants_measured_map), where measurements run."""
     if not (config["variants"] and config["measurements"]["run"]):
         return []
@@ -287,7 +287,7 @@ def intermediates(config: Config) -> list[str]:
 
 
 def all_targets(config: Config) -> list[str]:
-    """What `snakemake` (rule all) builds."""
+    """What `snakemake` (its target all) builds."""
     return (
         intermediates(config)
         + summary_tables(config)

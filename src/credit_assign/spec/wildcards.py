@@ -1,6 +1,6 @@
 """The workflow's input, params and priority functions: one object built from the config
 (and what Snakemake knows of its run), each method a function of a job's wildcards as a
-rule's ``input:``, ``params:`` or ``priority:`` takes it. The logic is in ``targets``
+step's ``input:``, ``params:`` or ``priority:`` takes it. The logic is in ``targets``
 (what a job reads) and ``params`` (what it is told); here it is only bound to the
 config, so that workflow/rules/common.smk holds no function that only forwards.
 """
@@ -38,7 +38,7 @@ class JobFunctions:
     # ---- data
     def dataset_manifest(self, w) -> str:
         """What a job that reads the decoded data depends on: the data's manifest (its
-        info and digest), which rule prepare_data rewrites when the source changes, so
+        info and digest), which step prepare_data rewrites when the source changes, so
         that every job reading the data reruns in the same run. Not the cache: a deleted
         cache is rebuilt by the first job that reads it (credit_assign.infra.data.load),
         so it reruns nothing. (A variant reads its base dataset's.)"""
