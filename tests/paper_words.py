@@ -126,10 +126,15 @@ def text(toks: list[str]) -> str:
     return " ".join(said.split())
 
 
+# the paper's flags a verdict's words may turn on besides its own (the paper config's)
+PAPER_FLAGS = {"hasclaims": True}
+
+
 def words(name: str, macros: dict, flags: dict) -> str:
-    """ms.tex's ``\\<name>`` as read with numbers.tex's ``macros`` and ``flags``."""
+    """ms.tex's ``\\<name>`` as read with numbers.tex's ``macros`` and ``flags`` (and the
+    paper's PAPER_FLAGS where ``flags`` does not set them)."""
     defs = definitions(MS_TEX.read_text())
-    return text(expand(["\\" + name], macros, flags, defs))
+    return text(expand(["\\" + name], macros, {**PAPER_FLAGS, **flags}, defs))
 
 
 def said(found: dict[str, dict]) -> dict[str, str]:
