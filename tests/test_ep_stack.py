@@ -545,7 +545,7 @@ def test_verdict_low_in_a_settled_seed_is_partial():
 
 
 def test_ep_numbers_label_their_statistics():
-    from paper_words import said
+    from paper_words import said, words
 
     from credit_assign.reporting.paper_ep import ep_numbers, ep_verdict
 
@@ -553,8 +553,8 @@ def test_ep_numbers_label_their_statistics():
     n = ep_numbers(seeds, "float32")
     assert n["epBlockZeroLong"] == "$+0.970$"  # over the settled seeds, counted beside it
     assert n["epUnsettledLong"] == "$2$ of $3$"
-    assert n["epResidualLong"].startswith("each seed's largest over its probe batches: ")
-    assert "(seed 1, unsettled)" in n["epResidualLong"]
+    assert "\\epseedresidualunsettled{1}{" in n["epResidualLong"]
+    assert "(seed 1, unsettled)" in words("epResidualLong", n, {})
     assert n["epSettleTBest"] == "$20$"
     verdict = said({"epverdict": ep_verdict(seeds, "float32")})["epverdict"]
     assert verdict.startswith("reaches the bottom block in the 1 settled seed:")
@@ -565,21 +565,32 @@ def test_ep_numbers_label_their_statistics():
 def test_ep_numbers_list_each_seeds_block0_cosine_with_its_flag():
     """The mean over settled seeds may hide a bimodal outcome: the paper also gets block
     0's cosine seed by seed, each named with its settled flag and, when unsettled, the
-    value that failed the criterion; every number from the by-seed table."""
+    value that failed the criterion; every number from the by-seed table, each seed an
+    entry of numbers.tex's list whose words are ms.tex's (\\epseedcosine …)."""
+    from paper_words import words
+
     from credit_assign.reporting.paper import numbers_tex
     from credit_assign.reporting.paper_ep import ep_numbers
 
     _, _, _, _, seeds = fake_summary()
     n = ep_numbers(seeds, "float32")
     assert n["epBlockZeroSeedsLong"] == (
-        "each seed's mean over its probe batches: seed 0: $+0.970$ (settled); "
+        "\\epseedcosine{0}{$+0.970$}; \\epseedunsettled{1}{$+0.250$}{\\epwhytbest{$20$}}; "
+        "\\epseedunsettled{2}{$+0.650$}{\\epwhyresidual{$2.00 \\times 10^{-4}$}}")
+    assert words("epBlockZeroSeedsLong", n, {}) == (
+        "seed 0: $+0.970$ (settled); "
         "seed 1: $+0.250$ (unsettled: earliest hindsight step $20$); "
         "seed 2: $+0.650$ (unsettled: largest residual $2.00 \\times 10^{-4}$)")
-    short = n["epBlockZeroSeedsShort"]
+    short = words("epBlockZeroSeedsShort", n, {})
     for seed in (0, 1, 2):
         assert f"seed {seed}: " in short
     assert short.count("(settled)") == 1 and short.count("unsettled") == 2
     assert ("(unsettled: largest residual $0.003$, earliest hindsight step $20$)"
             in short)
-    assert "\\newcommand{\\epBlockZeroSeedsLong}{each seed" in numbers_tex(n, {}, "test")
+    assert "\\newcommand{\\epBlockZeroSeedsLong}{\\epseedcosine{0}" in numbers_tex(
+        n, {}, "test")
     assert ep_numbers(None, "float32")["epBlockZeroSeedsLong"] == "not run"
+    # a seed marked unsettled whose criteria both pass: the table contradicts itself
+    odd = seeds.assign(settled=False, residual_ok=True, t_best_ok=True)
+    with pytest.raises(ValueError, match="settled column disagrees"):
+        ep_numbers(odd, "float32")

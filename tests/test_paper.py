@@ -95,8 +95,13 @@ def test_dfa_at_lambda_zero_is_tested_against_its_own_null_like_the_penalty():
                   "deep_cosine": trained}]
         rows += [{"method": "dfa", "lam": lam, "seed": 1, "feedback": "fresh",
                   "deep_cosine": f} for f in fresh]
-    out = paper.null_numbers(pd.DataFrame(rows), 0.01)
+    out, flags = paper.null_numbers(pd.DataFrame(rows), 0.01)
     assert out["nullTrainedZero"] == "$+0.085$ ($n{=}1$)"
+    # the fresh draws' mean alone; ms.tex says what their n counts
+    assert (out["nullFreshZero"], out["nullFreshZeroN"]) == ("$+0.000 \\pm 0.010$", "3")
+    assert flags == {"nullFreshDrawn": True, "nullFreshZeroDrawn": True}
+    assert words("freshnullzero", out, flags) == (
+        "$+0.000 \\pm 0.010$ ($n{=}3$ draws over the seeds)")
     found = findings.null_finding(pd.DataFrame(rows), 0.0)
     assert (found["outcome"], found["n"], found["diverged"]) == ("above", 1, [])
     assert found["trained_mean"] == 0.085 and found["draws"] == 3
@@ -111,8 +116,8 @@ def test_dfa_at_lambda_zero_is_tested_against_its_own_null_like_the_penalty():
 
 def test_the_papers_winner_is_the_rankings_best_open_variant():
     gaps = hand_gaps(DISAGREE, KINDS).assign(ours_mean=1.0, ours_n=3)
-    by_count = paper_study.variant_numbers(gaps, {"ranking": {"primary": "within_count"}})
-    by_sum = paper_study.variant_numbers(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
+    by_count, _ = paper_study.variant_numbers(gaps, {"ranking": {"primary": "within_count"}})
+    by_sum, _ = paper_study.variant_numbers(gaps, {"ranking": {"primary": "clipped_gap_sum"}})
     assert by_count["bestVariant"] == "many" and by_sum["bestVariant"] == "close"
     assert by_count["bestDeparts"] == "off" and by_count["nOpen"] == "2"
     assert by_count["bestVariantWithin"] == "$3$ of $4$"
@@ -224,8 +229,32 @@ def test_the_headline_sentences_follow_the_numbers():
     row = gaps[gaps.recipe == "many"].index[0]
     gaps.loc[row, ["method", "lam", "metric", "inherited"]] = ["dfa", 0.0, "h_L_norm_median",
                                                                True]
-    out = paper_study.variant_numbers(gaps, {"ranking": {"primary": "within_count"}})
-    assert "does not rerun DFA" in out["hLDfaZeroBest"]
+    out, flags = paper_study.variant_numbers(gaps, {"ranking": {"primary": "within_count"}})
+    assert flags["hLDfaZeroBestInherited"] and out["hLDfaZeroBest"] == "$1$ ($n{=}3$)"
+    assert "does not rerun DFA" in words("inheritednorm", out, flags)
+
+
+@pytest.mark.parametrize("study", [
+    None, {"exclude_unverified": False},
+    {"ranking": {"primary": "clipped_gap_sum", "tiebreak": "none", "clip": 2.5}},
+    {"ranking": {"primary": "clipped_gap_sum", "tiebreak": "within_count"}},
+    {"ranking": {"primary": "within_count", "tiebreak": "within_count"}}])
+def test_the_papers_ranking_words_are_the_pages(study):
+    """ms.tex's \\rankingrule, read with numbers.tex's ranking flags and clip
+    (paper_study.ranking_data), says what the pages' ranking_words say
+    (templates/variants.md.j2), for every key as primary and as tiebreak."""
+    from credit_assign.analysis import study as variant_study
+
+    macros, flags = paper_study.ranking_data(study)
+    tex = words("rankingrule", macros, flags)
+    for typeset, plain in (("$\\Sigma$", "Σ"), ("{\\ttfamily\\char124}", "|"),
+                           (macros["rankingClip"], macros["rankingClip"].strip("$"))):
+        tex = tex.replace(typeset, plain)
+    page = render.macro("variants.md.j2", "ranking_words")(
+        variant_study.ranking_settings(study))
+    assert tex == page
+    with pytest.raises(ValueError, match="tiebreak: 'speed'"):
+        paper_study.ranking_data({"ranking": {"tiebreak": "speed"}})
 
 
 def test_the_norm_spread_sentence_says_when_seeds_overlap():
@@ -331,7 +360,9 @@ def test_numbers_tex_keeps_every_value_it_held(request):
     code before findings moved to templates; rewritten, deliberately, when n went
     unsaid where every seed counts and the null's draws were named, and when the
     verdicts' words moved to ms.tex: their phrases became outcome flags and data
-    macros, every other macro kept its value). A deliberate change
+    macros, every other macro kept its value; and when the last phrases moved there:
+    the null's draws, the ranking, the inherited norm's note and EP's per-seed lists
+    became numbers, flags and list entries). A deliberate change
     rewrites it: CREDIT_ASSIGN_WRITE_GOLDEN=1 pytest tests/test_paper.py -k keeps_every,
     and its commit says so."""
     import os
@@ -363,22 +394,26 @@ def english_runs(value: str, n: int = 4) -> list[str]:
     return found
 
 
-# macros that still hold a phrase (issue #33: to move to ms.tex like the verdicts)
-PHRASES = {"nullFresh", "nullFreshZero",  # tex_spread's "draws over the seeds"
-           "rankingrule",  # study.ranking_text, shared with the notes
-           "hLDfaZeroBest",  # numbers.tex.j2's norm_of: an inherited value says whose
-           "epBlockZeroSeedsShort", "epBlockZeroSeedsLong", "epResidualLong"}  # per seed
-
-
 def test_numbers_tex_holds_no_english_sentence():
     """The golden tables' numbers.tex: no macro's value holds a run of four or more
-    English words (a verdict is flags and data; its words are ms.tex's), but the phrases
-    not yet moved (PHRASES); and no verdict's words are left in it."""
+    English words (a verdict is flags and data, a per-seed list is entries, a number's
+    note is a flag: their words are ms.tex's); and no verdict's words are left in it."""
     text = golden_numbers_tex()
     values = dict(re.findall(r"^\\newcommand\{\\(\w+)\}\{(.*)\}$", text, re.M))
     assert len(values) > 100 and not [k for k in values if k.endswith("verdict")]
     worded = {k: english_runs(v) for k, v in values.items() if english_runs(v)}
-    assert set(worded) <= PHRASES, {k: v for k, v in worded.items() if k not in PHRASES}
+    assert not worded, worded
     assert english_runs("$5$, $6$ and $7$") == [] and english_runs("not run") == []
     assert english_runs("lies above its own fresh-$B$ null") == ["lies above its own"]
     assert english_runs("\\texttt{dfa{\\ttfamily\\char95}no} (departs, gap $+0.3$)") == []
+
+
+def test_every_flag_of_numbers_tex_is_read_by_the_paper():
+    """Each \\newif of the golden tables' numbers.tex (sections, outcomes, the numbers'
+    own switches) is read by ms.tex: a flag without its words there would print
+    nothing."""
+    text = golden_numbers_tex()
+    tex = (ROOT / "paper" / "ms.tex").read_text()
+    flags = re.findall(r"^\\newif\\if(\w+)$", text, re.M)
+    assert len(flags) > 50
+    assert not [f for f in flags if not re.search(r"\\if" + f + r"(?![A-Za-z])", tex)]

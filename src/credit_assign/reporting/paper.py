@@ -16,6 +16,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from credit_assign.analysis import findings
@@ -27,7 +28,11 @@ from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import labels, paper_verdicts, render
 from credit_assign.reporting.paper_ep import ep_numbers, ep_verdict
-from credit_assign.reporting.paper_study import reproduction_numbers, variant_numbers
+from credit_assign.reporting.paper_study import (
+    ranking_data,
+    reproduction_numbers,
+    variant_numbers,
+)
 from credit_assign.reporting.render import NOT_RUN, tex_lam, tex_sci, tex_tiny
 from credit_assign.reporting.render import tex_spread as spread
 from credit_assign.reporting.tex_chars import tex_escape
@@ -64,19 +69,31 @@ def run_numbers(runs: pd.DataFrame, penalty: float, full: int | None = None
 
 
 def null_numbers(nulls: pd.DataFrame, penalty: float, full: int | None = None
-                 ) -> dict[str, str]:
+                 ) -> tuple[dict[str, str], dict[str, bool]]:
     """Deep cosine with the trained-with B vs fresh draws, DFA at the penalty λ and at
-    λ = 0, each tested the same way (null_test); the fresh draws' n counts draws."""
+    λ = 0, each tested the same way (null_test): (macros, flags). The fresh draws are
+    given apart (fresh_draws): ms.tex says what their n counts."""
     trained, fresh, _ = null_test(nulls, penalty)
     sel = select_runs(nulls, "dfa", penalty)
     out = {"nullTrained": spread(trained, "cosine", full=full),
-           "nullFresh": spread(fresh, "cosine", over="draws over the seeds"),
            "nullDraws": str(int(sel[sel.feedback == "fresh"].groupby("seed").size().max()))
            if len(fresh) else NOT_RUN}
     trained0, fresh0, _ = null_test(nulls, 0.0)
     out["nullTrainedZero"] = spread(trained0, "cosine", full=full)
-    out["nullFreshZero"] = spread(fresh0, "cosine", over="draws over the seeds")
-    return out
+    macros, flags = fresh_draws("nullFresh", fresh)
+    macros0, flags0 = fresh_draws("nullFreshZero", fresh0)
+    return out | macros | macros0, flags | flags0
+
+
+def fresh_draws(name: str, values: pd.Series) -> tuple[dict[str, str], dict[str, bool]]:
+    """A null's fresh draws: ``\\<name>`` their mean ± std (tex_spread; with its own n and
+    note where one is not finite, or "not run", "n/a"), ``\\<name>N`` how many draws the
+    mean is over, and ``\\if<name>Drawn`` where the value is that plain mean, beside which
+    ms.tex writes what n counts (draws over the seeds)."""
+    kept = [x for x in values if x is not None and not pd.isna(x)]
+    n = int(np.isfinite(np.asarray(kept, dtype=float)).sum())
+    return ({name: spread(values, "cosine", full=n), name + "N": str(n)},
+            {name + "Drawn": 0 < n == len(kept)})
 
 
 def primer_numbers(check: dict | None) -> dict[str, str]:
@@ -131,15 +148,17 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame, verd
             ) -> tuple[dict[str, str], dict[str, bool]]:
     """(macros, flags) for numbers.tex; ``verdicts``: findings.json's, with EP's
     (ep_verdict), each as its outcome flags and data (paper_verdicts.verdict_data) for
-    its words in ms.tex."""
+    its words in ms.tex. The numbers' own flags (a null's plain mean, an inherited
+    headline norm, the ranking's settings) switch ms.tex's words beside them."""
     penalty = figure_lam(cfg)  # the λ sweep.dfa marks {fig4: λ}
     precision = cfg["ep_stack"]["pretrain"]["precision"]
     full = len(cfg["sweep"]["seeds"])  # n goes unsaid where it is every seed run
-    macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty, full),
-              **null_numbers(nulls, penalty, full),
-              **reproduction_numbers(reproduction, cfg.get("labels")),
-              **variant_numbers(gaps, cfg.get("study")),
-              **ep_numbers(ep_by_seed, precision), **primer_numbers(primer)}
+    null_macros, null_flags = null_numbers(nulls, penalty, full)
+    variant_macros, variant_flags = variant_numbers(gaps, cfg.get("study"))
+    rank_macros, rank_flags = ranking_data(cfg.get("study"))
+    macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty, full), **null_macros,
+              **reproduction_numbers(reproduction, cfg.get("labels")), **variant_macros,
+              **rank_macros, **ep_numbers(ep_by_seed, precision), **primer_numbers(primer)}
     ep_found = ep_verdict(ep_by_seed, precision)
     data, outcomes = paper_verdicts.verdict_data(
         verdicts | ({"epverdict": ep_found} if ep_found else {}))
@@ -152,9 +171,11 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame, verd
              "hasfa": bool(len(select_runs(runs, "fa", 0.0))),
              "hasep": ep_by_seed is not None and not ep_by_seed.empty,
              "hasprobes": bool(cfg["probes"]["epochs"])}
-    if clash := (set(outcomes) & set(flags)):
-        raise ValueError(f"a verdict's flag has the name of a section's: {sorted(clash)}")
-    return macros, flags | outcomes
+    for more in (null_flags, variant_flags, rank_flags, outcomes):
+        if clash := (set(more) & set(flags)):
+            raise ValueError(f"a flag is named twice: {sorted(clash)}")
+        flags |= more
+    return macros, flags
 
 
 def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> str:

@@ -1,7 +1,9 @@
 """The paper's numbers of the EP stack probe, as TeX macros for paper/numbers.tex: EP's
 cosine to BPTT per parameter group over the settled seeds, each seed's block-0 cosine
-and residual with its settled flag, the settling criterion; and the verdict
-(findings.ep_finding: ep_verdict, as paper_verdicts' flags and data for ms.tex's words)."""
+and residual with its settled flag (lists of entries whose words ms.tex writes:
+``\\epseedcosine{seed}{cosine}`` …, see seed_cosines), the settling criterion; and the
+verdict (findings.ep_finding: ep_verdict, as paper_verdicts' flags and data for ms.tex's
+words)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import pandas as pd
 
 from credit_assign.analysis import findings
 from credit_assign.reporting import render
-from credit_assign.reporting.render import NOT_RUN, tex_sci
+from credit_assign.reporting.render import NOT_RUN, tex_cosine, tex_sci
 from credit_assign.reporting.render import tex_spread as spread
 
 
@@ -53,7 +55,7 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
         rows = d[(d.group == "block0") & (d.free_steps == t)].sort_values("seed")
         # a mean over settled seeds may hide a bimodal outcome: each seed, with its flag
         # and, when unsettled, the value that failed the criterion
-        return words("block0_per_seed")(rows.to_dict("records")) if len(rows) else NOT_RUN
+        return seed_cosines(rows.to_dict("records")) if len(rows) else NOT_RUN
 
     res = d[(d.group == "all") & (d.free_steps == long_)].sort_values("seed")
     return {"epBlockZeroShort": cos("block0", short), "epBlockZeroLong": cos("block0", long_),
@@ -61,10 +63,42 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
             "epAllShort": cos("all", short), "epAllLong": cos("all", long_),
             "epEmbShort": cos("embeddings", short), "epEmbLong": cos("embeddings", long_),
             "epFreeShort": f"${int(short)}$", "epFreeLong": f"${int(long_)}$",
-            "epResidualLong": words("residuals")(res.to_dict("records")) if len(res) else NOT_RUN,
+            "epResidualLong": seed_residuals(res.to_dict("records")) if len(res) else NOT_RUN,
             "epUnsettledShort": unsettled(short), "epUnsettledLong": unsettled(long_),
             "epSettleResidual": tex_sci(float(d.max_residual.iloc[0])),
             "epSettleTBest": f"${int(d.t_best_after.iloc[0])}$"}
+
+
+def seed_cosines(rows: list[dict]) -> str:
+    """Each seed's block-0 cosine (its mean over its probe batches), ``; ``-separated:
+    ``\\epseedcosine{seed}{cosine}`` for a settled seed,
+    ``\\epseedunsettled{seed}{cosine}{why}`` for one that did not settle, ``why`` the
+    criteria it failed (``, ``-separated): ``\\epwhyresidual{largest residual}``,
+    ``\\epwhytbest{earliest hindsight step}``. ms.tex writes each entry's words."""
+    out = []
+    for r in rows:
+        head = f"{{{int(r['seed'])}}}{{{tex_cosine(r['cosine'])}}}"
+        if r["settled"]:
+            out.append("\\epseedcosine" + head)
+            continue
+        why = ([f"\\epwhyresidual{{{tex_sci(r['residual_max'])}}}"] if not r["residual_ok"]
+               else []) + ([f"\\epwhytbest{{${int(r['t_best_min'])}$}}"] if not r["t_best_ok"]
+                           else [])
+        if not why:
+            raise ValueError(f"EP seed {r['seed']}: not settled, yet its residual and its "
+                             "hindsight step both pass: the by-seed table's settled column "
+                             "disagrees with residual_ok and t_best_ok (rerun ep_stack_summary)")
+        out.append("\\epseedunsettled" + head + "{" + ", ".join(why) + "}")
+    return "; ".join(out)
+
+
+def seed_residuals(rows: list[dict]) -> str:
+    """Each seed's free-phase residual (the largest over its probe batches),
+    ``, ``-separated: ``\\epseedresidual{seed}{residual}``, or
+    ``\\epseedresidualunsettled{seed}{residual}`` for a seed that did not settle; ms.tex
+    writes their words."""
+    return ", ".join(("\\epseedresidual" if r["settled"] else "\\epseedresidualunsettled")
+                     + f"{{{int(r['seed'])}}}{{{tex_sci(r['residual_max'])}}}" for r in rows)
 
 
 def ep_verdict(by_seed: pd.DataFrame | None, precision: str) -> dict | None:

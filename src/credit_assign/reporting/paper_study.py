@@ -1,6 +1,7 @@
 """The paper's numbers of the comparison with the paper (its table and counts) and of
 the recipe-variant study (the ranking's winners, their counts, the headline norm under
-each), as TeX macros for paper/numbers.tex."""
+each, the ranking's settings), as TeX macros and flags for paper/numbers.tex; the words
+around them (the ranking in words, an inherited norm's note) are paper/ms.tex's."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pandas as pd
 from credit_assign.analysis import study as variant_study
 from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.comparison import MEASUREMENT_SEP
-from credit_assign.reporting import labels, render
+from credit_assign.reporting import labels
 from credit_assign.reporting.render import NOT_RUN, tex_lam, tex_norm, tex_value
 from credit_assign.reporting.tex_chars import tex_escape
 
@@ -71,19 +72,30 @@ VARIANT_KEYS = ("nVariants", "nOpen", "nDeparts", "bestVariant", "bestVariantWit
                 "bestVariantWithinAll", "bestVariantWithinVerified", "bestDeparts",
                 "bestDepartsWithin", "defaultWithin", "defaultWithinAll",
                 "defaultWithinVerified", "nGapNumbers", "nGapNumbersVerified",
-                "rankingrule", "hLDfaZeroDefault", "hLDfaZeroBest", "gapHLDfaZeroDefault",
+                "hLDfaZeroDefault", "hLDfaZeroBest", "gapHLDfaZeroDefault",
                 "gapHLDfaZeroBest", "largestRecipe", "hLDfaZeroLargest",
                 "gapHLDfaZeroLargest", "hLDfaZeroOneBatch", "gapHLDfaZeroOneBatch",
                 "largestKind")
 
 
-def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dict[str, str]:
+# the ranking keys ms.tex's \rankingrule has words for (study.RANK_KEYS)
+RANKING_KEYS = tuple(variant_study.RANK_KEYS)
+# the headline norms that may be another recipe's runs: \if<name>Inherited each
+INHERITABLE = ("hLDfaZeroBest", "hLDfaZeroOneBatch")
+
+
+def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None
+                    ) -> tuple[dict[str, str], dict[str, bool]]:
     """The gap map's ranking, by the study's ranking (config ``study``,
     study.ranking, the one ordering): the best ``open`` variant is the headline,
     the best ``departs`` variant is named apart; counts with and without unverified
-    numbers; the winner's curse (study.holdout)."""
+    numbers; the winner's curse (study.holdout). (macros, flags): a headline norm of
+    INHERITABLE is flagged ``\\if<name>Inherited`` where it is the stated recipe's runs
+    (the variant does not rerun DFA; ms.tex says so beside it)."""
+    no_flags = {name + "Inherited": False for name in INHERITABLE}
     if gaps is None or gaps.empty:
-        return dict.fromkeys(VARIANT_KEYS, NOT_RUN) | {"nVariants": "0", "nGapNumbers": "0"}
+        return (dict.fromkeys(VARIANT_KEYS, NOT_RUN) | {"nVariants": "0", "nGapNumbers": "0"},
+                no_flags)
     rank = variant_study.ranking(gaps, study)
     by = rank.set_index("recipe")
     best = variant_study.best(rank, "open") or "default"
@@ -92,14 +104,19 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
     n_numbers = counted[counted.recipe == "default"].shape[0]
     headline = variant_study.headline_rows(gaps)
 
-    def norm_of(recipe):
+    inherited = {}
+
+    def norm_of(recipe, name):
+        """``recipe``'s headline norm ($n$ said) and gap; whether it is inherited (the
+        variant does not rerun DFA: the stated recipe's runs) goes to
+        ``inherited[name]``."""
         row = headline[headline.recipe == recipe]
+        inherited[name] = False
         if row.empty:
             return NOT_RUN, NOT_RUN
-        r = row.iloc[0]  # inherited: the variant does not rerun DFA, the stated recipe's runs
-        text = render.macro("numbers.tex.j2", "norm_of")(float(r.ours_mean), int(r.ours_n),
-                                                         bool(r.inherited))
-        return text, f"${r.gap:+.1f}$"
+        r = row.iloc[0]
+        inherited[name] = bool(r.inherited)
+        return f"{tex_norm(float(r.ours_mean))} ($n{{=}}{int(r.ours_n)}$)", f"${r.gap:+.1f}$"
 
     def count(recipe, which=""):
         if recipe not in by.index:
@@ -107,39 +124,61 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None) -> dic
         return f"${int(by.loc[recipe, 'within' + which])}$ of " \
                f"${int(by.loc[recipe, 'compared' + which])}$"
 
-    (hl_default, gap_default), (hl_best, gap_best) = norm_of("default"), norm_of(best)
+    (hl_default, gap_default) = norm_of("default", "hLDfaZeroDefault")
+    (hl_best, gap_best) = norm_of(best, "hLDfaZeroBest")
     # the recipes' own runs (not another recipe's inherited, nor a measurement column)
     own = headline[~headline.inherited.astype(bool)
                    & ~headline.recipe.str.contains(MEASUREMENT_SEP, regex=False)]
     own = own[np.isfinite(own.ours_mean.astype(float))]  # a diverged recipe is not compared
     largest = own.loc[own.ours_mean.idxmax()].recipe if len(own) else None
-    (hl_largest, gap_largest), (hl_batch, gap_batch) = (
-        norm_of(largest) if largest else (NOT_RUN, NOT_RUN), norm_of("default/one_batch"))
+    (hl_largest, gap_largest) = (norm_of(largest, "hLDfaZeroLargest") if largest
+                                 else (NOT_RUN, NOT_RUN))
+    (hl_batch, gap_batch) = norm_of("default/one_batch", "hLDfaZeroOneBatch")
+    if said := [k for k, v in inherited.items() if v and k not in INHERITABLE]:
+        # the stated recipe and the largest of the recipes' own runs are never inherited
+        raise ValueError(f"an inherited headline norm the paper does not flag: {said}")
     kind_of = dict(zip(rank.recipe, rank.kind, strict=True))
     kinds = rank.kind.value_counts()
-    return {"nVariants": str(int(kinds.get("open", 0) + kinds.get("departs", 0))),
-            "nOpen": str(int(kinds.get("open", 0))),
-            "nDeparts": str(int(kinds.get("departs", 0))),
-            "bestVariant": tex_escape(best), "bestVariantWithin": count(best),
-            "bestVariantWithinAll": count(best, "_all"),
-            "bestVariantWithinVerified": count(best, "_verified"),
-            "bestDeparts": tex_escape(departs) if departs else NOT_RUN,
-            "bestDepartsWithin": count(departs) if departs else NOT_RUN,
-            "defaultWithin": count("default"), "defaultWithinAll": count("default", "_all"),
-            "defaultWithinVerified": count("default", "_verified"),
-            "nGapNumbers": str(n_numbers),
-            "nGapNumbersVerified": str(int(counted[(counted.recipe == "default")
-                                                   & counted.verified.astype(bool)].shape[0])),
-            "rankingrule": tex_escape(ranking_text(study)),
-            "hLDfaZeroDefault": hl_default, "hLDfaZeroBest": hl_best,
-            "gapHLDfaZeroDefault": gap_default, "gapHLDfaZeroBest": gap_best,
-            "largestRecipe": tex_escape(largest) if largest else NOT_RUN,
-            "hLDfaZeroLargest": hl_largest, "gapHLDfaZeroLargest": gap_largest,
-            "largestKind": tex_escape(kind_of.get(largest, "")) if largest else NOT_RUN,
-            "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch}
+    macros = {"nVariants": str(int(kinds.get("open", 0) + kinds.get("departs", 0))),
+              "nOpen": str(int(kinds.get("open", 0))),
+              "nDeparts": str(int(kinds.get("departs", 0))),
+              "bestVariant": tex_escape(best), "bestVariantWithin": count(best),
+              "bestVariantWithinAll": count(best, "_all"),
+              "bestVariantWithinVerified": count(best, "_verified"),
+              "bestDeparts": tex_escape(departs) if departs else NOT_RUN,
+              "bestDepartsWithin": count(departs) if departs else NOT_RUN,
+              "defaultWithin": count("default"), "defaultWithinAll": count("default", "_all"),
+              "defaultWithinVerified": count("default", "_verified"),
+              "nGapNumbers": str(n_numbers),
+              "nGapNumbersVerified": str(int(counted[(counted.recipe == "default")
+                                                     & counted.verified.astype(bool)].shape[0])),
+              "hLDfaZeroDefault": hl_default, "hLDfaZeroBest": hl_best,
+              "gapHLDfaZeroDefault": gap_default, "gapHLDfaZeroBest": gap_best,
+              "largestRecipe": tex_escape(largest) if largest else NOT_RUN,
+              "hLDfaZeroLargest": hl_largest, "gapHLDfaZeroLargest": gap_largest,
+              "largestKind": tex_escape(kind_of.get(largest, "")) if largest else NOT_RUN,
+              "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch}
+    return macros, {name + "Inherited": inherited[name] for name in INHERITABLE}
 
 
-def ranking_text(study: dict | None = None) -> str:
-    """The configured ranking in words (templates/variants.md.j2, ranking_words)."""
-    return render.macro("variants.md.j2", "ranking_words")(
-        variant_study.ranking_settings(study))
+def ranking_data(study: dict | None = None) -> tuple[dict[str, str], dict[str, bool]]:
+    """The configured ranking (study.ranking_settings) as data for ms.tex's
+    ``\\rankingrule``, which words it (as templates/variants.md.j2's ranking_words does
+    the pages'): ``\\ifrankingprimary<key>`` for its primary key,
+    ``\\ifrankingtiebreak<key>`` for a tiebreak that can break a tie (none where it is
+    ``none`` or the primary key), ``\\ifrankingexcludeunverified``, and
+    ``\\rankingClip`` (the clip of Σ min(|gap|, clip)). The keys are study.RANK_KEYS (an
+    underscore dropped: ``withincount``, ``clippedgapsum``); a key ms.tex has no words for
+    stops the render, named."""
+    s = variant_study.ranking_settings(study)
+    r = s["ranking"]
+    for role in ("primary", "tiebreak"):
+        known = [*RANKING_KEYS, *(["none"] if role == "tiebreak" else [])]
+        if r[role] not in known:
+            raise ValueError(f"study.ranking.{role}: {r[role]!r} has no words in paper/ms.tex "
+                             f"(known: {', '.join(known)})")
+    tiebreak = r["tiebreak"] if r["tiebreak"] != r["primary"] else "none"
+    flags = {**{"rankingprimary" + k.replace("_", ""): k == r["primary"] for k in RANKING_KEYS},
+             **{"rankingtiebreak" + k.replace("_", ""): k == tiebreak for k in RANKING_KEYS},
+             "rankingexcludeunverified": bool(s["exclude_unverified"])}
+    return {"rankingClip": f"${float(r['clip']):g}$"}, flags

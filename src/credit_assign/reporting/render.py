@@ -153,11 +153,11 @@ def tex_num(x, digits: int = 3) -> str:
 NOT_RUN = "not run"  # a number the config did not produce
 
 
-def tex_spread(values, kind: str = "plain", over: str = "", diverged: list | None = None,
-           full: int | None = None) -> str:
+def tex_spread(values, kind: str = "plain", diverged: list | None = None,
+               full: int | None = None) -> str:
     """mean ± std over seeds (ddof = 1) and n, in TeX: "not run" when there are no
-    values, "n/a" when the runs exist but the number is not defined for them. ``over``
-    names what n counts where that is not plain seeds ("settled seeds"). ``diverged``:
+    values, "n/a" when the runs exist but the number is not defined for them (where n
+    counts something else than seeds, paper/ms.tex says so beside it). ``diverged``:
     the seeds whose run recorded a non-finite epoch — said after n, never hidden (a
     non-finite value is left out of the mean, and counted there). ``full``: the seeds
     the config runs; n is left out where it is all of them (the methods say so once)."""
@@ -182,9 +182,9 @@ def tex_spread(values, kind: str = "plain", over: str = "", diverged: list | Non
     else:
         fmt = "{:+.3f}" if kind == "cosine" else "{:.3f}"
         text = "$" + fmt.format(mean) + (f" \\pm {std:.3f}" if std is not None else "") + "$"
-    if full is not None and len(v) == full and not over and not note:
+    if full is not None and len(v) == full and not note:
         return text
-    return f"{text} ($n{{=}}{len(v)}$" + (f" {over}" if over else "") + note + ")"
+    return f"{text} ($n{{=}}{len(v)}$" + note + ")"
 
 
 def tex_sci(x: float, digits: int = 2) -> str:
