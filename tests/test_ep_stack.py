@@ -590,6 +590,11 @@ def test_ep_numbers_list_each_seeds_block0_cosine_with_its_flag():
     assert "\\newcommand{\\epBlockZeroSeedsLong}{\\epseedcosine{0}" in numbers_tex(
         n, {}, "test")
     assert ep_numbers(None, "float32")["epBlockZeroSeedsLong"] == "not run"
+    # no seed settled: the mean over settled seeds is not defined, ms.tex says why
+    none = seeds.assign(settled=False, residual_ok=False)
+    assert ep_numbers(none, "float32")["epBlockZeroLong"] == "\\epnonesettled{$3$}"
+    assert words("epBlockZeroLong", ep_numbers(none, "float32"), {}) == (
+        "not defined (no seed of $3$ settled)")
     # a seed marked unsettled whose criteria both pass: the table contradicts itself
     odd = seeds.assign(settled=False, residual_ok=True, t_best_ok=True)
     with pytest.raises(ValueError, match="settled column disagrees"):

@@ -10,14 +10,8 @@ from __future__ import annotations
 import pandas as pd
 
 from credit_assign.analysis import findings
-from credit_assign.reporting import render
 from credit_assign.reporting.render import NOT_RUN, tex_cosine, tex_sci
 from credit_assign.reporting.render import tex_spread as spread
-
-
-def words(name: str):
-    """templates/numbers.tex.j2's phrase ``name``, as a function of its data."""
-    return render.macro("numbers.tex.j2", name)
 
 
 def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
@@ -41,8 +35,8 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
 
     def cos(group, t):
         rows = d[(d.group == group) & (d.free_steps == t)]
-        if len(rows) and not rows.settled.any():
-            return words("none_settled")(len(rows))
+        if len(rows) and not rows.settled.any():  # ms.tex: not defined, no seed settled
+            return f"\\epnonesettled{{${len(rows)}$}}"
         settled = rows[rows.settled].cosine
         # n is the settled seeds, which the sentence before states (\epUnsettled...)
         return spread(settled, "cosine", full=len(settled))
