@@ -555,6 +555,11 @@ def test_awkward_lambdas_walk_through_the_run_table_paths_tables_and_figure_once
         index=False, name=None)]
     assert keys == [matrix.run_key(*r.key()) for r in table] and len(set(keys)) == 8
     assert runs.lam.tolist() == [r.lam for r in table]  # the CSV keeps every bit
+    # a table written with "%.6g" (measurements.csv) holds 1/3 as 0.333333: coverage
+    # matches it by the one equality, not by its spelling
+    table_io.write(pd.DataFrame(rows), tmp_path / "six.csv", "runs", float_format="%.6g")
+    six_digits = table_io.read(tmp_path / "six.csv", "runs", expect)
+    assert 0.333333 in six_digits.lam.tolist()
     twice = pd.DataFrame(rows + rows[-1:]).assign(dataset=["digits"] * 8 + ["elsewhere"])
     table_io.write(twice, tmp_path / "twice.csv", "runs")
     with pytest.raises(table_io.TableError, match="has run.s. more than once: dfa "
