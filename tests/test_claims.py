@@ -46,6 +46,10 @@ def test_the_committed_claims_file_reads_and_names_every_run_it_judges():
     # every run of the spec on both seed sets, and FA on the study's seeds only
     assert ("fa", 0.0, 42) in needed and ("fa", 0.0, 1001) not in needed
     assert ("dfa", 0.01, 1008) in needed and ("frozen", 0.0, 456) in needed
+    # two spellings of one λ under its one equality (spec.matrix.same_lam) are one run
+    twice = {**spec, "runs": {**spec["runs"], "dfa": [1 / 3, 0.333333, 0.01]}}
+    thirds = [s for m, lam, s in runs_needed(twice) if m == "dfa" and abs(lam - 1 / 3) < 1e-5]
+    assert sorted(thirds) == sorted(spec["seeds"]["fresh"] + spec["seeds"]["study"])
 
 
 def test_a_wrong_key_in_a_claims_file_is_named(tmp_path):

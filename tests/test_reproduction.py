@@ -578,6 +578,7 @@ def test_each_gap_map_figure_fits_its_page_at_a_readable_size(gap_figures, name)
             assert row_pt >= 1.1 * labels[0].get_fontsize() * scale
 
 
+@pytest.mark.figure
 def test_the_reported_map_leaves_the_measurements_to_their_own_figure(gap_figures):
     from credit_assign.figures import gap_measured
 
@@ -661,6 +662,7 @@ def test_every_recipe_kind_has_its_names_on_the_gap_maps():
     assert all({"figure", "figure_short"} <= set(f) for f in labels.RECIPE_KINDS.values())
 
 
+@pytest.mark.figure
 def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
     from credit_assign.figures import gap_map, gap_measured
 
@@ -684,6 +686,7 @@ def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
         assert starred
 
 
+@pytest.mark.figure
 def test_the_papers_gap_figure_is_the_key_recipes_at_the_text_width(gap_figures):
     """fig_variants_key: every paper number under the stated recipe and the best of each
     kind (ranking's first open and departs), drawn at the text width, its text 7 pt."""

@@ -580,7 +580,7 @@ def test_awkward_lambdas_walk_through_the_run_table_paths_tables_and_figure_once
 def test_the_workflows_functions_of_wildcards_are_one_object_and_none_only_forwards(
         paper_config):
     """Every input/params/priority function of a job's wildcards is a method of
-    pipeline.wildcards.JobFunctions, bound to the config once in common.smk; no function
+    spec.wildcards.JobFunctions, bound to the config once in common.smk; no function
     of common.smk only returns another's result, and the rules call the object."""
     from snakemake.iocontainers import Wildcards
 

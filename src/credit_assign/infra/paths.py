@@ -133,7 +133,7 @@ LOGS = {
 DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile (paper scale)
 CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
 REBUILD_ESTIMATE = "docs/rebuild_estimate.json"  # per-epoch times (credit_assign.spec.estimate)
-HISTORY = "config/history.yaml"  # what was fixed when: events found in git (reporting.history)
+HISTORY = "config/history.yaml"  # what was fixed when: events found in git (analysis.history)
 
 # ---- no workflow's file: the config's rule-options table, rewritten from the rules'
 # code by ``python -m credit_assign.science.rules --write``

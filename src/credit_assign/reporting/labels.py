@@ -36,7 +36,7 @@ SEED_SETS = {  # config/claims.yaml's seed sets
     "ep_fresh": {"md": "the EP probe's fresh seeds", "tex": "EP fresh"},
 }
 
-# A recipe's kind (reporting.study.recipe_kind; config/variants.yaml), as the gap
+# A recipe's kind (analysis.study.recipe_kind; config/variants.yaml), as the gap
 # maps name a column group: in full over fig_variants' columns (``figure``), short over
 # the measured maps' narrow ones (``figure_short``), and over a column of the paper's
 # figure, which shows the best recipe of each kind but the unlabelled (``figure_key``);

@@ -4,7 +4,7 @@
 runs, the nulls, the setup, the primer check) or in paper_study (the comparison with
 the paper, the variant study) and paper_ep (the EP probe), from a table the pipeline
 wrote. A sentence whose claim depends on the numbers is a finding of findings.json
-(reporting.findings): numbers.tex holds its outcome as flags and its numbers and lists
+(analysis.findings): numbers.tex holds its outcome as flags and its numbers and lists
 as macros (paper_verdicts), and ms.tex holds its words, one branch per outcome. A
 number a config did not produce (FA in the quick config, say) is spelled "not run", and
 the section that needs it is switched off by a flag (``\\ifhasfa`` …).
@@ -36,7 +36,7 @@ from credit_assign.reporting.paper_study import (
 from credit_assign.reporting.render import NOT_RUN, tex_lam, tex_sci, tex_tiny
 from credit_assign.reporting.render import tex_spread as spread
 from credit_assign.reporting.tex_chars import tex_escape
-from credit_assign.spec.matrix import figure_lam
+from credit_assign.spec.matrix import figure_lam, same_lam
 
 DATASET_NAMES = labels.names(labels.DATASETS, "tex")
 METRIC_NAMES = labels.names(labels.METRICS, "tex")
@@ -58,7 +58,8 @@ def run_numbers(runs: pd.DataFrame, penalty: float, full: int | None = None
         out["hL" + role] = spread(sel.h_L_norm_median, "norm", diverged=bad, full=full)
         out["deepcos" + role] = spread(sel.deep_cosine, "cosine", diverged=bad, full=full)
     # the smallest nonzero DFA λ below the penalty (1e-4 in the paper), if swept
-    small = sorted({float(x) for x in runs[runs.method == "dfa"].lam if 0 < float(x) < penalty})
+    small = sorted({float(x) for x in runs[runs.method == "dfa"].lam
+                    if 0 < float(x) < penalty and not same_lam(x, penalty)})
     sel = select_runs(runs, "dfa", small[0]) if small else runs.iloc[0:0]
     out["lamSmall"] = tex_lam(small[0]) if small else NOT_RUN
     bad = diverged_seeds(sel)

@@ -113,6 +113,7 @@ def goal(f: dict | None) -> tuple[dict, dict]:
     flags = outcome_flags("goal", outcome)
     held = r is not None and "held_out_within" in r
     flags["goalheldout"] = held
+    flags["goalheldoutseedsplural"] = held and plural(r["held_out_seeds"])
     macros = dict.fromkeys(("goalGoal", "goalRecipe", "goalWithin", "goalCompared",
                             "goalCandidates", "goalHeldOutWithin", "goalHeldOutCompared",
                             "goalHeldOutSeeds"), NOT_RUN)
@@ -141,6 +142,7 @@ def curse(f: dict | None) -> tuple[dict, dict]:
         if est:
             macros["curse" + name.capitalize()] = f"${abs(x):.2f}$"
     flags["curseinflated"] = est and f["extra"] > 0
+    flags["curseheldoutplural"] = est and plural(f["held_out"])
     if est:
         macros |= {"curseExtra": f"${f['extra']:.2f}$", "curseHeldOut": str(f["held_out"]),
                    "curseKind": tex_escape(f["kind"])}

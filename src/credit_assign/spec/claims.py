@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from credit_assign.spec import ConfigError
+from credit_assign.spec.matrix import same_lam
 
 Spec = dict[str, Any]
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "claims.schema.yaml"
@@ -72,7 +73,13 @@ def runs_needed(spec: Spec) -> list[tuple[str, float, int]]:
                 run = c["effect"][side]
                 out |= {(run["method"], float(run["lam"]), int(s))
                         for s in spec["seeds"][verdict_set(c)]}
-    return sorted(out)
+    # one run per (method, λ, seed) under λ's one equality: two spellings of one λ
+    # (1e-4 and 0.0001) are one run, kept in the first spelling met
+    kept: list[tuple[str, float, int]] = []
+    for m, lam, s in sorted(out):
+        if not any(m == km and s == ks and same_lam(lam, kl) for km, kl, ks in kept):
+            kept.append((m, lam, s))
+    return kept
 
 
 def check_against(spec: Spec, config: dict, path: str) -> None:

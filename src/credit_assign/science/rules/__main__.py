@@ -10,7 +10,7 @@ from pathlib import Path
 from credit_assign.infra import paths
 from credit_assign.infra.provenance import check_checkout
 from credit_assign.science.rules import catalog, options_table
-from credit_assign.spec import catalog as pipeline_catalog
+from credit_assign.spec import catalog as spec_catalog
 
 README = Path(paths.RULE_OPTIONS_README)
 ROW = "| `rule."
@@ -44,10 +44,10 @@ def main(argv: list[str]) -> int:
     except RuntimeError as err:
         print(f"--write: {err}", file=sys.stderr)
         return 2
-    text = pipeline_catalog.render(catalog(), pipeline_catalog.sources_digest())
-    pipeline_catalog.CATALOG.write_text(text)
+    text = spec_catalog.render(catalog(), spec_catalog.sources_digest())
+    spec_catalog.CATALOG.write_text(text)
     README.write_text(readme_with(README.read_text(), table))
-    print(f"wrote {pipeline_catalog.CATALOG} and the rule options of {README}")
+    print(f"wrote {spec_catalog.CATALOG} and the rule options of {README}")
     return 0
 
 
