@@ -52,6 +52,40 @@ def test_gaps_are_in_tolerance_units_and_norms_in_decades():
     assert gap["deep_cosinedfa"] == pytest.approx(0.1 / 0.05)
 
 
+def test_the_tolerance_is_data_in_the_table_and_words_on_the_page(tmp_path):
+    """comparison keeps a number's tolerance as its kind and width; the page writes it
+    (render.tolerance); a table written before, with the tolerance as text, is refused
+    by its contract, naming the file."""
+    from credit_assign.analysis import tables as table_io
+
+    table = comparison.compare(REFERENCE, *tables())
+    kinds = dict(zip(table.metric + table.method, table.tolerance_kind, strict=True))
+    assert kinds["test_accbp"] == "abs" and kinds["h_L_norm_mediandfa"] == "log10"
+    assert (table.tolerance.dropna() > 0).all()
+    words = [render.tolerance(r) for r in table.itertuples()]
+    assert "±0.02" in words and all(w == "—" or w.startswith(("±", "×10^")) for w in words)
+    assert render.tolerance({"tolerance_kind": "range_abs", "tolerance": 0.02}) == \
+        "±0.02 of range"
+    assert render.tolerance({"tolerance_kind": None, "tolerance": float("nan")}) == "—"
+    path = tmp_path / "reproduction.csv"
+    table_io.write(table, path, "reproduction")
+    assert table_io.read(path, "reproduction").tolerance_kind.tolist() == \
+        table.tolerance_kind.tolist()
+    # a table as the code before wrote it, with its record: the tolerance as text
+    import hashlib
+    import json
+
+    old = table.assign(tolerance=[render.tolerance(r) for r in table.itertuples()])
+    text = old.drop(columns="tolerance_kind").to_csv(index=False)
+    path.write_text(text)
+    table_io.digest_path(path).write_text(json.dumps(
+        {"table": "reproduction", "sha256": hashlib.sha256(text.encode()).hexdigest(),
+         "rows": len(old), "inputs": {}}))
+    with pytest.raises(table_io.TableError, match="reproduction.csv: not a valid "
+                                                  "reproduction table.*tolerance"):
+        table_io.read(path, "reproduction")
+
+
 def test_a_paper_numbers_run_metric_and_number_are_labelled_in_one_place():
     """render.run_label, metric_label and paper_text label a row by its keys (a dict, a
     pandas row, an itertuples tuple); the templates' filters are the same functions."""

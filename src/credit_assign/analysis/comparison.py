@@ -59,26 +59,28 @@ def _ours(entry: dict, runs, layers, nulls) -> tuple[np.ndarray, str, np.ndarray
 
 
 def _within(metric: str, ours: float, entry: dict, tolerances: dict):
-    """(ours − paper, within tolerance?, the tolerance as text, the gap in units of the
-    tolerance: |gap| ≤ 1 is within; log10 units for norms)."""
+    """(ours − paper, within tolerance?, the tolerance as data — (kind, width): ``abs``,
+    ``range_abs`` (± width around the paper's range) or ``log10`` (a factor 10^width),
+    ("", NaN) without one — and the gap in units of the tolerance: |gap| ≤ 1 is within;
+    log10 units for norms). The pages write the tolerance (render.tolerance)."""
     tol = tolerances.get(metric, {})
     if math.isnan(ours):
-        return None, None, "", math.nan
+        return None, None, ("", math.nan), math.nan
     if "range" in entry:
         lo, hi = entry["range"]
         diff = 0.0 if lo <= ours <= hi else (ours - hi if ours > hi else ours - lo)
         width = tol.get("abs", 0.0)
         gap = diff / width if width else math.nan
-        return diff, abs(diff) <= width, f"±{width:g} of range", gap
+        return diff, abs(diff) <= width, ("range_abs", width), gap
     diff = ours - entry["value"]
     if "log10" in tol:
         if ours <= 0 or entry["value"] <= 0:
-            return diff, False, f"×10^{tol['log10']:g}", math.nan
+            return diff, False, ("log10", tol["log10"]), math.nan
         gap = (math.log10(ours) - math.log10(entry["value"])) / tol["log10"]
-        return diff, abs(gap) <= 1, f"×10^{tol['log10']:g}", gap
+        return diff, abs(gap) <= 1, ("log10", tol["log10"]), gap
     if "abs" in tol:
-        return diff, abs(diff) <= tol["abs"], f"±{tol['abs']:g}", diff / tol["abs"]
-    return diff, None, "", math.nan
+        return diff, abs(diff) <= tol["abs"], ("abs", tol["abs"]), diff / tol["abs"]
+    return diff, None, ("", math.nan), math.nan
 
 
 def _spread_in_tolerances(metric: str, values: np.ndarray, entry: dict,
@@ -138,7 +140,8 @@ def _row(entry: dict, values: np.ndarray, over: str, tolerances: dict,
         "layer": entry.get("layer"), "seed": entry.get("seed"),
         "paper": entry.get("value"), "paper_std": entry.get("std"),
         "paper_range": entry.get("range"), "ours_mean": mean, "ours_std": std,
-        "ours_n": len(values), "ours_over": over, "difference": diff, "tolerance": tol,
+        "ours_n": len(values), "ours_over": over, "difference": diff,
+        "tolerance_kind": tol[0], "tolerance": tol[1],
         "gap": gap, "within_tolerance": ok, "gap_sd": gap_sd,
         "sd_over_tolerance": spread, "tolerance_below_sd": bool(spread > 1),
         "verified": bool(entry.get("verified", True)), "note": entry.get("note", ""),

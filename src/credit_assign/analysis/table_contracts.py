@@ -118,6 +118,7 @@ CONTRACTS: dict[str, tuple[pa.DataFrameSchema, bool]] = {
                               "layer": _num(), "seed": _num(), "paper": _num(),
                               "paper_range": pa.Column(nullable=True),
                               "ours_mean": _num(), "ours_std": _num(), "ours_n": _int(),
+                              "tolerance_kind": _str(True), "tolerance": _num(),
                               "gap": _num(), "within_tolerance": _bool(True),
                               "gap_sd": _num(), "tolerance_below_sd": _bool(),
                               "verified": _bool(), "gap_seed": _str(),

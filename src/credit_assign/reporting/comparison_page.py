@@ -45,7 +45,8 @@ def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> s
     run of ``summary`` (overview)."""
     rows = [{**number_key(r), **paper_number(r), "ours_n": r.ours_n,
              "ours_mean": r.ours_mean, "ours_std": r.ours_std, "ours_over": r.ours_over,
-             "difference": r.difference, "tolerance": r.tolerance, "gap": r.gap,
+             "difference": r.difference, "tolerance": r.tolerance,
+             "tolerance_kind": r.tolerance_kind, "gap": r.gap,
              "gap_sd": r.gap_sd, "tighter": r.tolerance_below_sd,
              "within": r.within_tolerance, "verified": bool(r.verified)}
             for r in comparison.itertuples()]

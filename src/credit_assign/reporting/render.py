@@ -95,6 +95,16 @@ def estimate(x, std=None, digits: int = 3) -> str:
     return text
 
 
+def tolerance(row) -> str:
+    """A paper number's tolerance as the pages write it (comparison's kind and width):
+    ±0.02, ±0.02 of range, ×10^0.5; none: an em dash."""
+    kind, width = field(row, "tolerance_kind"), field(row, "tolerance")
+    if not kind or width is None:
+        return "—"
+    text = {"abs": "±{:g}", "range_abs": "±{:g} of range", "log10": "×10^{:g}"}[kind]
+    return text.format(float(width))
+
+
 def gap(x, inherited=False, plain: bool = False) -> str:
     """A gap in units of the tolerance: +0.3, with ✓ where within (|gap| ≤ 1; not when
     ``plain``), in parentheses where the number is ``inherited``; missing: an em dash."""
@@ -241,7 +251,7 @@ def environment():
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=num, short=short, signed=signed, sci=sci, sig=sig, lam=lam,
                        cell=cell, seeds=seeds, lstrip=lambda text: str(text).lstrip("\n"),
-                       estimate=estimate, gap=gap, gap_sd=gap_sd,
+                       estimate=estimate, gap=gap, gap_sd=gap_sd, tolerance=tolerance,
                        run_label=run_label, metric_label=metric_label, paper_text=paper_text,
                        tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci, tex_norm=tex_norm,
                        tex_lam=tex_lam, tex_cosine=tex_cosine)
