@@ -22,9 +22,8 @@ def same_lam(values, lam: float) -> np.ndarray:
     """The one equality of λ (spec.matrix.same_lam), over a table's column: matched
     to its spelling's precision (a table written with six digits still finds 1/3) and
     never absolutely: λ = 1e-9 is not λ = 0."""
-    values = np.asarray(values, dtype=float)
-    return np.fromiter((matrix.same_lam(v, lam) for v in values.ravel()), dtype=bool,
-                       count=values.size).reshape(values.shape)
+    return np.isclose(np.asarray(values, dtype=float), float(lam), rtol=matrix.LAM_RTOL,
+                      atol=0)
 
 
 def select_runs(df: pd.DataFrame, method: str, lam: float, seed: int | None = None

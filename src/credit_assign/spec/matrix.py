@@ -52,7 +52,8 @@ def lam_of(spelling: str) -> float:
 def same_lam(a, b) -> bool:
     """The one equality of λ: to six significant digits (a table written with "%.6g"
     still finds 1/3), relative to ``b`` and never absolute (λ = 1e-9 is not λ = 0).
-    np.isclose(a, b, rtol=LAM_RTOL, atol=0) for one pair."""
+    np.isclose(a, b, rtol=LAM_RTOL, atol=0) for one pair: analysis.aggregate.same_lam
+    is that call over a table's column."""
     a, b = float(a), float(b)
     return abs(a - b) <= LAM_RTOL * abs(b)
 
