@@ -33,7 +33,14 @@ from credit_assign.reporting.paper_study import (
     reproduction_numbers,
     variant_numbers,
 )
-from credit_assign.reporting.render import NOT_RUN, tex_lam, tex_sci, tex_tiny
+from credit_assign.reporting.render import (
+    NOT_RUN,
+    tex_int,
+    tex_lam,
+    tex_sci,
+    tex_seeds,
+    tex_tiny,
+)
 from credit_assign.reporting.render import tex_spread as spread
 from credit_assign.reporting.tex_chars import tex_escape
 from credit_assign.spec.matrix import figure_lam, same_lam
@@ -125,21 +132,21 @@ def setup_numbers(cfg: dict, info: dict) -> dict[str, str]:
     return {
         "datasetname": DATASET_NAMES.get(cfg["dataset"], tex_escape(cfg["dataset"])),
         "datasource": tex_escape(_short_source(info.get("source", cfg["dataset"]))),
-        "ntrain": f"${info['n_train']}$", "ntest": f"${info['n_test']}$",
-        "width": f"${m['width']}$", "depth": f"${m['depth']}$",
-        "epochs": f"${tr['epochs']}$", "faepochs": f"${fa_epochs}$",
-        "batchsize": f"${tr['batch_size']}$", "lr": f"${tr['lr']:g}$",
+        "ntrain": tex_int(info["n_train"]), "ntest": tex_int(info["n_test"]),
+        "width": tex_int(m["width"]), "depth": tex_int(m["depth"]),
+        "epochs": tex_int(tr["epochs"]), "faepochs": tex_int(fa_epochs),
+        "batchsize": tex_int(tr["batch_size"]), "lr": f"${tr['lr']:g}$",
         "weightdecay": f"${tr['weight_decay']:g}$",
         "augmentation": tex_escape(tr.get("augmentation", "none").replace("_", " + ")),
-        "nseeds": f"${len(sweep['seeds'])}$",
-        "seeds": ", ".join(f"${s}$" for s in sweep["seeds"]),
+        "nseeds": tex_int(len(sweep["seeds"])),
+        "seeds": tex_seeds(sweep["seeds"]),
         "penaltylam": tex_lam(figure_lam(cfg)),
-        "diagn": f"${cfg['diagnostics']['n_samples']}$",
+        "diagn": tex_int(cfg["diagnostics"]["n_samples"]),
         "epcorpus": tex_escape(", ".join(ep["corpora"])) or NOT_RUN,
-        "epnseeds": f"${len(ep['seeds'])}$",
-        "epblocks": f"${ep['model']['blocks']}$", "epwidth": f"${ep['model']['width']}$",
-        "eppretrainsteps": f"${ep['pretrain']['steps']}$",
-        "eprelaxsteps": f"${ep['pretrain']['relax_steps']}$",
+        "epnseeds": tex_int(len(ep["seeds"])),
+        "epblocks": tex_int(ep["model"]["blocks"]), "epwidth": tex_int(ep["model"]["width"]),
+        "eppretrainsteps": tex_int(ep["pretrain"]["steps"]),
+        "eprelaxsteps": tex_int(ep["pretrain"]["relax_steps"]),
     }
 
 

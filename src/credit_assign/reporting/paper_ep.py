@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from credit_assign.analysis import findings
-from credit_assign.reporting.render import NOT_RUN, tex_cosine, tex_sci
+from credit_assign.reporting.render import NOT_RUN, tex_cosine, tex_int, tex_sci
 from credit_assign.reporting.render import tex_spread as spread
 
 
@@ -36,14 +36,14 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
     def cos(group, t):
         rows = d[(d.group == group) & (d.free_steps == t)]
         if len(rows) and not rows.settled.any():  # ms.tex: not defined, no seed settled
-            return f"\\epnonesettled{{${len(rows)}$}}"
+            return f"\\epnonesettled{{{tex_int(len(rows))}}}"
         settled = rows[rows.settled].cosine
         # n is the settled seeds, which the sentence before states (\epUnsettled...)
         return spread(settled, "cosine", full=len(settled))
 
     def unsettled(t):
         rows = d[(d.group == "all") & (d.free_steps == t)]
-        return f"${int((~rows.settled).sum())}$ of ${len(rows)}$"
+        return f"{tex_int((~rows.settled).sum())} of {tex_int(len(rows))}"
 
     def seeds_b0(t):
         rows = d[(d.group == "block0") & (d.free_steps == t)].sort_values("seed")
@@ -56,11 +56,11 @@ def ep_numbers(by_seed: pd.DataFrame | None, precision: str) -> dict[str, str]:
             "epBlockZeroSeedsShort": seeds_b0(short), "epBlockZeroSeedsLong": seeds_b0(long_),
             "epAllShort": cos("all", short), "epAllLong": cos("all", long_),
             "epEmbShort": cos("embeddings", short), "epEmbLong": cos("embeddings", long_),
-            "epFreeShort": f"${int(short)}$", "epFreeLong": f"${int(long_)}$",
+            "epFreeShort": tex_int(short), "epFreeLong": tex_int(long_),
             "epResidualLong": seed_residuals(res.to_dict("records")) if len(res) else NOT_RUN,
             "epUnsettledShort": unsettled(short), "epUnsettledLong": unsettled(long_),
             "epSettleResidual": tex_sci(float(d.max_residual.iloc[0])),
-            "epSettleTBest": f"${int(d.t_best_after.iloc[0])}$"}
+            "epSettleTBest": tex_int(d.t_best_after.iloc[0])}
 
 
 def seed_cosines(rows: list[dict]) -> str:
@@ -76,7 +76,7 @@ def seed_cosines(rows: list[dict]) -> str:
             out.append("\\epseedcosine" + head)
             continue
         why = ([f"\\epwhyresidual{{{tex_sci(r['residual_max'])}}}"] if not r["residual_ok"]
-               else []) + ([f"\\epwhytbest{{${int(r['t_best_min'])}$}}"] if not r["t_best_ok"]
+               else []) + ([f"\\epwhytbest{{{tex_int(r['t_best_min'])}}}"] if not r["t_best_ok"]
                            else [])
         if not why:
             raise ValueError(f"EP seed {r['seed']}: not settled, yet its residual and its "

@@ -14,7 +14,14 @@ from credit_assign.analysis import study as variant_study
 from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.comparison import MEASUREMENT_SEP
 from credit_assign.reporting import labels
-from credit_assign.reporting.render import NOT_RUN, tex_lam, tex_norm, tex_value
+from credit_assign.reporting.render import (
+    NOT_RUN,
+    tex_gap,
+    tex_int,
+    tex_lam,
+    tex_norm,
+    tex_value,
+)
 from credit_assign.reporting.tex_chars import tex_escape
 
 METRIC_NAMES = labels.names(labels.METRICS, "tex")
@@ -44,7 +51,7 @@ def reproduction_numbers(rep: pd.DataFrame | None, labels: dict | None = None
             lo, hi = json.loads(r.paper_range) if isinstance(r.paper_range, str) else (None, None)
             paper = f"$[{lo:+.2f}, {hi:+.2f}]$" if lo is not None else "—"
         ours = NOT_RUN if pd.isna(r.ours_mean) else tex_value(r.metric, r.ours_mean)
-        gap = "—" if pd.isna(r.gap) else f"${r.gap:+.1f}$"
+        gap = "—" if pd.isna(r.gap) else tex_gap(r.gap)
         mark = "" if pd.isna(r.gap) else ("\\checkmark" if bool(r.within_tolerance) else "")
         if not bool(r.verified):
             mark += "$^\\ast$"
@@ -116,13 +123,13 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None
             return NOT_RUN, NOT_RUN
         r = row.iloc[0]
         inherited[name] = bool(r.inherited)
-        return f"{tex_norm(float(r.ours_mean))} ($n{{=}}{int(r.ours_n)}$)", f"${r.gap:+.1f}$"
+        return f"{tex_norm(float(r.ours_mean))} ($n{{=}}{int(r.ours_n)}$)", tex_gap(r.gap)
 
     def count(recipe, which=""):
         if recipe not in by.index:
             return NOT_RUN
-        return f"${int(by.loc[recipe, 'within' + which])}$ of " \
-               f"${int(by.loc[recipe, 'compared' + which])}$"
+        return f"{tex_int(by.loc[recipe, 'within' + which])} of " \
+               f"{tex_int(by.loc[recipe, 'compared' + which])}"
 
     (hl_default, gap_default) = norm_of("default", "hLDfaZeroDefault")
     (hl_best, gap_best) = norm_of(best, "hLDfaZeroBest")

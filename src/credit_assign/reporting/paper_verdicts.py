@@ -15,7 +15,14 @@ has no flag here stops the render, naming the verdict and the outcome.
 
 from __future__ import annotations
 
-from credit_assign.reporting.render import NOT_RUN, seeds, tex_norm
+from credit_assign.reporting.render import (
+    NOT_RUN,
+    seeds,
+    tex_gap,
+    tex_int,
+    tex_norm,
+    tex_seeds,
+)
 from credit_assign.reporting.tex_chars import tex_escape
 
 # every outcome each verdict's words in ms.tex have a branch for (the schema's enums;
@@ -47,21 +54,6 @@ def outcome_flags(stem: str, outcome: str | None) -> dict[str, bool]:
     return {stem + o.replace("_", ""): o == outcome for o in known}
 
 
-def math(x) -> str:
-    """An integer in TeX math: $3$."""
-    return f"${x}$"
-
-
-def seed_list(values) -> str:
-    """Seeds as TeX: $5$, $6$."""
-    return ", ".join(math(int(s)) for s in values)
-
-
-def gap(x: float) -> str:
-    """A gap in units of the tolerance, signed to one decimal: $+0.3$."""
-    return f"${x:+.1f}$"
-
-
 def plural(n: int) -> bool:
     return n != 1
 
@@ -82,7 +74,7 @@ def screen(stem: str, f: dict | None) -> tuple[dict, dict]:
         value = f[field] if f is not None else None
         count = (value or 0) if field == "n" else len(value or [])
         macros[stem + field.capitalize()] = (
-            NOT_RUN if value is None else math(value) if field == "n" else seed_list(value))
+            NOT_RUN if value is None else tex_int(value) if field == "n" else tex_seeds(value))
         if field != "n" or stem in COUNTED:
             flags[stem + field + "plural"] = plural(count)
     return flags, macros
@@ -94,13 +86,13 @@ def headline(f: dict | None) -> tuple[dict, dict]:
     flags = outcome_flags("headline", f and f["outcome"])
     flags["headlinedeparts"] = bool(f and f["outcome"] == "within" and f["departs"])
     columns = ", ".join(f"\\headlinecolumn{{{tex_escape(c['recipe'])}}}"
-                        f"{{{tex_escape(c['kind'])}}}{{{gap(c['gap'])}}}"
+                        f"{{{tex_escape(c['kind'])}}}{{{tex_gap(c['gap'])}}}"
                         for c in (f or {}).get("columns", []))
     closest = (f or {}).get("closest")
     macros = {"headlineColumns": columns or NOT_RUN,
               "headlineClosestRecipe": tex_escape(closest["recipe"]) if closest else NOT_RUN,
               "headlineClosestKind": tex_escape(closest["kind"]) if closest else NOT_RUN,
-              "headlineClosestGap": gap(closest["gap"]) if closest else NOT_RUN}
+              "headlineClosestGap": tex_gap(closest["gap"]) if closest else NOT_RUN}
     return flags, macros
 
 
@@ -118,13 +110,13 @@ def goal(f: dict | None) -> tuple[dict, dict]:
                             "goalCandidates", "goalHeldOutWithin", "goalHeldOutCompared",
                             "goalHeldOutSeeds"), NOT_RUN)
     if r is not None:
-        macros |= {"goalGoal": math(r["goal"]), "goalRecipe": tex_escape(r["recipe"]),
-                   "goalWithin": math(r["within"]), "goalCompared": math(r["compared"]),
-                   "goalCandidates": math(r["candidates"])}
+        macros |= {"goalGoal": tex_int(r["goal"]), "goalRecipe": tex_escape(r["recipe"]),
+                   "goalWithin": tex_int(r["within"]), "goalCompared": tex_int(r["compared"]),
+                   "goalCandidates": tex_int(r["candidates"])}
     if held:
         macros |= {"goalHeldOutWithin": f"${r['held_out_within']:.1f}$",
                    "goalHeldOutCompared": f"${float(format(r['held_out_compared'], '.1f')):g}$",
-                   "goalHeldOutSeeds": math(r["held_out_seeds"])}
+                   "goalHeldOutSeeds": tex_int(r["held_out_seeds"])}
     return flags, macros
 
 
@@ -167,8 +159,8 @@ def normspread(f: dict | None) -> tuple[dict, dict]:
     for end, side in (("Low", lo), ("High", hi)):
         macros |= {f"normspread{end}": tex_norm(side["mean"]) if side else NOT_RUN,
                    f"normspread{end}Recipe": tex_escape(side["recipe"]) if side else NOT_RUN,
-                   f"normspread{end}GapMin": gap(min(side["seed_gaps"])) if gaps else NOT_RUN,
-                   f"normspread{end}GapMax": gap(max(side["seed_gaps"])) if gaps else NOT_RUN}
+                   f"normspread{end}GapMin": tex_gap(min(side["seed_gaps"])) if gaps else NOT_RUN,
+                   f"normspread{end}GapMax": tex_gap(max(side["seed_gaps"])) if gaps else NOT_RUN}
     return flags, macros
 
 

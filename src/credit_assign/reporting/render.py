@@ -163,6 +163,21 @@ def tex_num(x, digits: int = 3) -> str:
 NOT_RUN = "not run"  # a number the config did not produce
 
 
+def tex_int(x) -> str:
+    """An integer (a count, a seed, a step) in TeX math: $3$."""
+    return f"${int(x)}$"
+
+
+def tex_seeds(values) -> str:
+    """Seeds as TeX: $5$, $6$."""
+    return ", ".join(tex_int(s) for s in values)
+
+
+def tex_gap(x: float) -> str:
+    """A gap in units of the tolerance, signed to one decimal: $+0.3$."""
+    return f"${x:+.1f}$"
+
+
 def tex_spread(values, kind: str = "plain", diverged: list | None = None,
                full: int | None = None) -> str:
     """mean ± std over seeds (ddof = 1) and n, in TeX: "not run" when there are no
