@@ -40,22 +40,18 @@ def runs_finding(runs, epochs, variant_runs: dict, info: dict, compute: str = ""
         "compute": compute}
 
 
-def _verified(gaps: pd.DataFrame) -> pd.Series:
-    return gaps.verified.map(flag) if "verified" in gaps else pd.Series(True, gaps.index)
-
-
 def matches_finding(gaps: pd.DataFrame) -> dict:
     """The default recipe's numbers within tolerance, and the counts (every number, the
     verified targets)."""
     default = gaps[gaps.recipe == "default"]
     ok = default[default.gap.abs() <= 1]
-    ver = _verified(default)
+    ver = variant_study.verified_numbers(default)
     return {"within": len(ok), "compared": int(default.gap.notna().sum()),
             "within_verified": int((default.gap.abs() <= 1)[ver].sum()),
             "compared_verified": int(default.gap.notna()[ver].sum()),
             "rows": [{**number_key(r), **paper_number(r), "ours": plain(r.ours_mean),
                       "verified": bool(v), "note": r.note if isinstance(r.note, str) else ""}
-                     for r, v in zip(ok.itertuples(), _verified(ok), strict=True)]}
+                     for r, v in zip(ok.itertuples(), ver[ok.index], strict=True)]}
 
 
 def ranking_finding(gaps: pd.DataFrame, study: dict | None) -> dict:

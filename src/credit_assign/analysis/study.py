@@ -82,6 +82,12 @@ def ranking_settings(study: dict | None = None) -> dict:
             "ranking": {**DEFAULT_STUDY["ranking"], **(study.get("ranking") or {})}}
 
 
+def verified_numbers(gaps: pd.DataFrame) -> pd.Series:
+    """Whether each row's paper number is verified (the reference's flag, as a table
+    read back holds it); a table without the column: every number."""
+    return gaps.verified.map(flag) if "verified" in gaps else pd.Series(True, gaps.index)
+
+
 def ranking(gaps: pd.DataFrame, study: dict | None = None) -> pd.DataFrame:
     """The recipes in the order of the study's ranking (config ``study``,
     ranking_settings): ranked within their kind (KINDS: the stated recipe, ``open``
@@ -94,7 +100,7 @@ def ranking(gaps: pd.DataFrame, study: dict | None = None) -> pd.DataFrame:
     winner from here (best)."""
     settings = ranking_settings(study)
     r = settings["ranking"]
-    verified = gaps.verified.map(flag) if "verified" in gaps else pd.Series(True, gaps.index)
+    verified = verified_numbers(gaps)
     scored = gaps.gap.notna()
     counted = scored & verified if settings["exclude_unverified"] else scored
     within = gaps.gap.abs() <= 1
