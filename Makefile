@@ -60,7 +60,7 @@ claims: setup
 # the reproduction paper from the results present (with the study's when it was run)
 manuscript: setup
 	$(BIN)/snakemake --cores $(CORES) paper/ms.pdf paper/arxiv.tar.gz \
-		--configfile config/config.yaml $(if $(wildcard results/cifar10/summary/variants_gap.csv),config/variants.yaml)
+		--configfile config/config.yaml $(if $(wildcard results/cifar10/default/summary/variants_gap.csv),config/variants.yaml)
 
 # docs/ holds copies of what the paper config, the study and the claims generated (never
 # edited by hand): every group whole or none, every problem named before a file is copied

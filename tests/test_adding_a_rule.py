@@ -34,7 +34,8 @@ BASE = {
     "reproduction": {"reference": None},
     "ep_stack": {"corpora": []},
 }
-TABLES = ["results/digits/summary/runs.csv", "results/digits/summary/probe_alignment.csv"]
+TABLES = ["results/digits/default/summary/runs.csv",
+          "results/digits/default/summary/probe_alignment.csv"]
 FIGURE = "paper/figures/fig_alignment_probes.svg"
 
 
@@ -162,7 +163,7 @@ def test_a_new_rule_file_and_its_lambdas_run_it_and_rerun_nothing_else(with_toy)
     assert counts["train"] == 1 and counts["alignment_probe"] == 1, counts
     snakemake(with_toy, *args)
 
-    metrics = read_result(with_toy / "results/digits/train/shared/lam0/seed1/metrics.json",
+    metrics = read_result(with_toy / "results/digits/default/train/shared/lam0/seed1/metrics.json",
                           "train")
     assert metrics["config"]["rule"] == {"scale": 0.5, "train_embedding": True}
     assert metrics["run"]["method"] == "shared"
@@ -174,7 +175,7 @@ def test_a_new_rule_file_and_its_lambdas_run_it_and_rerun_nothing_else(with_toy)
     assert set(own.rule) == {"shared"} and own.cosine.notna().any()
     # the figure shows the toy-trained nets, under the label its module declares
     assert "shared-B DFA-trained nets" in (with_toy / FIGURE).read_text()
-    bp = read_result(with_toy / "results/digits/train/bp/lam0/seed1/metrics.json", "train")
+    bp = read_result(with_toy / "results/digits/default/train/bp/lam0/seed1/metrics.json", "train")
     assert bp["config"]["rule"] == {}  # BP records only its own options: none
 
 

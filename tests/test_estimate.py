@@ -57,7 +57,7 @@ def test_cli_names_a_missing_config_file_and_prints_the_steps(capsys, tmp_path):
     assert "nope.yaml does not exist" in capsys.readouterr().err
     assert estimate.main(["--steps", "config/config.yaml", "config/variants.yaml"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("results/cifar10/summary/")
+    assert lines[0].startswith("results/cifar10/default/summary/")
     assert len(lines) == 1 + len(yaml.safe_load(open("config/variants.yaml"))["variants"])
 
 

@@ -41,10 +41,10 @@ def test_every_recipes_models_are_measured_and_mapped(tmp_path):
     counts = job_counts(snakemake(work, "variants", *files, "-n").stdout)
     assert counts["measure"] == 4 and counts["train"] == 4  # default and const_lr × 2 seeds
     snakemake(work, "variants", *files)
-    table = pd.read_csv(work / "results/digits/summary/measurements.csv")
+    table = pd.read_csv(work / "results/digits/default/summary/measurements.csv")
     assert {"gain", "eps_cos_b64", "eps_den_b64", "flat", "mixed_n", "one_batch"} <= set(
         table.measurement)
-    gaps = pd.read_csv(work / "results/digits/summary/variants_gap.csv")
+    gaps = pd.read_csv(work / "results/digits/default/summary/variants_gap.csv")
     measured = gaps[gaps.recipe.str.contains("/")]
     assert {"default/gain", "const_lr/gain", "const_lr/eps_cos_b64"} <= set(measured.recipe)
     kinds = measured.groupby(measured.recipe.str.split("/").str[0]).kind.unique()

@@ -120,7 +120,7 @@ def finished_run(tmp_path):
 @pytest.mark.workflow
 def test_corrupt_result_stops_the_figure_with_the_file_named(finished_run):
     work = finished_run
-    target = work / "results/digits/train/dfa/lam0/seed1/metrics.json"
+    target = work / "results/digits/default/train/dfa/lam0/seed1/metrics.json"
     figure = work / "paper/figures/fig4_penalty_rescue.png"
     before = figure.stat().st_mtime_ns
     text = target.read_text()
@@ -128,7 +128,7 @@ def test_corrupt_result_stops_the_figure_with_the_file_named(finished_run):
     out = snakemake(work, "--configfile", "config/tiny.yaml", check=False)
     log = (work / "logs/aggregate/digits.log").read_text()
     assert out.returncode != 0
-    assert "results/digits/train/dfa/lam0/seed1/metrics.json: not valid JSON" in log
+    assert "results/digits/default/train/dfa/lam0/seed1/metrics.json: not valid JSON" in log
     assert figure.stat().st_mtime_ns == before  # no figure from a broken file
     with pytest.raises(ResultError):
         read_result(target, "train")
@@ -150,12 +150,12 @@ def test_sigterm_to_snakemake_leaves_nothing_mistaken_for_complete(tmp_path):
         time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGTERM)
     proc.wait(timeout=120)
-    metrics = work / "results/digits/train/dfa/lam0/seed1/metrics.json"
+    metrics = work / "results/digits/default/train/dfa/lam0/seed1/metrics.json"
     assert not metrics.exists()
     assert (metrics.parent / "resume.pt").exists()
     # a later run resumes the job instead of trusting a partial output
     done = snakemake(work, "--configfile", "config/long.yaml", "--rerun-incomplete",
-                     "results/digits/train/dfa/lam0/seed1/metrics.json")
+                     "results/digits/default/train/dfa/lam0/seed1/metrics.json")
     assert done.returncode == 0
     assert "resumed from" in log.read_text()
     assert read_result(metrics, "train")["history"]["epoch"][-1] == 400

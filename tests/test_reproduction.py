@@ -179,7 +179,7 @@ def test_the_gap_map_puts_each_measured_value_in_its_recipe_and_measurement_colu
     default = comparison.compare(REFERENCE_LAYERS, *layer_tables())
     variant = comparison.compare(REFERENCE_LAYERS,
                                    *layer_tables(dfa_acc=(0.3, 0.3), methods=("dfa",)))
-    v_meas = measurement_rows("cifar10@v")
+    v_meas = measurement_rows()
     v_meas.loc[v_meas.measurement == "eps_cos_b128", "deep_cosine"] = 0.2
     frames = {"default": default, "v": variant,
               **comparison.measured_comparisons(REFERENCE_LAYERS, measurement_rows()),
@@ -238,7 +238,7 @@ def test_a_measured_number_the_recipe_did_not_rerun_is_the_default_measured_alik
               **comparison.measured_comparisons(REFERENCE_LAYERS, measurement_rows()),
               # v reran only bp: its measurements hold no dfa rows
               **comparison.measured_comparisons(
-                  REFERENCE_LAYERS, measurement_rows("cifar10@v").assign(method="bp"), "v")}
+                  REFERENCE_LAYERS, measurement_rows().assign(method="bp"), "v")}
     gaps = gap_table.gap_table(frames)
     c = gaps[(gaps.recipe == "v/eps_cos_b128") & comparison.same_number(
         gaps, {"method": "dfa", "lam": 0.0, "metric": "deep_cosine"})].iloc[0]

@@ -30,7 +30,7 @@ TINY = {
     "fresh_b_null": {"draws": 3},
     "reproduction": {"reference": None},
 }
-TARGETS = ["results/digits/summary/runs.csv", "paper/figures/fig4_penalty_rescue.pdf"]
+TARGETS = ["results/digits/default/summary/runs.csv", "paper/figures/fig4_penalty_rescue.pdf"]
 SLURM_OVERRIDES = [
     "--profile", "profiles/slurm",
     "--default-resources", "slurm_partition=debug", "runtime=10", "mem_mb=500",
@@ -109,12 +109,13 @@ def test_slurm_run_equals_local_run(cluster, tmp_path):
     (ROOT / "logs").mkdir(exist_ok=True)
     (ROOT / "logs" / "slurm-test-sbatch.txt").write_text("\n".join(sbatch) + "\n")
 
-    results = sorted(p.relative_to(local) for p in local.glob("results/digits/train/*/*/*/*.json")
+    results = sorted(p.relative_to(local)
+                     for p in local.glob("results/digits/default/train/*/*/*/*.json")
                      if p.name == "metrics.json")
     assert len(results) == 2
     for rel in results:
         assert (remote / rel).read_bytes() == (local / rel).read_bytes(), rel
-    assert (remote / "results/digits/summary/runs.csv").exists()
+    assert (remote / "results/digits/default/summary/runs.csv").exists()
     assert (remote / "paper/figures/fig4_penalty_rescue.pdf").stat().st_size > 0
     # sbatch's own output goes to the profile's log folder (kept there for failed jobs)
     assert all(f"--output {remote}/logs/slurm/rule_" in line for line in sbatch)

@@ -263,8 +263,8 @@ def test_the_paper_config_asks_for_every_paper_job(paper_config, tmp_path):
     assert targets.ep_results(cfg) == [
         f"results/ep_stack/tinyshakespeare/float32/seed{s}.json" for s in (0, 1, 2)]
     everything = targets.all_targets(cfg)
-    assert "results/cifar10/train/fa/lam0/seed42/snapshots.pt" in everything
-    assert "results/cifar10/summary/reproduction.md" in everything
+    assert "results/cifar10/default/train/fa/lam0/seed42/snapshots.pt" in everything
+    assert "results/cifar10/default/summary/reproduction.md" in everything
     assert "paper/figures/fig_ep_stack_cosines.svg" in everything
     assert not targets.probe_results(cfg) and not targets.variant_targets(cfg)
     both = checks.load_config([ROOT / "config/ep_precision.yaml"], ROOT)
@@ -276,21 +276,23 @@ def test_the_paper_config_asks_for_every_paper_job(paper_config, tmp_path):
 def test_a_variant_trains_its_methods_on_the_study_seeds_under_its_own_folder(tmp_path):
     cfg = checks.load_config(["config/variants.yaml"], ROOT)
     name = next(iter(cfg["variants"]))  # const_lr: dfa, frozen
-    ds = f"cifar10@{name}"
-    variant_runs = targets.runs(cfg, dataset=ds)
+    variant_runs = targets.runs(cfg, recipe=name)
     assert {r.method for r in variant_runs} == set(cfg["variants"][name]["methods"])
     assert {r.recipe for r in variant_runs} == {name}
-    assert targets.train_metrics(cfg, ds)[0].startswith(f"results/{ds}/train/")
-    assert targets.probe_results(cfg, ds) == []
-    assert f"results/{ds}/summary/reproduction.csv" in targets.variant_targets(cfg)
-    assert targets.measurement_tables(cfg)[0] == "results/cifar10/summary/measurements.csv"
-    run = params.run_config(cfg, ds, "dfa", "0", "42")
+    assert targets.train_metrics(cfg, "cifar10", name)[0].startswith(
+        f"results/cifar10/{name}/train/")
+    assert targets.probe_results(cfg, "cifar10", name) == []
+    assert f"results/cifar10/{name}/summary/reproduction.csv" in targets.variant_targets(cfg)
+    assert targets.measurement_tables(cfg)[0] == "results/cifar10/default/summary/measurements.csv"
+    run = params.run_config(cfg, "cifar10", name, "dfa", "0", "42")
     assert run["variant"] == name and run["training"]["schedule"] == "constant"
     assert list(run) == ["dataset", "method", "lam", "seed", "model", "training", "rule",
                          "diagnostics", "variant"]
     assert run["dataset"] == "cifar10" and run["lam"] == 0.0 and run["seed"] == 42
-    assert params.train_priority(cfg, "cifar10", "fa") == 100
-    assert params.reproduction_config(cfg, ds)["variant"]["name"] == name
+    assert params.train_priority(cfg, name, "fa") == 100
+    assert params.reproduction_config(cfg, name)["variant"]["name"] == name
+    with pytest.raises(ConfigError, match="recipe 'nope': not a recipe of this config"):
+        targets.runs(cfg, recipe="nope")
     expect = targets.variant_expect(cfg)
     assert list(expect) == list(cfg["variants"]) and ["dfa", 0.0, 42] in expect[name]
     about = params.variants_about(cfg)[name]
@@ -298,7 +300,7 @@ def test_a_variant_trains_its_methods_on_the_study_seeds_under_its_own_folder(tm
 
 
 def test_a_run_depends_on_its_own_rules_options_only(paper_config):
-    run = params.run_config(paper_config, "cifar10", "np", "0", "1")
+    run = params.run_config(paper_config, "cifar10", "default", "np", "0", "1")
     assert run["rule"] == paper_config["rule"]["np"] and "variant" not in run
     assert run["model"]["final_norm"] is True
     probe = params.probe_settings(paper_config)
@@ -316,7 +318,7 @@ def test_a_probe_depends_on_its_precision_and_not_on_the_sweep(paper_config):
 
 
 def test_data_sources_and_their_stamps(paper_config, tmp_path, monkeypatch):
-    assert params.data_source(paper_config, "cifar10@const_lr") == "download"
+    assert params.data_source(paper_config, "cifar10") == "download"
     assert params.data_source(paper_config, "pydoc") == ""
     assert params.source_stamp(paper_config, "cifar10") == ""
     (tmp_path / "input.txt").write_text("First Citizen:\n")
@@ -328,16 +330,18 @@ def test_data_sources_and_their_stamps(paper_config, tmp_path, monkeypatch):
 
 def test_the_paper_reads_the_tables_this_config_makes(paper_config):
     inputs = targets.paper_number_inputs(paper_config)
-    assert inputs == {"info": "data/cifar10.json", "runs": "results/cifar10/summary/runs.csv",
-                      "nulls": "results/cifar10/summary/nulls.csv",
+    assert inputs == {"info": "data/cifar10.json",
+                      "runs": "results/cifar10/default/summary/runs.csv",
+                      "nulls": "results/cifar10/default/summary/nulls.csv",
                       "primer": "results/primer_check/primer_check.json",
-                      "reproduction": "results/cifar10/summary/reproduction.csv",
+                      "reproduction": "results/cifar10/default/summary/reproduction.csv",
                       "ep": "results/ep_stack/summary/by_seed.csv",
-                      "findings": "results/cifar10/summary/findings.json"}
+                      "findings": "results/cifar10/default/summary/findings.json"}
     # the verdicts' findings: from the runs and nulls here (the notes' tables only with the
     # variant study; never the EP probe's, which the paper reads itself)
     assert targets.findings_inputs(paper_config) == {
-        "runs": "results/cifar10/summary/runs.csv", "nulls": "results/cifar10/summary/nulls.csv"}
+        "runs": "results/cifar10/default/summary/runs.csv",
+        "nulls": "results/cifar10/default/summary/nulls.csv"}
     figures = targets.paper_sources(paper_config)["figures"]
     assert figures[0] == "paper/figures/fig4_penalty_rescue.pdf"
     assert "paper/figures/fig_variants.pdf" not in figures
@@ -354,8 +358,9 @@ def test_the_tables_expect_exactly_the_configs_runs(paper_config):
 
 def test_lambda_spelling_and_paths():
     assert [matrix.lam_str(x) for x in (0, 1.0e-4, 0.01, 1)] == ["0", "0.0001", "0.01", "1"]
-    assert paths.fill(paths.METRICS, dataset="digits", method="dfa", lam="0", seed=1) == \
-        "results/digits/train/dfa/lam0/seed1/metrics.json"
+    assert paths.fill(paths.METRICS, dataset="digits", recipe="default", method="dfa", lam="0",
+                      seed=1) == \
+        "results/digits/default/train/dfa/lam0/seed1/metrics.json"
     assert paths.figures("fig4_penalty_rescue")[1] == "paper/figures/fig4_penalty_rescue.png"
 
 
@@ -462,16 +467,16 @@ def test_the_study_runs_recipe_by_recipe_stated_then_open_then_departing():
     once, each step its reproduction and measurements tables."""
     config = checks.load_config([ROOT / "config/variants.yaml"], ROOT)
     steps = targets.study_steps(config)
-    recipes = [step[0].split("/")[1] for step in steps]
-    kinds = [config["variants"][r.split("@")[1]]["kind"] for r in recipes[1:]]
-    assert recipes[0] == config["dataset"] and len(recipes) == 1 + len(config["variants"])
+    recipes = [step[0].split("/")[2] for step in steps]
+    kinds = [config["variants"][r]["kind"] for r in recipes[1:]]
+    assert recipes[0] == "default" and len(recipes) == 1 + len(config["variants"])
     assert kinds == sorted(kinds, key=["open", "departs"].index)
-    assert [r.split("@")[1] for r in recipes[1:] if "@" in r] == [
+    assert recipes[1:] == [
         v for k in ("open", "departs") for v, spec in config["variants"].items()
         if spec["kind"] == k]
-    for step, ds in zip(steps, recipes, strict=True):
-        assert step == [paths.fill(paths.REPRODUCTION, dataset=ds),
-                        paths.fill(paths.MEASUREMENTS, dataset=ds)]
+    for step, recipe in zip(steps, recipes, strict=True):
+        assert step == [paths.fill(paths.REPRODUCTION, dataset="cifar10", recipe=recipe),
+                        paths.fill(paths.MEASUREMENTS, dataset="cifar10", recipe=recipe)]
 
 
 @pytest.mark.parametrize("lam", [1e-4, 0.0001, 3e-3, 1 / 3, 0.0, 1e-2, 2.5e-7])
@@ -532,10 +537,11 @@ def test_awkward_lambdas_walk_through_the_run_table_paths_tables_and_figure_once
     metrics = targets.train_metrics(cfg)
     assert metrics == [r.path(paths.METRICS) for r in table] and len(set(metrics)) == 8
     for r, path in zip(table, metrics, strict=True):
-        spelled = re.fullmatch(r"results/digits/train/dfa/lam([0-9.e+-]+)/seed\d+/metrics\.json",
-                               path).group(1)  # common.smk's lam wildcard
+        spelled = re.fullmatch(
+            r"results/digits/default/train/dfa/lam([0-9.e+-]+)/seed\d+/metrics\.json",
+            path).group(1)  # common.smk's lam wildcard
         assert spelled == r.lam_path and matrix.lam_str(matrix.lam_of(spelled)) == spelled
-        job = params.run_config(cfg, "digits", "dfa", spelled, str(r.seed))
+        job = params.run_config(cfg, "digits", "default", "dfa", spelled, str(r.seed))
         assert job["lam"] == r.lam and [job["method"], job["lam"], job["seed"]] == r.key()
     for r in table[::2]:  # each spelling names its own folder, on each seed
         assert sum(f"/lam{r.lam_path}/" in p for p in metrics) == 2
@@ -587,14 +593,15 @@ def test_the_workflows_functions_of_wildcards_are_one_object_and_none_only_forwa
     from credit_assign.spec.wildcards import JobFunctions
 
     per_job = JobFunctions(paper_config, ROOT)
-    w = Wildcards(fromdict={"dataset": "cifar10", "method": "dfa", "lam": "0.01",
+    w = Wildcards(fromdict={"dataset": "cifar10", "recipe": "default", "method": "dfa",
+                            "lam": "0.01",
                             "seed": "42", "corpus": "tinyshakespeare",
                             "precision": "float32"})
     assert per_job.train_metrics(w) == targets.train_metrics(paper_config, "cifar10")
     assert per_job.run_config(w)["lam"] == 0.01
-    variant = Wildcards(fromdict={"dataset": "cifar10@const_lr"})
-    assert per_job.dataset_manifest(variant) == "data/cifar10.json"  # its base's
-    assert per_job.summary(paths.FINDINGS) == "results/cifar10/summary/findings.json"
+    variant = Wildcards(fromdict={"dataset": "cifar10", "recipe": "const_lr"})
+    assert per_job.dataset_manifest(variant) == "data/cifar10.json"  # every recipe's
+    assert per_job.summary(paths.FINDINGS) == "results/cifar10/default/summary/findings.json"
     assert per_job.paper_claims_inputs(w)["history"] == str(ROOT / paths.HISTORY)
     common = (ROOT / "workflow" / "rules" / "common.smk").read_text()
     bodies = re.findall(r"^def (\w+)\(.*?\):\n((?:    .*\n|\n)+)", common, re.M)
@@ -605,3 +612,41 @@ def test_the_workflows_functions_of_wildcards_are_one_object_and_none_only_forwa
     rules = "".join(p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk"))
     for method in (m for m in vars(JobFunctions) if not m.startswith("_")):
         assert f"per_job.{method}" in rules + common, f"JobFunctions.{method} is unused"
+
+
+def test_results_of_the_old_layout_move_to_their_recipes_folders_unchanged(tmp_path):
+    """python -m credit_assign.infra.layout: results/<dataset>/train/... (the stated
+    recipe) and results/<dataset>@<variant>/... move to results/<dataset>/<recipe>/...,
+    where the targets look for them, bytes and time stamps kept; the EP probe's and the
+    primer check's folders stay; a second run finds nothing to move; a move onto an
+    existing folder is refused before any move."""
+    import os
+
+    from credit_assign.infra import layout
+
+    old = {"results/digits/train/dfa/lam0/seed1/metrics.json": ("default", paths.METRICS),
+           "results/digits/summary/runs.csv": ("default", paths.RUNS),
+           "results/digits/claims/claims.csv": ("default", paths.CLAIMS_VERDICTS),
+           "results/digits@const_lr/fresh_b_null/dfa/lam0/seed1.json": ("const_lr", paths.NULL),
+           "results/digits@const_lr/summary/runs.csv": ("const_lr", paths.RUNS)}
+    stay = ["results/ep_stack/summary/report.md", "results/primer_check/primer_check.json"]
+    for i, name in enumerate([*old, *stay]):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+        os.utime(tmp_path / name, (1e9 + i, 1e9 + i))
+    planned = layout.moves(tmp_path)
+    assert len(planned) == 5  # train, summary, claims; const_lr's fresh_b_null, summary
+    assert layout.main([str(tmp_path)]) == 0 and (tmp_path / "results/digits/train").is_dir()
+    assert layout.main([str(tmp_path), "--apply"]) == 0
+    for i, (name, (recipe, pattern)) in enumerate(old.items()):
+        new = tmp_path / paths.fill(pattern, dataset="digits", recipe=recipe, method="dfa",
+                                    lam="0", seed=1)
+        assert new.read_text() == name and new.stat().st_mtime == 1e9 + i
+    assert all((tmp_path / name).read_text() == name for name in stay)
+    assert not (tmp_path / "results/digits@const_lr").exists()
+    assert layout.moves(tmp_path) == []
+    (tmp_path / "results/digits/summary").mkdir()  # an old folder beside its new one
+    (tmp_path / "results/digits/train").mkdir()
+    with pytest.raises(layout.LayoutError, match="exist in both layouts"):
+        layout.apply(layout.moves(tmp_path))
+    assert (tmp_path / "results/digits/train").is_dir()  # nothing moved

@@ -75,7 +75,7 @@ def cifar_run(cifar_finished, tmp_path):
 
 
 def n_train(repo: Path) -> set[int]:
-    runs = repo.glob("results/cifar10/train/*/*/*/metrics.json")
+    runs = repo.glob("results/cifar10/default/train/*/*/*/metrics.json")
     return {json.loads(p.read_text())["data"]["n_train"] for p in runs}
 
 
@@ -138,7 +138,7 @@ def test_a_deleted_cache_reruns_nothing_and_is_rebuilt_by_the_next_reader(cifar_
     them rebuilds the cache) and the old models stay."""
     repo, _ = cifar_run
     cache = repo / "data" / "cifar10.pt"
-    old_model = repo / "results/cifar10/train/dfa/lam0/seed1/model.pt"
+    old_model = repo / "results/cifar10/default/train/dfa/lam0/seed1/model.pt"
     stamp = old_model.stat().st_mtime_ns
     cache.unlink()
     out = snakemake(repo, "--configfile", "config/tiny_cifar.yaml", "-n")
@@ -530,7 +530,7 @@ def test_every_sweep_empty_is_refused_and_the_tables_stay(cifar_run):
     """It used to fail inside the aggregate job (KeyError: 'dataset') after Snakemake had
     deleted the old summary tables."""
     repo, _ = cifar_run
-    tables = sorted((repo / "results/cifar10/summary").glob("*.csv"))
+    tables = sorted((repo / "results/cifar10/default/summary").glob("*.csv"))
     before = {p: p.read_bytes() for p in tables}
     source = yaml.safe_load((repo / "config/tiny_cifar.yaml").read_text())["data"]["cifar10"]
     cfg = write_config(repo, Path(source["source"]), sweep__dfa=[], sweep__bp=[])
@@ -577,7 +577,7 @@ def test_a_damaged_table_stops_the_figure_and_the_advice_rebuilds_it(cifar_run, 
     """BP's rows removed used to redraw fig4 without BP (rc 0); a header cut short drew
     "0 epochs, 0 seeds"; zero bytes failed with pandas' EmptyDataError, no file named."""
     repo, _ = cifar_run
-    runs = repo / "results/cifar10/summary/runs.csv"
+    runs = repo / "results/cifar10/default/summary/runs.csv"
     text = runs.read_text()
     runs.write_text({"drop_bp": "\n".join(line for line in text.splitlines()
                                           if ",bp," not in line) + "\n",
@@ -586,7 +586,7 @@ def test_a_damaged_table_stops_the_figure_and_the_advice_rebuilds_it(cifar_run, 
     out = snakemake(repo, FIG4, "--configfile", "config/tiny_cifar.yaml", check=False)
     said = out.stdout + out.stderr
     assert out.returncode != 0 and not (repo / FIG4).exists()
-    assert "results/cifar10/summary/runs.csv" in said and "delete it" in said
+    assert "results/cifar10/default/summary/runs.csv" in said and "delete it" in said
     runs.unlink()  # as the message says
     snakemake(repo, FIG4, "--configfile", "config/tiny_cifar.yaml")
     assert (repo / FIG4).exists() and runs.read_text() == text

@@ -46,7 +46,7 @@ def tiny_run(repo) -> Path:
 
 
 def test_every_result_validates_and_records_provenance(tiny_run):
-    metrics = sorted(tiny_run.glob("results/digits/train/*/*/*/metrics.json"))
+    metrics = sorted(tiny_run.glob("results/digits/default/train/*/*/*/metrics.json"))
     assert len(metrics) == 2 * (2 + 2 + 1 + 1)
     for path in metrics:
         result = read_result(path, "train")
@@ -55,7 +55,7 @@ def test_every_result_validates_and_records_provenance(tiny_run):
         assert result["config"]["training"]["epochs"] == 2
         assert (path.parent / "model.pt").stat().st_size > 0
         assert not (path.parent / "resume.pt").exists()
-    nulls = sorted(tiny_run.glob("results/digits/fresh_b_null/dfa/*/*.json"))
+    nulls = sorted(tiny_run.glob("results/digits/default/fresh_b_null/dfa/*/*.json"))
     assert len(nulls) == 2 * 2
     for path in nulls:
         assert len(read_result(path, "fresh_b_null")["fresh"]["deep_cosine"]) == 3
@@ -64,9 +64,9 @@ def test_every_result_validates_and_records_provenance(tiny_run):
 def test_tables_and_figures_are_written(tiny_run):
     import pandas as pd
 
-    runs = pd.read_csv(tiny_run / "results/digits/summary/runs.csv")
+    runs = pd.read_csv(tiny_run / "results/digits/default/summary/runs.csv")
     assert len(runs) == 12 and set(runs.method) == {"bp", "dfa", "frozen", "np"}
-    epochs = pd.read_csv(tiny_run / "results/digits/summary/epochs.csv")
+    epochs = pd.read_csv(tiny_run / "results/digits/default/summary/epochs.csv")
     assert len(epochs) == 12 * 2
     for fmt in ("pdf", "png", "svg"):
         assert (tiny_run / f"paper/figures/fig4_penalty_rescue.{fmt}").stat().st_size > 1000
@@ -78,15 +78,15 @@ def test_tables_and_figures_are_written(tiny_run):
 def test_reproduction_table_sets_ours_beside_the_reference(tiny_run):
     import pandas as pd
 
-    table = pd.read_csv(tiny_run / "results/digits/summary/reproduction.csv")
-    runs = pd.read_csv(tiny_run / "results/digits/summary/runs.csv")
+    table = pd.read_csv(tiny_run / "results/digits/default/summary/reproduction.csv")
+    runs = pd.read_csv(tiny_run / "results/digits/default/summary/runs.csv")
     bp = table[(table.method == "bp") & (table.metric == "test_acc")].iloc[0]
     ours = runs[(runs.method == "bp") & (runs.lam == 0)].test_acc
     assert bp.ours_mean == pytest.approx(ours.mean()) and bp.ours_n == 2
     assert bp.difference == pytest.approx(ours.mean() - 0.5)
     assert bool(bp.within_tolerance) == (abs(ours.mean() - 0.5) <= 0.02)
     cos = table[table.metric == "cosine"].iloc[0]
-    layers = pd.read_csv(tiny_run / "results/digits/summary/layers.csv")
+    layers = pd.read_csv(tiny_run / "results/digits/default/summary/layers.csv")
     final = layers[(layers.method == "dfa") & (layers.lam == 0) & (layers.layer == 1)
                    & (layers.epoch == layers.epoch.max())]
     assert cos.ours_mean == pytest.approx(final.cosine.mean()) and cos.ours_n == 2
@@ -95,7 +95,7 @@ def test_reproduction_table_sets_ours_beside_the_reference(tiny_run):
     assert bool(cos.within_tolerance) == (outside <= 0.05)
     fa = table[table.method == "fa"].iloc[0]
     assert fa.ours_n == 0 and pd.isna(fa.within_tolerance)
-    md = (tiny_run / "results/digits/summary/reproduction.md").read_text()
+    md = (tiny_run / "results/digits/default/summary/reproduction.md").read_text()
     assert "not run" in md and "| bp | 0 |" in md
 
 
@@ -205,7 +205,7 @@ def test_report_contains_every_figure(tiny_run):
 def test_probes_measure_every_rule_at_every_saved_checkpoint(tiny_run):
     import pandas as pd
 
-    probes = sorted(tiny_run.glob("results/digits/probes/*/*/*.json"))
+    probes = sorted(tiny_run.glob("results/digits/default/probes/*/*/*.json"))
     assert len(probes) == 12
     for path in probes:
         result = read_result(path, "probes")
@@ -214,7 +214,7 @@ def test_probes_measure_every_rule_at_every_saved_checkpoint(tiny_run):
             assert rep["loss_decrease"]["bp"]["ratio"] == pytest.approx(1.0, abs=1e-9)
             assert rep["rules"]["bp"]["cosine"] == pytest.approx([1.0] * 3, abs=1e-9)
             assert {"dfa", "fa", "np_sequential", "np_simultaneous"} <= set(rep["rules"])
-    table = pd.read_csv(tiny_run / "results/digits/summary/probe_alignment.csv")
+    table = pd.read_csv(tiny_run / "results/digits/default/summary/probe_alignment.csv")
     assert set(table.epoch) == {1, 2} and table.layer.max() == 2
     for fmt in ("pdf", "png", "svg"):
         assert (tiny_run / f"paper/figures/fig_alignment_probes.{fmt}").stat().st_size > 1000
@@ -263,8 +263,8 @@ def test_deleted_intermediates_are_rebuilt_and_nothing_else(tiny_run):
     next run rebuilds exactly the model, the null and what depends on them; a deleted
     cache is no reason to rerun anything (no prepare job runs) and is rebuilt by the
     first job that reads it; afterwards there is truly nothing to be done."""
-    run_dir = tiny_run / "results/digits/train/dfa/lam0.01/seed1"
-    null = tiny_run / "results/digits/fresh_b_null/dfa/lam0/seed2.json"
+    run_dir = tiny_run / "results/digits/default/train/dfa/lam0.01/seed1"
+    null = tiny_run / "results/digits/default/fresh_b_null/dfa/lam0/seed2.json"
     cache, corpus = tiny_run / "data/digits.pt", tiny_run / "data/corpus/pydoc.pt"
     metrics = (run_dir / "metrics.json").read_bytes()
     for path in (run_dir / "model.pt", null, cache, corpus):
@@ -292,30 +292,31 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
         "kind": "departs", "description": "constant lr, e summed", "methods": ["dfa"],
         "overrides": {"training": {"schedule": "constant"},
                       "rule": {"dfa": {"error_reduction": "sum"}}}}}}))
-    default = (tiny_run / "results/digits/train/dfa/lam0/seed1/metrics.json").read_bytes()
+    default = (tiny_run / "results/digits/default/train/dfa/lam0/seed1/metrics.json").read_bytes()
     dry = snakemake(tiny_run, "variants", "--configfile", "config/tiny.yaml", str(cfg), "-n")
     counts = job_counts(dry.stdout)
     assert counts["train"] == 4 and counts["fresh_b_null"] == 4  # dfa × 2 λ × 2 seeds
     snakemake(tiny_run, "variants", "--configfile", "config/tiny.yaml", str(cfg))
-    run = read_result(tiny_run / "results/digits@const_lr/train/dfa/lam0/seed1/metrics.json",
+    run = read_result(tiny_run / "results/digits/const_lr/train/dfa/lam0/seed1/metrics.json",
                       "train")
     assert run["config"]["variant"] == "const_lr"
     assert run["config"]["training"]["schedule"] == "constant"
     assert run["config"]["rule"] == {"feedback_scale": "unit", "error_reduction": "sum",
                                      "train_embedding": True}  # the rest: the rule's defaults
     assert len(set(run["history"]["lr"])) == 1
-    assert (tiny_run / "results/digits/train/dfa/lam0/seed1/metrics.json").read_bytes() == default
-    gaps = pd.read_csv(tiny_run / "results/digits/summary/variants_gap.csv")
+    metrics = tiny_run / "results/digits/default/train/dfa/lam0/seed1/metrics.json"
+    assert metrics.read_bytes() == default
+    gaps = pd.read_csv(tiny_run / "results/digits/default/summary/variants_gap.csv")
     assert list(dict.fromkeys(gaps.recipe)) == ["default", "const_lr"]
     inherited = gaps[(gaps.recipe == "const_lr") & gaps.inherited]
     assert set(inherited.method) == {"bp"}  # the methods it leaves alone
     assert "run" not in gaps and {"lam", "seed", "layer", "paper_std", "paper_range"} <= set(gaps)
-    side = (tiny_run / "results/digits/summary/reproduction_variants.md").read_text()
+    side = (tiny_run / "results/digits/default/summary/reproduction_variants.md").read_text()
     assert side.startswith("# Reproduction")
     assert "best departs variant (`const_lr`) side by side" in side
-    notes = (tiny_run / "results/digits/summary/reproduction_notes.md").read_text()
+    notes = (tiny_run / "results/digits/default/summary/reproduction_notes.md").read_text()
     assert "What matches under the default recipe" in notes and "`const_lr`" in notes
-    md = (tiny_run / "results/digits@const_lr/summary/reproduction.md").read_text()
+    md = (tiny_run / "results/digits/const_lr/summary/reproduction.md").read_text()
     assert "Recipe variant `const_lr`" in md
     for fmt in ("pdf", "png", "svg"):
         assert (tiny_run / f"paper/figures/fig_variants.{fmt}").stat().st_size > 1000
@@ -352,7 +353,7 @@ def test_the_claims_target_judges_fresh_seeds_beside_the_study(tiny_run):
     assert counts["train"] == 15 and counts["fresh_b_null"] == 6
     assert "ep_stack_probe" not in counts  # seed 0 is the tiny config's probe
     snakemake(tiny_run, *args)
-    out = tiny_run / "results/digits/claims"
+    out = tiny_run / "results/digits/default/claims"
     verdicts = pd.read_csv(out / "claims.csv")
     assert set(verdicts.verdict) <= {"holds", "contradicted", "undecided"}
     assert set(verdicts.seed_set) == {"fresh", "study", "ep_fresh"}
@@ -389,7 +390,7 @@ def test_paper_is_built_from_the_tables_and_follows_a_changed_value(tiny_run, tm
     first = snakemake(work, "paper/ms.pdf", "--configfile", "config/tiny.yaml")
     ran = {k for k in job_counts(first.stdout + first.stderr) if k != "total"}
     assert ran == {"findings", "paper_numbers", "paper_claims", "paper"}
-    runs_csv = work / "results/digits/summary/runs.csv"
+    runs_csv = work / "results/digits/default/summary/runs.csv"
     runs = pd.read_csv(runs_csv)
     bp = (runs.method == "bp") & (runs.lam == 0)
     text = pdf_text(work / "paper/ms.pdf")

@@ -19,7 +19,8 @@ METHODS = catalog.methods()
 
 
 wildcard_constraints:
-    dataset="[a-z0-9]+(@[a-z0-9_]+)?",
+    dataset="[a-z0-9]+",
+    recipe="[a-z][a-z0-9_]*",
     method="|".join(METHODS),
     lam="[0-9.e+-]+",
     seed="[0-9]+",

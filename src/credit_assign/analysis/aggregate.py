@@ -161,8 +161,8 @@ MEASUREMENT_COLUMNS = ["dataset", "method", "lam", "seed", "measurement", "set",
 
 def measurement_table(results: list[dict]) -> pd.DataFrame:
     """One row per (run, measurement), with the per-layer cosines as cosine_l0 … cosine_lL:
-    the tidy table the reproduction and the gap map compare against (``dataset`` names
-    the recipe: cifar10@<variant> for a variant's models)."""
+    the tidy table the reproduction and the gap map compare against (one recipe's: its
+    summary folder names the recipe, ``dataset`` the data)."""
     rows, depth = [], 0
     for r in results:
         for name, m in r["variants"].items():

@@ -1,4 +1,5 @@
-"""Our results beside the paper's published numbers: results/<dataset>/summary/reproduction.*
+"""Our results beside the paper's published numbers:
+results/<dataset>/<recipe>/summary/reproduction.*
 
 Both tables are computed from the same summary tables the figures read; the
 paper's numbers come only from the reference file (config/paper_reference.yaml).

@@ -1,5 +1,5 @@
 """Findings, computed once, as data: an outcome and the numbers and seeds it rests on.
-Step ``findings`` writes them to ``results/<dataset>/summary/findings.json`` (validated
+Step ``findings`` writes them to ``results/<dataset>/<recipe>/summary/findings.json`` (validated
 against the package's result schema, kind ``findings``, when written and when read);
 the paper's verdicts (numbers.tex's outcome flags and data, paper_verdicts, for the
 words of paper/ms.tex) and the reproduction notes (templates/notes.md.j2) are rendered

@@ -159,7 +159,7 @@ def findings(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFr
     return {
         "dataset": info["name"], "has_measured": variant_study.has_measured(gaps),
         "tables": paths.braced([paths.RUNS, paths.EPOCHS, paths.LAYERS, paths.MEASUREMENTS],
-                               dataset="<dataset>"),
+                               dataset="<dataset>", recipe=paths.DEFAULT_RECIPE),
         "runs": runs_finding(runs, epochs, variant_runs, info, compute),
         "matches": matches_finding(gaps), "ranking": ranking_finding(gaps, study),
         "misses": misses_finding(gaps),

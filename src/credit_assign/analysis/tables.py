@@ -1,10 +1,11 @@
 """Summary tables as data with a contract: written with a record of what they were made
 from, and checked whenever a figure, the paper or the notes read them.
 
-Every summary table (``results/<dataset>/summary/*.csv``, ``results/ep_stack/summary/*.csv``)
-is written by :func:`write`, which checks the frame against its contract and puts a
-record beside it (``<table>.csv.digest.json``: the table's sha256, and the sha256 of
-each file it was made from). :func:`read` is the only way the reporting code reads one:
+Every summary table (``results/<dataset>/<recipe>/summary/*.csv``,
+``results/ep_stack/summary/*.csv``) is written by :func:`write`, which checks the frame
+against its contract and puts a record beside it (``<table>.csv.digest.json``: the
+table's sha256, and the sha256 of each file it was made from). :func:`read` is the only
+way the reporting code reads one:
 
 * a missing, empty, truncated or unparsable table, one whose columns or dtypes break its
   contract (a pandera schema), or whose bytes differ from its record (edited by hand), is

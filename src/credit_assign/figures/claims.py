@@ -1,4 +1,4 @@
-"""The claims figure (results/<dataset>/claims/findings.json → paper/figures/fig_claims):
+"""The claims figure (results/<dataset>/default/claims/findings.json → paper/figures/fig_claims):
 one row per judged effect, grouped by unit — the mean over the verdict seeds with its
 bootstrap interval (black), the same on the study's seeds (grey), each seed (dots), the
 threshold (dashed) or the no-effect band (shaded), the paper's own effect (red

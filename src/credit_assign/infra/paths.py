@@ -5,8 +5,9 @@ the reports generate) take their paths from here and never spell one (a test sca
 code for a spelled path). ``{name}`` fields are Snakemake wildcards where a step's output
 leaves them open, else ``.format``-ted by the caller (``fill``).
 
-Wildcards: dataset (``cifar10``, or ``cifar10@<variant>`` for a recipe variant), method,
-lam (λ as ``spec.matrix.lam_str`` writes it), seed, corpus, precision, fmt (a figure format).
+Wildcards: dataset (``cifar10``, ``digits``), recipe (``default``, the stated recipe, or a
+recipe variant's name: config/variants.yaml), method, lam (λ as ``spec.matrix.lam_str``
+writes it), seed, corpus, precision, fmt (a figure format).
 
 In the infrastructure layer, so that every layer may import it; stdlib only.
 """
@@ -24,8 +25,12 @@ SOURCE_DIGESTS = "data/.source-digests.json"  # credit_assign.infra.sources' cac
 CORPUS_MANIFEST = "data/corpus/{corpus}.json"
 CORPUS_CACHE = "data/corpus/{corpus}.pt"
 
+# ---- a recipe's results: the stated recipe's folder is DEFAULT_RECIPE, a variant's its name
+DEFAULT_RECIPE = "default"
+RECIPE = "results/{dataset}/{recipe}"
+
 # ---- one training run's folder, and what it holds
-RUN_DIR = "results/{dataset}/train/{method}/lam{lam}/seed{seed}"
+RUN_DIR = "results/{dataset}/{recipe}/train/{method}/lam{lam}/seed{seed}"
 TRAIN_OUTPUTS = ("metrics.json", "model.pt", "timings.json", "snapshots.pt")
 METRICS = f"{RUN_DIR}/metrics.json"
 MODEL = f"{RUN_DIR}/model.pt"
@@ -34,12 +39,12 @@ SNAPSHOTS = f"{RUN_DIR}/snapshots.pt"
 RESUME = f"{RUN_DIR}/resume.pt"  # per-epoch state, outside the outputs: a rerun resumes
 
 # ---- per-run results of the jobs that read a trained model
-NULL = "results/{dataset}/fresh_b_null/{method}/lam{lam}/seed{seed}.json"
-PROBE = "results/{dataset}/probes/{method}/lam{lam}/seed{seed}.json"
-MEASURE = "results/{dataset}/measure/{method}/lam{lam}/seed{seed}.json"
+NULL = "results/{dataset}/{recipe}/fresh_b_null/{method}/lam{lam}/seed{seed}.json"
+PROBE = "results/{dataset}/{recipe}/probes/{method}/lam{lam}/seed{seed}.json"
+MEASURE = "results/{dataset}/{recipe}/measure/{method}/lam{lam}/seed{seed}.json"
 
 # ---- a dataset's summary tables (each written with a `.digest.json` record beside it)
-SUMMARY = "results/{dataset}/summary"
+SUMMARY = "results/{dataset}/{recipe}/summary"
 RUNS = f"{SUMMARY}/runs.csv"
 EPOCHS = f"{SUMMARY}/epochs.csv"
 LAYERS = f"{SUMMARY}/layers.csv"
@@ -54,8 +59,9 @@ REPRODUCTION_VARIANTS = f"{SUMMARY}/reproduction_variants.md"
 REPRODUCTION_NOTES = f"{SUMMARY}/reproduction_notes.md"
 FINDINGS = f"{SUMMARY}/findings.json"  # every verdict and the notes' findings (step findings)
 
-# ---- the claims (config/claims.yaml): their runs' tables, the verdicts, the page
-CLAIMS = "results/{dataset}/claims"
+# ---- the claims (config/claims.yaml), judged on runs of the stated recipe: their runs'
+# tables, the verdicts, the page
+CLAIMS = f"results/{{dataset}}/{DEFAULT_RECIPE}/claims"
 CLAIMS_RUNS = f"{CLAIMS}/runs.csv"
 CLAIMS_EPOCHS = f"{CLAIMS}/epochs.csv"
 CLAIMS_NULLS = f"{CLAIMS}/null_layers.csv"
@@ -95,15 +101,15 @@ LOGS = {
     "prepare_data": "logs/prepare_data/{dataset}.log",
     "prepare_corpus": "logs/prepare_corpus/{corpus}.log",
     # training and the jobs that read a trained model
-    "train": "logs/train/{dataset}/{method}_lam{lam}_seed{seed}.log",
-    "fresh_b_null": "logs/fresh_b_null/{dataset}/{method}_lam{lam}_seed{seed}.log",
-    "alignment_probe": "logs/alignment_probe/{dataset}/{method}_lam{lam}_seed{seed}.log",
-    "measure": "logs/measure/{dataset}/{method}_lam{lam}_seed{seed}.log",
+    "train": "logs/train/{dataset}/{recipe}/{method}_lam{lam}_seed{seed}.log",
+    "fresh_b_null": "logs/fresh_b_null/{dataset}/{recipe}/{method}_lam{lam}_seed{seed}.log",
+    "alignment_probe": "logs/alignment_probe/{dataset}/{recipe}/{method}_lam{lam}_seed{seed}.log",
+    "measure": "logs/measure/{dataset}/{recipe}/{method}_lam{lam}_seed{seed}.log",
     # a dataset's summary tables and the variants' pages
-    "aggregate": "logs/aggregate/{dataset}.log",
-    "reproduction": "logs/aggregate/{dataset}_reproduction.log",
-    "aggregate_alignment_probes": "logs/aggregate/{dataset}_probes.log",
-    "aggregate_measurements": "logs/aggregate/{dataset}_measurements.log",
+    "aggregate": "logs/aggregate/{dataset}/{recipe}.log",
+    "reproduction": "logs/aggregate/{dataset}/{recipe}_reproduction.log",
+    "aggregate_alignment_probes": "logs/aggregate/{dataset}/{recipe}_probes.log",
+    "aggregate_measurements": "logs/aggregate/{dataset}/{recipe}_measurements.log",
     "variants_gap_map": "logs/figures/fig_variants.log",
     "variants_measured_map": "logs/figures/fig_variants_measured.log",
     "reproduction_notes": "logs/aggregate/reproduction_notes.log",

@@ -1,4 +1,4 @@
-"""results/<dataset>/summary/reproduction.{csv,md} (step reproduction): the comparison
+"""results/<dataset>/<recipe>/summary/reproduction.{csv,md} (step reproduction): the comparison
 with the paper's numbers (comparison.compare) and every run's overview, in
 templates/reproduction.md.j2's words (its header: reproduction_context.md.j2)."""
 
@@ -92,7 +92,8 @@ def context(config: dict, info: dict) -> str:
     variant = config.get("variant")
     return render.render(
         "reproduction_context.md.j2", config=config, training=t,
-        summary=paths.fill(paths.SUMMARY, dataset=config["dataset"]),
+        summary=paths.fill(paths.SUMMARY, dataset=config["dataset"],
+                           recipe=variant["name"] if variant else paths.DEFAULT_RECIPE),
         per_method=[(k, v["epochs"]) for k, v in t.get("per_method", {}).items()
                     if "epochs" in v],
         schedule=t.get("schedule"), step=t.get("schedule_step", "batch"), info=info,

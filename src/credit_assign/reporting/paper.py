@@ -210,6 +210,6 @@ def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
                             table_io.read_optional(gaps_csv, "variants_gap"),
                             table_io.read_optional(ep_by_seed_csv, "ep_by_seed"), primer)
     source = render.macro("numbers.tex.j2", "source")(
-        paths.fill(paths.SUMMARY, dataset=cfg["dataset"]))
+        paths.fill(paths.SUMMARY, dataset=cfg["dataset"], recipe=paths.DEFAULT_RECIPE))
     atomic_write_text(out, numbers_tex(macros, flags, source))
     return macros

@@ -30,9 +30,10 @@ DOCS = Path("docs")
 
 
 def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
-    """Each group's (generated file, its name in docs/), from paths (none spelled here)."""
+    """Each group's (generated file, its name in docs/), from paths (none spelled here):
+    the stated recipe's tables (the study's pages are written beside them)."""
     def s(pattern):
-        return paths.fill(pattern, dataset=dataset)
+        return paths.fill(pattern, dataset=dataset, recipe=paths.DEFAULT_RECIPE)
 
     return {
         "study": [(s(paths.REPRODUCTION_VARIANTS), "reproduction.md"),

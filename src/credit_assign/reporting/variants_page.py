@@ -1,4 +1,4 @@
-"""The variant study's page: results/<dataset>/summary/variants_gap.csv (the gap map as
+"""The variant study's page: results/<dataset>/<recipe>/summary/variants_gap.csv (the gap map as
 analysis.gap_table builds it) and the study's section of reproduction_variants.md
 (templates/variants.md.j2), written by step variants_gap_map.
 """

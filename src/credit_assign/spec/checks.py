@@ -149,7 +149,7 @@ def check_variants(config: Config, schema: str | Path = paths.CONFIG_SCHEMA) -> 
         except WorkflowError as err:
             raise ConfigError(f"variants.{name}.overrides: {err}") from None
         check_methods(merged, f"variants.{name}.overrides: ")
-        if not run_table(config, dataset=f"{config['dataset']}@{name}"):
+        if not run_table(config, recipe=name):
             raise ConfigError(
                 f"variants.{name}: none of its methods {config['variants'][name]['methods']} "
                 f"has a λ in the sweep (sweep.<method>), so it has nothing to train; give "

@@ -57,11 +57,10 @@ def study_runs(config: dict) -> list[dict]:
     epochs (the recipe's training block, per method: method_training)."""
     rows = []
     for variant in [None, *config["variants"]]:
-        dataset = config["dataset"] + (f"@{variant}" if variant else "")
         training = variant_config(config, variant)["training"]
         rows += [{"recipe": r.recipe, "method": r.method, "lam": r.lam, "seed": r.seed,
                   "epochs": method_training(training, r.method)["epochs"]}
-                 for r in runs(config, dataset=dataset)]
+                 for r in runs(config, recipe=variant)]
     return rows
 
 

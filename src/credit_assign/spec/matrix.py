@@ -31,7 +31,7 @@ FIGURE_METHOD = "dfa"
 # figure 4's λ when sweep.dfa has no penalised λ to mark: its penalty panels and the
 # paper's penalty cells then name this λ and show it as not run
 UNSWEPT_FIGURE_LAM = 1.0e-2
-DEFAULT_RECIPE = "default"
+DEFAULT_RECIPE = paths.DEFAULT_RECIPE  # the stated recipe; a variant's recipe is its name
 
 
 # ---- λ: one spelling, one equality --------------------------------------------------
@@ -139,13 +139,17 @@ def _yaml_number(value) -> str:
 
 
 # ---- recipes --------------------------------------------------------------------------
-def base_dataset(dataset: str) -> str:
-    """cifar10@const_lr -> cifar10: the data a variant trains on."""
-    return dataset.split("@")[0]
-
-
-def variant_of(dataset: str) -> str | None:
-    return dataset.split("@")[1] if "@" in dataset else None
+def variant_of(config: Config, recipe: str | None) -> str | None:
+    """The recipe variant a recipe names (config.variants), or None for the stated
+    recipe (DEFAULT_RECIPE, or no recipe given). A recipe the config does not define is a
+    ConfigError naming the ones it does."""
+    if recipe in (None, DEFAULT_RECIPE):
+        return None
+    if recipe not in config["variants"]:
+        known = ", ".join([DEFAULT_RECIPE, *config["variants"]])
+        raise ConfigError(f"recipe {recipe!r}: not a recipe of this config ({known}); a "
+                          "variant's results need its config file (config/variants.yaml)")
+    return recipe
 
 
 def study_seeds(config: Config) -> list[int]:
@@ -156,10 +160,10 @@ def study_seeds(config: Config) -> list[int]:
 # ---- the table ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Run:
-    """One training job. ``dataset``: its results folder's dataset (``cifar10``, or
-    ``cifar10@<variant>`` for a recipe variant); ``recipe``: ``default`` or the variant's
-    name; ``lam``: the config's float, exactly; ``lam_path``: its one spelling
-    (lam_str), in every path and wildcard of the run."""
+    """One training job. ``dataset``: the data it trains on (``cifar10``); ``recipe``:
+    DEFAULT_RECIPE (the stated recipe) or a recipe variant's name; ``lam``: the
+    config's float, exactly; ``lam_path``: its one spelling (lam_str), in every path and
+    wildcard of the run."""
 
     dataset: str
     recipe: str
@@ -175,35 +179,33 @@ class Run:
 
     def path(self, pattern: str) -> str:
         """``pattern`` (infra.paths) filled with this run's wildcards."""
-        return paths.fill(pattern, dataset=self.dataset, method=self.method,
-                          lam=self.lam_path, seed=self.seed)
+        return paths.fill(pattern, dataset=self.dataset, recipe=self.recipe,
+                          method=self.method, lam=self.lam_path, seed=self.seed)
 
     def key(self) -> list:
         """[method, λ, seed]: how a table's expectation names the run (run_key keys it)."""
         return [self.method, self.lam, self.seed]
 
 
-def run(config: Config, method: str, lam, seed, dataset: str | None = None) -> Run:
-    """One run of the config's dataset (or of ``dataset``) outside the sweep's grid (a
-    claim's run)."""
-    dataset = dataset or config["dataset"]
-    return Run(dataset, variant_of(dataset) or DEFAULT_RECIPE, method, lam, seed)
+def run(config: Config, method: str, lam, seed) -> Run:
+    """One run of the config's dataset under the stated recipe, outside the sweep's grid
+    (a claim's run)."""
+    return Run(config["dataset"], DEFAULT_RECIPE, method, lam, seed)
 
 
 def run_table(config: Config, methods: Iterable[str] | None = None,
-              dataset: str | None = None) -> list[Run]:
+              dataset: str | None = None, recipe: str | None = None) -> list[Run]:
     """Every training job the config asks for, method by method (every registered rule,
-    or ``methods``), then λ in the sweep's order, then seed; for a recipe variant's
-    dataset (``cifar10@<variant>``) only its methods, on the study's seeds. A λ given
-    twice is a ConfigError (sweep_lams)."""
+    or ``methods``), then λ in the sweep's order, then seed: of the config's dataset (or
+    ``dataset``) under the stated recipe, or under ``recipe``, a recipe variant: only its
+    methods, on the study's seeds. A λ given twice is a ConfigError (sweep_lams)."""
     methods = catalog.methods() if methods is None else methods
     dataset = dataset or config["dataset"]
     seeds = config["sweep"]["seeds"]
-    variant = variant_of(dataset)
+    variant = variant_of(config, recipe)
     if variant:
         spec = config["variants"][variant]
         methods = [m for m in methods if m in spec["methods"]]
         seeds = study_seeds(config)
-    recipe = variant or DEFAULT_RECIPE
-    return [Run(dataset, recipe, m, lam, seed) for m in methods
+    return [Run(dataset, variant or DEFAULT_RECIPE, m, lam, seed) for m in methods
             for lam in sweep_lams(config, m) for seed in seeds]

@@ -13,7 +13,7 @@ from typing import Any
 from credit_assign.infra import paths
 from credit_assign.spec import catalog
 from credit_assign.spec.checks import LOCAL_COPY
-from credit_assign.spec.matrix import base_dataset, lam_of, study_seeds, variant_of
+from credit_assign.spec.matrix import lam_of, study_seeds, variant_of
 from credit_assign.spec.method_training import method_training
 from credit_assign.spec.targets import variant_config
 
@@ -22,14 +22,15 @@ Config = dict[str, Any]
 EP_PRIORITY = 1000
 
 
-def run_config(config: Config, dataset: str, method: str, lam: str, seed: str) -> Config:
+def run_config(config: Config, dataset: str, recipe: str, method: str, lam: str,
+               seed: str) -> Config:
     """Everything a training job depends on, and nothing else: a changed key
     reruns exactly the jobs it affects (Snakemake's params trigger). ``lam``: the
     path's spelling (matrix.lam_str), read back to the config's float (matrix.lam_of)."""
-    variant = variant_of(dataset)
+    variant = variant_of(config, recipe)
     cfg = variant_config(config, variant)
     run = {
-        "dataset": base_dataset(dataset),
+        "dataset": dataset,
         "method": method,
         "lam": lam_of(lam),
         "seed": int(seed),
@@ -41,18 +42,18 @@ def run_config(config: Config, dataset: str, method: str, lam: str, seed: str) -
     return {**run, "variant": variant} if variant else run
 
 
-def train_priority(config: Config, dataset: str, method: str) -> int:
+def train_priority(config: Config, recipe: str, method: str) -> int:
     """Longest jobs first: a training job's priority is its number of epochs (FA's 100
     before the 30-epoch runs), so that on a few cores no long job starts last and runs
     alone while the other cores idle. The EP stack probes (longer still) rank above."""
-    cfg = variant_config(config, variant_of(dataset))
+    cfg = variant_config(config, variant_of(config, recipe))
     return method_training(cfg["training"], method)["epochs"]
 
 
-def reproduction_config(config: Config, dataset: str) -> Config:
+def reproduction_config(config: Config, recipe: str) -> Config:
     """What the reproduction table's header reports (reproduction.context), and nothing
     else: a change to another key does not rerun it."""
-    name = variant_of(dataset)
+    name = variant_of(config, recipe)
     cfg = variant_config(config, name)
     t = cfg["training"]
     keys = ("epochs", "batch_size", "lr", "weight_decay", "augmentation", "schedule",
@@ -131,7 +132,6 @@ def ep_settle(config: Config) -> Config:
 # ---- data sources
 def data_source(config: Config, name: str) -> str:
     """Where a dataset's or corpus' bytes come from ('' for data shipped with a package)."""
-    name = base_dataset(name)
     return config["data"][name]["source"] if name in LOCAL_COPY else ""
 
 

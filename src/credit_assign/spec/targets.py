@@ -13,19 +13,14 @@ from typing import Any
 
 from credit_assign.infra import paths
 from credit_assign.spec import catalog
-from credit_assign.spec.matrix import (
-    Run,
-    run,
-    run_table,
-    variant_of,
-)
+from credit_assign.spec.matrix import DEFAULT_RECIPE, Run, run, run_table, variant_of
 
 Config = dict[str, Any]
 CORPORA = ("tinyshakespeare", "pydoc")
 PRECISIONS = ("float32", "bfloat16")
 
 
-# ---- recipe variants: results/<dataset>@<variant>/... (config["variants"])
+# ---- recipe variants: results/<dataset>/<variant>/... (config["variants"])
 def _update(config, over):
     """Snakemake's update_config: ``over`` laid over ``config`` in place, recursively
     (keys already there keep their place, new ones come last)."""
@@ -46,51 +41,57 @@ def variant_config(config: Config, name: str | None) -> Config:
     return merged
 
 
-def variant_datasets(config: Config) -> list[str]:
-    return [f"{config['dataset']}@{name}" for name in config["variants"]]
+def recipes(config: Config) -> list[str]:
+    """The stated recipe (DEFAULT_RECIPE), then every recipe variant, in the config's
+    order: each a folder of results/<dataset>/."""
+    return [DEFAULT_RECIPE, *config["variants"]]
 
 
-def runs(config: Config, methods: Iterable[str] | None = None, dataset: str | None = None
-         ) -> list[Run]:
+def runs(config: Config, methods: Iterable[str] | None = None, dataset: str | None = None,
+         recipe: str | None = None) -> list[Run]:
     """Every training job the config asks for (methods: every registered rule); for a
-    recipe variant's dataset (`cifar10@<variant>`) only its methods and seeds: the run
-    matrix (spec.matrix.run_table)."""
-    return run_table(config, methods, dataset)
+    recipe variant only its methods and seeds: the run matrix (spec.matrix.run_table)."""
+    return run_table(config, methods, dataset, recipe)
 
 
-def _per_run(config: Config, pattern: str, dataset: str | None, methods=None) -> list[str]:
-    return [r.path(pattern) for r in runs(config, methods, dataset)]
+def _per_run(config: Config, pattern: str, dataset: str | None, recipe: str | None,
+             methods=None) -> list[str]:
+    return [r.path(pattern) for r in runs(config, methods, dataset, recipe)]
 
 
-def train_metrics(config: Config, dataset: str | None = None) -> list[str]:
-    """Every training result of the sweep (of a variant's dataset: its runs)."""
-    return _per_run(config, paths.METRICS, dataset)
+def train_metrics(config: Config, dataset: str | None = None,
+                  recipe: str | None = None) -> list[str]:
+    """Every training result of the sweep (of a recipe variant: its runs)."""
+    return _per_run(config, paths.METRICS, dataset, recipe)
 
 
-def train_timings(config: Config, dataset: str | None = None) -> list[str]:
+def train_timings(config: Config, dataset: str | None = None,
+                  recipe: str | None = None) -> list[str]:
     """The wall-clock record beside every training result."""
-    return _per_run(config, paths.TIMINGS, dataset)
+    return _per_run(config, paths.TIMINGS, dataset, recipe)
 
 
-def null_results(config: Config, dataset: str | None = None) -> list[str]:
+def null_results(config: Config, dataset: str | None = None,
+                 recipe: str | None = None) -> list[str]:
     """One fresh-B null per trained DFA model."""
-    return _per_run(config, paths.NULL, dataset, ("dfa",))
+    return _per_run(config, paths.NULL, dataset, recipe, ("dfa",))
 
 
-def probe_results(config: Config, dataset: str | None = None) -> list[str]:
+def probe_results(config: Config, dataset: str | None = None,
+                  recipe: str | None = None) -> list[str]:
     """One probe result per training run (none if probes.epochs is empty, none for a
     variant)."""
-    dataset = dataset or config["dataset"]
-    if not config["probes"]["epochs"] or variant_of(dataset):
+    if not config["probes"]["epochs"] or variant_of(config, recipe):
         return []
-    return [r.path(paths.PROBE) for r in runs(config, dataset=dataset)]
+    return _per_run(config, paths.PROBE, dataset, recipe)
 
 
-def measure_results(config: Config, dataset: str | None = None) -> list[str]:
+def measure_results(config: Config, dataset: str | None = None,
+                    recipe: str | None = None) -> list[str]:
     """The measurement variants of every trained model (when enabled)."""
     if not config["measurements"]["run"]:
         return []
-    return _per_run(config, paths.MEASURE, dataset)
+    return _per_run(config, paths.MEASURE, dataset, recipe)
 
 
 def measurement_tables(config: Config) -> list[str]:
@@ -98,13 +99,13 @@ def measurement_tables(config: Config) -> list[str]:
     the gap map's `<recipe>/<measurement>` columns."""
     if not config["measurements"]["run"]:
         return []
-    return [paths.fill(paths.MEASUREMENTS, dataset=ds)
-            for ds in [config["dataset"], *variant_datasets(config)]]
+    return [summary(config, paths.MEASUREMENTS, recipe) for recipe in recipes(config)]
 
 
-def summary(config: Config, pattern: str, dataset: str | None = None) -> str:
-    """A summary table (or page) of the config's dataset, or of ``dataset``."""
-    return paths.fill(pattern, dataset=dataset or config["dataset"])
+def summary(config: Config, pattern: str, recipe: str = DEFAULT_RECIPE) -> str:
+    """A summary table (or page) of the config's dataset under the stated recipe, or
+    under ``recipe``."""
+    return paths.fill(pattern, dataset=config["dataset"], recipe=recipe)
 
 
 def summary_tables(config: Config) -> list[str]:
@@ -120,12 +121,11 @@ def reproduction_tables(config: Config) -> list[str]:
 
 def variant_reproduction_tables(config: Config) -> list[str]:
     """The default's reproduction table, then every variant's."""
-    return [summary(config, paths.REPRODUCTION, ds)
-            for ds in [config["dataset"], *variant_datasets(config)]]
+    return [summary(config, paths.REPRODUCTION, recipe) for recipe in recipes(config)]
 
 
 def variant_runs_tables(config: Config) -> list[str]:
-    return [summary(config, paths.RUNS, ds) for ds in variant_datasets(config)]
+    return [summary(config, paths.RUNS, v) for v in config["variants"]]
 
 
 def measured_figure(config: Config) -> list[str]:
@@ -143,14 +143,14 @@ def study_steps(config: Config) -> list[list[str]]:
     run, its measurements table, so that a study stopped between steps holds whole
     recipes (``make study``; the gap map and the notes come after the last step)."""
     group = {"open": 0, "departs": 1}
-    variants = sorted(variant_datasets(config), key=lambda ds: group.get(
-        config["variants"][variant_of(ds)].get("kind"), 2))
+    variants = sorted(config["variants"], key=lambda v: group.get(
+        config["variants"][v].get("kind"), 2))
     table = paths.REPRODUCTION if config["reproduction"]["reference"] else paths.RUNS
     steps = []
-    for ds in [config["dataset"], *variants]:
-        step = [summary(config, table, ds)]
+    for recipe in [DEFAULT_RECIPE, *variants]:
+        step = [summary(config, table, recipe)]
         if config["measurements"]["run"]:
-            step.append(summary(config, paths.MEASUREMENTS, ds))
+            step.append(summary(config, paths.MEASUREMENTS, recipe))
         steps.append(step)
     return steps
 
@@ -160,7 +160,7 @@ def variant_targets(config: Config) -> list[str]:
     if not config["variants"]:
         return []
     return (
-        [summary(config, paths.REPRODUCTION, ds) for ds in variant_datasets(config)]
+        [summary(config, paths.REPRODUCTION, v) for v in config["variants"]]
         + [summary(config, p) for p in (paths.VARIANTS_GAP, paths.REPRODUCTION_VARIANTS,
                                         paths.REPRODUCTION_NOTES)]
         + paths.figures("fig_variants")
@@ -302,22 +302,22 @@ def all_targets(config: Config) -> list[str]:
 
 
 # ---- what a table must hold (credit_assign.analysis.tables checks it before anything reads it)
-def table_expect(config: Config, dataset: str | None = None) -> dict[str, list]:
-    """The runs each summary table of a dataset (default: the config's; `cifar10@<v>`:
-    a variant's) must hold, as [method, λ, seed]: what a figure, the paper and the notes
-    check a table against before they read it (credit_assign.analysis.tables)."""
-    dataset = dataset or config["dataset"]
+def table_expect(config: Config, dataset: str | None = None,
+                 recipe: str | None = None) -> dict[str, list]:
+    """The runs each summary table of a dataset (default: the config's) under a recipe
+    (default: the stated one) must hold, as [method, λ, seed]: what a figure, the paper
+    and the notes check a table against before they read it
+    (credit_assign.analysis.tables)."""
 
     def rows(methods):
-        return [r.key() for r in runs(config, methods, dataset)]
+        return [r.key() for r in runs(config, methods, dataset, recipe)]
 
     return {"runs": rows(catalog.methods()), "nulls": rows(("dfa",))}
 
 
 def variant_expect(config: Config) -> dict[str, list]:
     """variant → the runs its runs.csv (and measurements.csv) must hold."""
-    return {v: table_expect(config, ds)["runs"]
-            for v, ds in zip(config["variants"], variant_datasets(config), strict=True)}
+    return {v: table_expect(config, recipe=v)["runs"] for v in config["variants"]}
 
 
 def findings_inputs(config: Config) -> dict[str, Any]:
@@ -348,7 +348,7 @@ def gap_map_expect(config: Config) -> dict[str, list]:
     """recipe → the runs its measurements.csv must hold (the gap map reads them)."""
     if not config["measurements"]["run"]:
         return {}
-    return {"default": table_expect(config)["runs"]} | variant_expect(config)
+    return {DEFAULT_RECIPE: table_expect(config)["runs"]} | variant_expect(config)
 
 
 # ---- the paper

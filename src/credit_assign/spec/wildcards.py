@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from credit_assign.infra import paths
-from credit_assign.spec import matrix, params, targets
+from credit_assign.spec import params, targets
 from credit_assign.spec.targets import Config
 
 
@@ -41,11 +41,11 @@ class JobFunctions:
         info and digest), which step prepare_data rewrites when the source changes, so
         that every job reading the data reruns in the same run. Not the cache: a deleted
         cache is rebuilt by the first job that reads it (credit_assign.infra.data.load),
-        so it reruns nothing. (A variant reads its base dataset's.)"""
-        return paths.fill(paths.DATA_MANIFEST, dataset=matrix.base_dataset(w.dataset))
+        so it reruns nothing. (Every recipe of a dataset reads the same.)"""
+        return paths.fill(paths.DATA_MANIFEST, dataset=w.dataset)
 
     def dataset_cache_path(self, w) -> str:
-        return paths.fill(paths.DATA_CACHE, dataset=matrix.base_dataset(w.dataset))
+        return paths.fill(paths.DATA_CACHE, dataset=w.dataset)
 
     def data_source(self, w) -> str:
         return params.data_source(self.config, w.get("dataset") or w.get("corpus"))
@@ -56,34 +56,34 @@ class JobFunctions:
 
     # ---- training and the jobs that read a trained model
     def run_config(self, w) -> Config:
-        return params.run_config(self.config, w.dataset, w.method, w.lam, w.seed)
+        return params.run_config(self.config, w.dataset, w.recipe, w.method, w.lam, w.seed)
 
     def train_priority(self, w) -> int:
-        return params.train_priority(self.config, w.dataset, w.method)
+        return params.train_priority(self.config, w.recipe, w.method)
 
     def probe_settings(self, w) -> Config:
         return params.probe_settings(self.config)
 
     def train_metrics(self, w) -> list[str]:
-        return targets.train_metrics(self.config, w.dataset)
+        return targets.train_metrics(self.config, w.dataset, w.recipe)
 
     def train_timings(self, w) -> list[str]:
-        return targets.train_timings(self.config, w.dataset)
+        return targets.train_timings(self.config, w.dataset, w.recipe)
 
     def null_results(self, w) -> list[str]:
-        return targets.null_results(self.config, w.dataset)
+        return targets.null_results(self.config, w.dataset, w.recipe)
 
     def probe_results(self, w) -> list[str]:
-        return targets.probe_results(self.config, w.dataset)
+        return targets.probe_results(self.config, w.dataset, w.recipe)
 
     def measure_results(self, w) -> list[str]:
-        return targets.measure_results(self.config, w.dataset)
+        return targets.measure_results(self.config, w.dataset, w.recipe)
 
     def reproduction_config(self, w) -> Config:
-        return params.reproduction_config(self.config, w.dataset)
+        return params.reproduction_config(self.config, w.recipe)
 
     def dataset_expect(self, w) -> dict[str, Any]:
-        return targets.table_expect(self.config, w.dataset)
+        return targets.table_expect(self.config, w.dataset, w.recipe)
 
     # ---- the EP stack probe
     def corpus_version(self, w) -> str:
