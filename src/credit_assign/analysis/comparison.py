@@ -20,6 +20,7 @@ import yaml
 
 from credit_assign.analysis.aggregate import same_lam, select_runs
 from credit_assign.analysis.cells import field
+from credit_assign.infra.paths import DEFAULT_RECIPE
 from credit_assign.infra.results import schema
 from credit_assign.spec.configfiles import check_yaml
 
@@ -184,7 +185,7 @@ def _measured_values(entry: dict, m: pd.DataFrame) -> tuple[np.ndarray, np.ndarr
 
 
 def measured_comparisons(reference: dict, measurements: pd.DataFrame,
-                         recipe: str = "default") -> dict[str, pd.DataFrame]:
+                         recipe: str = DEFAULT_RECIPE) -> dict[str, pd.DataFrame]:
     """One recipe's models measured the other ways (its ``measurements.csv``,
     credit_assign.science.measurement): a comparison per measurement besides ``stratified``
     (which is what the recipe's own table reports), named ``<recipe>/<measurement>``. Only the

@@ -21,6 +21,7 @@ from credit_assign.analysis.study import (
     recipe_kind,
     split_recipe,
 )
+from credit_assign.infra.paths import DEFAULT_RECIPE
 
 
 def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = None
@@ -44,7 +45,7 @@ def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = No
     accuracy, the null) is its recipe's own; and a number it remeasures on a method the
     recipe did not rerun is the default's models measured the same way
     (``default/<measurement>``). ``inherited_from`` names the source column."""
-    default = tables["default"]
+    default = tables[DEFAULT_RECIPE]
     keys = [number_key(r) for r in default.itertuples()]
     rows_of = {}
     for name, table in tables.items():
@@ -55,17 +56,17 @@ def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = No
 
     def source(name: str, i: int) -> str:
         r = rows_of[name][i]
-        if r.ours_n > 0 or name == "default":
+        if r.ours_n > 0 or name == DEFAULT_RECIPE:
             return name
         base, measurement = split_recipe(name)
         if measurement == "reported":
-            return source("default", i) if rows_of["default"][i].ours_n > 0 else name
+            return source(DEFAULT_RECIPE, i) if rows_of[DEFAULT_RECIPE][i].ours_n > 0 else name
         if getattr(r, "remeasured", False):
             same = f"default{MEASUREMENT_SEP}{measurement}"
             if name != same and same in rows_of and rows_of[same][i].ours_n > 0:
                 return same
             return name
-        return source(base, i) if base in rows_of else source("default", i)
+        return source(base, i) if base in rows_of else source(DEFAULT_RECIPE, i)
 
     rows = []
     for name in tables:
@@ -74,7 +75,7 @@ def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = No
             r = rows_of[name][i]
             src = rows_of[source(name, i)][i]
             inherited = source(name, i) != name
-            d = rows_of["default"][i]
+            d = rows_of[DEFAULT_RECIPE][i]
             rows.append({**key, **_paper(r), "recipe": name, "kind": recipe_kind(name, kinds),
                          "base_recipe": base, "measurement": measurement,
                          "remeasured": bool(getattr(r, "remeasured", True)),

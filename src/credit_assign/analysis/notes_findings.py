@@ -14,6 +14,7 @@ from credit_assign.analysis.cells import flag
 from credit_assign.analysis.comparison import number_key, paper_number, same_number
 from credit_assign.analysis.notes_norm import measured_cosines_finding, norm_finding, plain
 from credit_assign.infra import paths
+from credit_assign.infra.paths import DEFAULT_RECIPE
 
 
 def _per_seed(runs: pd.DataFrame, column: str = "test_acc") -> list[dict]:
@@ -43,7 +44,7 @@ def runs_finding(runs, epochs, variant_runs: dict, info: dict, compute: str = ""
 def matches_finding(gaps: pd.DataFrame) -> dict:
     """The default recipe's numbers within tolerance, and the counts (every number, the
     verified targets)."""
-    default = gaps[gaps.recipe == "default"]
+    default = gaps[gaps.recipe == DEFAULT_RECIPE]
     ok = default[default.gap.abs() <= 1]
     ver = variant_study.verified_numbers(default)
     return {"within": len(ok), "compared": int(default.gap.notna().sum()),
@@ -87,8 +88,8 @@ def misses_finding(gaps: pd.DataFrame) -> list[dict]:
     those that depart from nothing the paper states (the stated recipe measured another
     way, the open variants and their measurements) and, apart, among the departing ones:
     a departure never reads as the explanation of a miss unmarked."""
-    default = gaps[gaps.recipe == "default"].reset_index(drop=True)
-    others = gaps[(gaps.recipe != "default") & ~gaps.inherited.astype(bool)
+    default = gaps[gaps.recipe == DEFAULT_RECIPE].reset_index(drop=True)
+    others = gaps[(gaps.recipe != DEFAULT_RECIPE) & ~gaps.inherited.astype(bool)
                   & gaps.gap.notna()]
     goal = others.kind.isin(variant_study.GOAL_KINDS)
     out = []
@@ -140,7 +141,7 @@ def accuracy_finding(runs, epochs, variant_runs: dict) -> dict:
 
 def checks_finding(gaps: pd.DataFrame) -> dict:
     """What the default recipe misses, by method, and how BP fares on its numbers."""
-    default = gaps[gaps.recipe == "default"]
+    default = gaps[gaps.recipe == DEFAULT_RECIPE]
     bp = default[(default.method == "bp") & default.gap.notna()]
     return {"missed": sorted(set(default[default.gap.abs() > 1].method)),
             "bp": len(bp), "bp_missed": int((bp.gap.abs() > 1).sum())}

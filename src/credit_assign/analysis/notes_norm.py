@@ -14,6 +14,7 @@ import pandas as pd
 from credit_assign.analysis import study as variant_study
 from credit_assign.analysis.aggregate import same_lam, select_runs
 from credit_assign.analysis.comparison import MEASUREMENT_SEP, number_key, paper_number
+from credit_assign.infra.paths import DEFAULT_RECIPE
 
 
 def plain(value) -> float | None:
@@ -60,11 +61,11 @@ def measured_cosines_finding(gaps: pd.DataFrame, study: dict | None = None) -> d
         return None
     layers = sorted(int(x) for x in layer.layer.unique())
     own = _own_headline(gaps)
-    recipes = ["default"]
-    if len(own) and (near := own.loc[own.gap.abs().idxmin()].recipe) != "default":
+    recipes = [DEFAULT_RECIPE]
+    if len(own) and (near := own.loc[own.gap.abs().idxmin()].recipe) != DEFAULT_RECIPE:
         recipes.append(near)
     norm = variant_study.headline_rows(gaps).set_index("recipe").ours_mean
-    first = layer[layer.recipe == "default"].set_index("layer")
+    first = layer[layer.recipe == DEFAULT_RECIPE].set_index("layer")
     rows = []
     for recipe in recipes:
         for col in [recipe] + sorted(layer[(layer.base_recipe == recipe)
@@ -120,7 +121,7 @@ def norm_finding(runs, layers, epochs, variant_runs: dict, measurements, gaps) -
     seeds = sorted(int(s) for s in dfa0.seed.unique())
     base = {int(r.seed): float(r.h_L_norm_median) for r in dfa0.itertuples()}
     recipes = []
-    for name, vr in [("default", runs), *variant_runs.items()]:
+    for name, vr in [(DEFAULT_RECIPE, runs), *variant_runs.items()]:
         by_seed = {int(x.seed): x for x in select_runs(vr, "dfa", 0.0).itertuples()}
         if by_seed:
             recipes.append({"recipe": name, "seeds": [
@@ -128,7 +129,7 @@ def norm_finding(runs, layers, epochs, variant_runs: dict, measurements, gaps) -
                  "ratio": plain(float(by_seed[s].h_L_norm_median) / base.get(s, math.nan)),
                  "acc": plain(by_seed[s].test_acc)} if s in by_seed else None for s in seeds]})
     head = variant_study.headline_rows(gaps)
-    paper = head[head.recipe == "default"]
+    paper = head[head.recipe == DEFAULT_RECIPE]
     out = {"paper": plain(paper.paper.iloc[0]) if len(paper) else None,
            "layers": [{"layer": int(layer), "h": plain(r.h_norm_median),
                        "branch": plain(r.branch_norm_median)} for layer, r in per_layer.iterrows()],

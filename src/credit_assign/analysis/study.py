@@ -13,6 +13,7 @@ import pandas as pd
 
 from credit_assign.analysis.cells import flag
 from credit_assign.analysis.comparison import MEASUREMENT_SEP, same_number
+from credit_assign.infra.paths import DEFAULT_RECIPE
 
 
 def split_recipe(name: str) -> tuple[str, str]:
@@ -43,7 +44,7 @@ def recipe_kind(name: str, kinds: dict[str, str] | None = None) -> str:
     """A gap-map column's group: ``stated`` (default), a variant's ``kind`` (``open``
     or ``departs``, config/variants.yaml), ``<that kind>+measurement`` for
     ``<recipe>/<measurement>``; a variant whose kind is not given is ``unlabelled``."""
-    if name == "default":
+    if name == DEFAULT_RECIPE:
         return STATED
     if MEASUREMENT_SEP in name:
         return f"{recipe_kind(split_recipe(name)[0], kinds)}+{MEASUREMENT}"

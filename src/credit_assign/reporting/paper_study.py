@@ -13,6 +13,7 @@ import pandas as pd
 from credit_assign.analysis import study as variant_study
 from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.comparison import MEASUREMENT_SEP
+from credit_assign.infra.paths import DEFAULT_RECIPE
 from credit_assign.reporting import labels
 from credit_assign.reporting.render import (
     NOT_RUN,
@@ -105,10 +106,10 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None
                 no_flags)
     rank = variant_study.ranking(gaps, study)
     by = rank.set_index("recipe")
-    best = variant_study.best(rank, "open") or "default"
+    best = variant_study.best(rank, "open") or DEFAULT_RECIPE
     departs = variant_study.best(rank, "departs")
     counted = gaps[gaps.gap.notna()]
-    n_numbers = counted[counted.recipe == "default"].shape[0]
+    n_numbers = counted[counted.recipe == DEFAULT_RECIPE].shape[0]
     headline = variant_study.headline_rows(gaps)
 
     inherited = {}
@@ -131,7 +132,7 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None
         return f"{tex_int(by.loc[recipe, 'within' + which])} of " \
                f"{tex_int(by.loc[recipe, 'compared' + which])}"
 
-    (hl_default, gap_default) = norm_of("default", "hLDfaZeroDefault")
+    (hl_default, gap_default) = norm_of(DEFAULT_RECIPE, "hLDfaZeroDefault")
     (hl_best, gap_best) = norm_of(best, "hLDfaZeroBest")
     # the recipes' own runs (not another recipe's inherited, nor a measurement column)
     own = headline[~headline.inherited.astype(bool)
@@ -154,10 +155,11 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None
               "bestVariantWithinVerified": count(best, "_verified"),
               "bestDeparts": tex_escape(departs) if departs else NOT_RUN,
               "bestDepartsWithin": count(departs) if departs else NOT_RUN,
-              "defaultWithin": count("default"), "defaultWithinAll": count("default", "_all"),
-              "defaultWithinVerified": count("default", "_verified"),
+              "defaultWithin": count(DEFAULT_RECIPE),
+              "defaultWithinAll": count(DEFAULT_RECIPE, "_all"),
+              "defaultWithinVerified": count(DEFAULT_RECIPE, "_verified"),
               "nGapNumbers": str(n_numbers),
-              "nGapNumbersVerified": str(int(counted[(counted.recipe == "default")
+              "nGapNumbersVerified": str(int(counted[(counted.recipe == DEFAULT_RECIPE)
                                                      & counted.verified.astype(bool)].shape[0])),
               "hLDfaZeroDefault": hl_default, "hLDfaZeroBest": hl_best,
               "gapHLDfaZeroDefault": gap_default, "gapHLDfaZeroBest": gap_best,

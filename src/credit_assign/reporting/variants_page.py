@@ -30,6 +30,7 @@ from credit_assign.analysis.tables import read as read_table
 from credit_assign.analysis.tables import write as write_table
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
+from credit_assign.infra.paths import DEFAULT_RECIPE
 from credit_assign.reporting import render
 
 
@@ -48,7 +49,7 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
     study's ranking, each kind on its own), the default recipe beside the best ``open``
     variant, the winner's-curse check, and the whole gap map. ``about``: recipe → {kind,
     description, methods, seeds}; ``rank``: ranking(gaps, study). '' without a variant."""
-    variants = rank[rank.recipe != "default"]
+    variants = rank[rank.recipe != DEFAULT_RECIPE]
     if variants.empty:
         return ""
     best_open = best(rank, "open")
@@ -62,7 +63,7 @@ def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, d
                "compared_verified": int(r.compared_verified), "rerun": r.rerun,
                "clipped_gap_sum": r.clipped_gap_sum}
               for r in rank.itertuples() for a in [about.get(r.recipe, {})]]
-    default = gaps[gaps.recipe == "default"].itertuples()
+    default = gaps[gaps.recipe == DEFAULT_RECIPE].itertuples()
     side = [(_side(x), _side(y)) for x, y in
             zip(default, gaps[gaps.recipe == shown].itertuples(), strict=True)]
     # the gap map's cells: each the row of ``gaps`` it shows (NaN: not measured there)
@@ -93,7 +94,7 @@ def write_gap_map(tables: dict, out_csv, reference_path=None, measurements=None,
     frames = {name: read_table(path, "reproduction") for name, path in tables.items()}
     about = dict(about or {})
     if measurements and not isinstance(measurements, dict):
-        measurements = {"default": measurements}
+        measurements = {DEFAULT_RECIPE: measurements}
     if measurements:
         reference = load_reference(reference_path)
         column = render.macro("measurements.j2", "column")  # `R`'s models; how M measures
