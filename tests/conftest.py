@@ -75,7 +75,7 @@ TINY = {
     "training": {"epochs": 2, "batch_size": 256, "augmentation": "none"},
     "sweep": {"seeds": [1, 2], "dfa": [0, {"fig4": 1.0e-2}], "bp": [0, 1.0e-2], "frozen": [0],
               "fa": [], "np": [0]},
-    "rule": {"np": {"directions": 4}},
+    "methods": {"np": {"directions": 4}},
     "probes": {"epochs": [1, 2], "n_samples": 64, "directions": 8},
     "diagnostics": {"n_samples": 100},
     "fresh_b_null": {"draws": 3},

@@ -116,9 +116,9 @@ def test_changing_one_lambda_reruns_only_its_jobs(tiny_run, tmp_path):
 
 
 def test_changing_one_rules_option_reruns_only_that_rules_runs(tiny_run, tmp_path):
-    """A run depends on its own rule's options only (rule.<method>)."""
+    """A run depends on its own rule's options only (methods.<method>)."""
     changed = json.loads(json.dumps(TINY))
-    changed["rule"] = {"np": {"directions": 6}}
+    changed["methods"] = {"np": {"directions": 6}}
     cfg = tiny_run / "config" / "tiny-np.yaml"
     cfg.write_text(yaml.safe_dump(changed))
     out = snakemake(tiny_run, "--configfile", str(cfg), "-n")
@@ -291,7 +291,7 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
     cfg.write_text(yaml.safe_dump({"variants": {"const_lr": {
         "kind": "departs", "description": "constant lr, e summed", "methods": ["dfa"],
         "overrides": {"training": {"schedule": "constant"},
-                      "rule": {"dfa": {"error_reduction": "sum"}}}}}}))
+                      "methods": {"dfa": {"error_reduction": "sum"}}}}}}))
     default = (tiny_run / "results/digits/train/dfa/lam0/seed1/metrics.json").read_bytes()
     dry = snakemake(tiny_run, "variants", "--configfile", "config/tiny.yaml", str(cfg), "-n")
     counts = job_counts(dry.stdout)
