@@ -138,7 +138,7 @@ def tiny_run_config(method="dfa", lam=0.01, epochs=3, **training):
         "training": {"epochs": epochs, "batch_size": 128, "lr": 1e-3, "weight_decay": 0.01,
                      "schedule_step": "batch", "augmentation": "crop_flip", "crop_padding": 1,
                      "nonfinite_policy": "continue", "device": "cpu", **training},
-        "rule": {},  # the rule's defaults
+        "options": {},  # the method's defaults
         "diagnostics": {"n_samples": 200, "seed": 0, "eval_batch_size": 256},
     }
 

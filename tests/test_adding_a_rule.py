@@ -164,7 +164,7 @@ def test_a_new_rule_file_and_its_lambdas_run_it_and_rerun_nothing_else(with_toy)
 
     metrics = read_result(with_toy / "results/digits/train/shared/lam0/seed1/metrics.json",
                           "train")
-    assert metrics["config"]["rule"] == {"scale": 0.5, "train_embedding": True}
+    assert metrics["config"]["options"] == {"scale": 0.5, "train_embedding": True}
     assert metrics["run"]["method"] == "shared"
     runs = pd.read_csv(with_toy / TABLES[0])
     assert sorted(runs.method) == ["bp", "shared"]
@@ -175,7 +175,7 @@ def test_a_new_rule_file_and_its_lambdas_run_it_and_rerun_nothing_else(with_toy)
     # the figure shows the toy-trained nets, under the label its module declares
     assert "shared-B DFA-trained nets" in (with_toy / FIGURE).read_text()
     bp = read_result(with_toy / "results/digits/train/bp/lam0/seed1/metrics.json", "train")
-    assert bp["config"]["rule"] == {}  # BP records only its own options: none
+    assert bp["config"]["options"] == {}  # BP records only its own options: none
 
 
 @pytest.mark.workflow

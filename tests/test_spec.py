@@ -297,7 +297,7 @@ def test_a_variant_trains_its_methods_on_the_study_seeds_under_its_own_folder(tm
     assert targets.measurement_tables(cfg)[0] == "results/cifar10/summary/measurements.csv"
     run = params.run_config(cfg, ds, "dfa", "0", "42")
     assert run["variant"] == name and run["training"]["schedule"] == "constant"
-    assert list(run) == ["dataset", "method", "lam", "seed", "model", "training", "rule",
+    assert list(run) == ["dataset", "method", "lam", "seed", "model", "training", "options",
                          "diagnostics", "variant"]
     assert run["dataset"] == "cifar10" and run["lam"] == 0.0 and run["seed"] == 42
     assert params.train_priority(cfg, "cifar10", "fa") == 100
@@ -310,10 +310,10 @@ def test_a_variant_trains_its_methods_on_the_study_seeds_under_its_own_folder(tm
 
 def test_a_run_depends_on_its_own_rules_options_only(paper_config):
     run = params.run_config(paper_config, "cifar10", "np", "0", "1")
-    assert run["rule"] == paper_config["methods"]["np"] and "variant" not in run
+    assert run["options"] == paper_config["methods"]["np"] and "variant" not in run
     assert run["model"]["final_norm"] is True
     probe = params.probe_settings(paper_config)
-    assert set(probe["rules"]) == {m for m, r in catalog.load().items() if r["probed"]}
+    assert set(probe["methods"]) == {m for m, r in catalog.load().items() if r["probed"]}
     assert "epochs" not in probe and "network" not in probe
 
 

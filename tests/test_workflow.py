@@ -132,7 +132,8 @@ def test_changing_one_rules_option_reruns_only_that_rules_runs(tiny_run, tmp_pat
 # with the message before it plans a job.
 @pytest.mark.parametrize("override, named", [
     ("training={'epochz': 3}", "epochz"),
-    ("rule={'feedback_scale': 'unit'}", "'feedback_scale' is not a learning rule"),
+    ("methods={'feedback_scale': 'unit'}", "'feedback_scale' is not a learning rule"),
+    ("rule={'dfa': {'feedback_scale': 'unit'}}", "Rename `rule:` to `methods:`"),
 ])
 def test_bad_config_is_refused_before_any_job(repo, override, named):
     out = snakemake(repo, "-n", "--configfile", "config/quick.yaml", "--config", override,
@@ -301,7 +302,7 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
                       "train")
     assert run["config"]["variant"] == "const_lr"
     assert run["config"]["training"]["schedule"] == "constant"
-    assert run["config"]["rule"] == {"feedback_scale": "unit", "error_reduction": "sum",
+    assert run["config"]["options"] == {"feedback_scale": "unit", "error_reduction": "sum",
                                      "train_embedding": True}  # the rest: the rule's defaults
     assert len(set(run["history"]["lr"])) == 1
     assert (tiny_run / "results/digits/train/dfa/lam0/seed1/metrics.json").read_bytes() == default
