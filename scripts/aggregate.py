@@ -1,4 +1,4 @@
-"""Rule aggregate: validated result files → tidy CSV tables."""
+"""Step aggregate: validated result files → tidy CSV tables."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

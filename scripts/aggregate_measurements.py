@@ -1,4 +1,4 @@
-"""Rule aggregate_measurements: every measure result → summary/measurements.csv."""
+"""Step aggregate_measurements: every measure result → summary/measurements.csv."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

@@ -1,4 +1,4 @@
-"""Rule probe: alignment of every rule at a run's saved checkpoints → JSON."""
+"""Step alignment_probe: alignment of every learning rule at a run's saved checkpoints → JSON."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

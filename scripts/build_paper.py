@@ -1,4 +1,4 @@
-"""Rule paper: latexmk + pdflatex → paper/ms.pdf (latexmk's output: paper/build/)."""
+"""Step paper: latexmk + pdflatex → paper/ms.pdf (latexmk's output: paper/build/)."""
 import logging
 import sys
 

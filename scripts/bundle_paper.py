@@ -1,4 +1,4 @@
-"""Rule arxiv: ms.tex + numbers.tex + figure PDFs → paper/arxiv.tar.gz."""
+"""Step arxiv: ms.tex + numbers.tex + figure PDFs → paper/arxiv.tar.gz."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

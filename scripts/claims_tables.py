@@ -1,4 +1,4 @@
-"""Rule claims_tables: the runs the claims read → runs, epochs, per-layer null, EP tables."""
+"""Step claims_tables: the runs the claims read → runs, epochs, per-layer null, EP tables."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

@@ -1,4 +1,4 @@
-"""Rule claims_verdicts: the claims' tables → verdicts, effects per seed, findings, page."""
+"""Step claims_verdicts: the claims' tables → verdicts, effects per seed, findings, page."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

@@ -1,4 +1,4 @@
-"""Rule ep_stack_probe: pretrain the stack, probe EP against BPTT → JSON + timings."""
+"""Step ep_stack_probe: pretrain the stack, probe EP against BPTT → JSON + timings."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

@@ -1,4 +1,4 @@
-"""Rule ep_stack_summary: every EP stack probe → long CSV tables and report.md, with
+"""Step ep_stack_summary: every EP stack probe → long CSV tables and report.md, with
 each estimate flagged settled or not under config ep_stack.settle."""
 import sys
 

@@ -1,4 +1,4 @@
-"""Rule fig4_penalty_rescue: summary tables → paper/figures/fig4_penalty_rescue.{pdf,png,svg}."""
+"""Step fig4_penalty_rescue: summary tables → paper/figures/fig4_penalty_rescue.{pdf,png,svg}."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

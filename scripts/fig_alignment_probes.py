@@ -1,4 +1,4 @@
-"""Rule fig_alignment_probes: probe tables → paper/figures/fig_alignment_probes.*"""
+"""Step fig_alignment_probes: probe tables → paper/figures/fig_alignment_probes.*"""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

@@ -1,4 +1,4 @@
-"""Rule fig_claims: findings.json → paper/figures/fig_claims.{pdf,png,svg}."""
+"""Step fig_claims: findings.json → paper/figures/fig_claims.{pdf,png,svg}."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

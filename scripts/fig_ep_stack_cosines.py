@@ -1,4 +1,4 @@
-"""Rule fig_ep_stack_cosines: summary tables → paper/figures/fig_ep_stack_cosines.*."""
+"""Step fig_ep_stack_cosines: summary tables → paper/figures/fig_ep_stack_cosines.*."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

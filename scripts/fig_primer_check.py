@@ -1,4 +1,4 @@
-"""Rule fig_primer_check: primer_check.json → paper/figures/fig_primer_check.{pdf,png,svg}."""
+"""Step fig_primer_check: primer_check.json → paper/figures/fig_primer_check.{pdf,png,svg}."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

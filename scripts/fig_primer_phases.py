@@ -1,4 +1,4 @@
-"""Rule fig_primer_phases: the primer schematic (a drawing, no inputs)."""
+"""Step fig_primer_phases: the primer schematic (a drawing, no inputs)."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

@@ -1,4 +1,4 @@
-"""Rule findings: the summary tables → findings.json (every verdict; the notes' findings
+"""Step findings: the summary tables → findings.json (every verdict; the notes' findings
 with the variant study). Each table is read, and checked against the runs the config
 asks for, once."""
 import json

@@ -1,4 +1,4 @@
-"""Rule fresh_b_null: deep cosine of a trained DFA model under K fresh feedback draws."""
+"""Step fresh_b_null: deep cosine of a trained DFA model under K fresh feedback draws."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

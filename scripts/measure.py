@@ -1,4 +1,4 @@
-"""Rule measure: measurement variants of one trained model (no retraining)."""
+"""Step measure: measurement variants of one trained model (no retraining)."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

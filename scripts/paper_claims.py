@@ -1,4 +1,4 @@
-"""Rule paper_claims: findings.json (where the config has claims) + config/history.yaml
+"""Step paper_claims: findings.json (where the config has claims) + config/history.yaml
 → paper/claims.tex."""
 import sys
 

@@ -1,4 +1,4 @@
-"""Rule paper_numbers: summary tables → paper/numbers.tex (one macro per number)."""
+"""Step paper_numbers: summary tables → paper/numbers.tex (one macro per number)."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

@@ -1,4 +1,4 @@
-"""Rule prepare_corpus: read or fetch a character corpus into data/corpus/{corpus}.pt and
+"""Step prepare_corpus: read or fetch a character corpus into data/corpus/{corpus}.pt and
 its manifest."""
 import sys
 

@@ -1,4 +1,4 @@
-"""Rule prepare_data: decode a dataset once into data/{dataset}.pt and its manifest."""
+"""Step prepare_data: decode a dataset once into data/{dataset}.pt and its manifest."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

@@ -1,4 +1,4 @@
-"""Rule primer_check: EP estimate vs BP over a β grid (float64) → JSON."""
+"""Step primer_check: EP estimate vs BP over a β grid (float64) → JSON."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

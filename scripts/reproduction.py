@@ -1,4 +1,4 @@
-"""Rule reproduction: summary tables + reference file → reproduction.{csv,md}."""
+"""Step reproduction: summary tables + reference file → reproduction.{csv,md}."""
 import json
 import sys
 from pathlib import Path

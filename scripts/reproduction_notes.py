@@ -1,4 +1,4 @@
-"""Rule reproduction_notes: findings.json → reproduction_notes.md."""
+"""Step reproduction_notes: findings.json → reproduction_notes.md."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

@@ -1,4 +1,4 @@
-"""Rule train: one (method, λ, seed) run → metrics.json + model.pt."""
+"""Step train: one (method, λ, seed) run → metrics.json + model.pt."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

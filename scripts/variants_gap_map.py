@@ -1,4 +1,4 @@
-"""Rule variants_gap_map: every recipe's reproduction table → variants_gap.csv,
+"""Step variants_gap_map: every recipe's reproduction table → variants_gap.csv,
 reproduction_variants.md, fig_variants and fig_variants_key."""
 import sys
 

@@ -1,4 +1,4 @@
-"""Rule variants_measured_map: variants_gap.csv → paper/figures/fig_variants_measured.* and
+"""Step variants_measured_map: variants_gap.csv → paper/figures/fig_variants_measured.* and
 fig_variants_measured_eps.* (the recipes' models measured the other ways, one panel per
 measurement; the epsilon cosines on the second page)."""
 import sys
