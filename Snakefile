@@ -21,9 +21,9 @@ from credit_assign.spec.checks import check_default_loaded, prepare  # noqa: E40
 configfile: str(Path(workflow.basedir) / paths.DEFAULT_CONFIG)
 
 
-# The one parse sequence (credit_assign.spec.checks.prepare), before any rule: what
+# The one parse sequence (credit_assign.spec.checks.prepare), before any job: what
 # YAML would read silently (a duplicate key, a seed like 042: octal 34), the schema (its
-# defaults filled in), what the schema cannot say (the rules' options filled in).
+# defaults filled in), what the schema cannot say (the methods' options filled in).
 try:
     check_default_loaded(workflow.configfiles, workflow.basedir)
     prepare(config, workflow.configfiles, workflow.basedir)

@@ -1,6 +1,6 @@
 """How long the paper config's full rebuild takes on N cores: measured from the runs'
 own Snakemake logs (``--snakemake-log``, one or more: each log's first job start to its
-last job end, and its jobs per rule; several logs are the pieces of one rebuild that
+last job end, and its jobs per step; several logs are the pieces of one rebuild that
 resumed), beside an estimate from the jobs' recorded wall times — every training job
 (its timings.json), every measurement and fresh-B null, every float32 EP stack probe
 (pretraining + probe phases, summed over resumed attempts) — packed onto N one-thread
@@ -69,15 +69,15 @@ def jobs(results: Path, ep_results: Path, datasets: str = "cifar10") -> list[dic
         for path in sorted((root / "train").glob("*/*/*/timings.json")):
             t = read_result(path, "train_timings")
             run = path.parent.relative_to(root / "train").parts
-            out.append({"rule": "train", "recipe": root.name, "job": "/".join(run),
+            out.append({"step": "train", "recipe": root.name, "job": "/".join(run),
                         "finished_at": (t.get("record") or {}).get("finished_at"),
                         **train_seconds(t)})
-        for rule in ("measure", "fresh_b_null"):
-            for path in sorted((root / rule).glob("*/*/*.json")):
-                r = read_result(path, rule)
+        for step in ("measure", "fresh_b_null"):
+            for path in sorted((root / step).glob("*/*/*.json")):
+                r = read_result(path, step)
                 out.append(
                     {
-                        "rule": rule,
+                        "step": step,
                         "recipe": root.name,
                         "job": str(path.relative_to(results)),
                         "seconds": r["timings"]["total_s"],
@@ -88,7 +88,7 @@ def jobs(results: Path, ep_results: Path, datasets: str = "cifar10") -> list[dic
         probe = sum(p["reference"] + sum(e["total"] for e in p["ep"]) for p in t["probes"])
         out.append(
             {
-                "rule": "ep_stack_probe",
+                "step": "ep_stack_probe",
                 "recipe": "ep_stack",
                 "job": f"{t['corpus']}/float32/seed{t['seed']}",
                 "seconds": t["pretrain"] + probe,
@@ -110,9 +110,9 @@ def estimate(results: Path, ep_results: Path, cores: int, datasets: str = "cifar
     if not listed:
         raise SystemExit(f"no job results under {results}/{datasets}: nothing to estimate")
     seconds = [j["seconds"] for j in listed]
-    by_rule: dict[str, dict] = {}
+    by_step: dict[str, dict] = {}
     for j in listed:
-        r = by_rule.setdefault(j["rule"], {"jobs": 0, "seconds": 0.0, "longest_s": 0.0})
+        r = by_step.setdefault(j["step"], {"jobs": 0, "seconds": 0.0, "longest_s": 0.0})
         r["jobs"] += 1
         r["seconds"] += j["seconds"]
         r["longest_s"] = max(r["longest_s"], j["seconds"])
@@ -126,7 +126,7 @@ def estimate(results: Path, ep_results: Path, cores: int, datasets: str = "cifar
         "cores": cores,
         "datasets": datasets,
         "jobs": listed,
-        "by_rule": by_rule,
+        "by_step": by_step,
         "stalled": {
             "jobs": len(stalled),
             "epochs": sum(j["stalled_epochs"] for j in stalled),
@@ -144,7 +144,7 @@ _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$", re.M)
 
 def measured(log_path: Path) -> dict:
     """Wall time of a real run from its Snakemake log: the first timestamp (the first
-    job's start) to the last (the last job's end), the jobs per rule (its "Job stats"),
+    job's start) to the last (the last job's end), the jobs per step (its "Job stats"),
     and whether it completed."""
     text = log_path.read_text()
     stamps = [
@@ -164,8 +164,8 @@ def measured(log_path: Path) -> dict:
     }
     done = re.findall(r"^(\d+) of (\d+) steps \(100%\) done$", text, re.M)
     finished: dict[str, int] = {}
-    for rule in re.findall(r"^Finished jobid: \d+ \(Rule: (\w+)\)$", text, re.M):
-        finished[rule] = finished.get(rule, 0) + 1
+    for step in re.findall(r"^Finished jobid: \d+ \(Rule: (\w+)\)$", text, re.M):
+        finished[step] = finished.get(step, 0) + 1
     return {
         "log": log_path.name,
         "start": stamps[0].isoformat(),
@@ -225,7 +225,7 @@ def _coverage(data: dict, runs: list[dict]) -> str:
     and the stopped jobs whose end falls inside a piece (their pause is in the sum)."""
     finished = {k: sum(r.get("finished", {}).get(k, 0) for r in runs)
                 for k in ("train", "ep_stack_probe")}
-    listed = {k: data["by_rule"].get(k, {}).get("jobs", 0) for k in finished}
+    listed = {k: by_step(data).get(k, {}).get("jobs", 0) for k in finished}
     windows = [(datetime.fromisoformat(r["start"]), datetime.fromisoformat(r["end"]))
                for r in runs]
     stalled = [j for j in data.get("jobs", []) if j.get("stalled_epochs")]
@@ -260,10 +260,16 @@ def _note(data: dict) -> str:
     return f"*{data['note']}*\n\n" if data.get("note") else ""
 
 
+def by_step(data: dict) -> dict:
+    """The jobs and minutes per step (``by_step``; ``by_rule`` in an estimate written
+    before the key was renamed, as docs/rebuild_estimate.json)."""
+    return data["by_step"] if "by_step" in data else data["by_rule"]
+
+
 def report(data: dict) -> str:
     rows = "\n".join(
-        f"| `{rule}` | {r['jobs']} | {r['seconds'] / 60:.1f} | {r['longest_s'] / 60:.1f} |"
-        for rule, r in data["by_rule"].items()
+        f"| `{step}` | {r['jobs']} | {r['seconds'] / 60:.1f} | {r['longest_s'] / 60:.1f} |"
+        for step, r in by_step(data).items()
     )
     recipes = data.get("by_recipe", {})
     by_recipe = (
@@ -286,7 +292,7 @@ def report(data: dict) -> str:
         "packing onto the cores is ideal, and the small jobs (data decoding, tables, "
         "figures) are left out.\n\n"
         + _stalled_text(data.get("stalled"))
-        + "| rule | jobs | minutes (sum) | longest job (min) |\n|---|---|---|---|\n"
+        + "| step | jobs | minutes (sum) | longest job (min) |\n|---|---|---|---|\n"
         f"{rows}\n\n"
         + by_recipe
         + f"Work: {data['work_s'] / 60:.1f} core-minutes. On {data['cores']} cores: at least "

@@ -1,4 +1,4 @@
-"""Rule aggregate_probes: probe results → tidy CSVs."""
+"""Rule aggregate_alignment_probes: probe results → tidy CSVs."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

@@ -75,7 +75,7 @@ TINY = {
     "training": {"epochs": 2, "batch_size": 256, "augmentation": "none"},
     "sweep": {"seeds": [1, 2], "dfa": [0, {"fig4": 1.0e-2}], "bp": [0, 1.0e-2], "frozen": [0],
               "fa": [], "np": [0]},
-    "rule": {"np": {"directions": 4}},
+    "methods": {"np": {"directions": 4}},
     "probes": {"epochs": [1, 2], "n_samples": 64, "directions": 8},
     "diagnostics": {"n_samples": 100},
     "fresh_b_null": {"draws": 3},
@@ -138,7 +138,7 @@ def tiny_run_config(method="dfa", lam=0.01, epochs=3, **training):
         "training": {"epochs": epochs, "batch_size": 128, "lr": 1e-3, "weight_decay": 0.01,
                      "schedule_step": "batch", "augmentation": "crop_flip", "crop_padding": 1,
                      "nonfinite_policy": "continue", "device": "cpu", **training},
-        "rule": {},  # the rule's defaults
+        "options": {},  # the method's defaults
         "diagnostics": {"n_samples": 200, "seed": 0, "eval_batch_size": 256},
     }
 

@@ -74,7 +74,7 @@ def test_config_yaml_states_every_rule_default():
     """config.yaml's rule blocks are the rules' own defaults (the paper recipe)."""
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     for name, cls in RULES.items():
-        assert options_of(name, cfg["rule"].get(name)).to_config() == cls.Options().to_config()
+        assert options_of(name, cfg["methods"].get(name)).to_config() == cls.Options().to_config()
 
 
 def test_config_readme_lists_every_rule_option_as_the_code_declares_it():
@@ -83,13 +83,13 @@ def test_config_readme_lists_every_rule_option_as_the_code_declares_it():
 
 
 def test_options_are_checked_and_named():
-    with pytest.raises(ValueError, match=r"rule.np: unknown option\(s\) \['sigmaa'\]"):
+    with pytest.raises(ValueError, match=r"methods.np: unknown option\(s\) \['sigmaa'\]"):
         options_of("np", {"sigmaa": 1.0})
-    with pytest.raises(ValueError, match="rule.np.sigma must be > 0"):
+    with pytest.raises(ValueError, match="methods.np.sigma must be > 0"):
         options_of("np", {"sigma": 0.0})
-    with pytest.raises(ValueError, match="rule.dfa.feedback_scale must be one of"):
+    with pytest.raises(ValueError, match="methods.dfa.feedback_scale must be one of"):
         options_of("dfa", {"feedback_scale": "huge"})
-    with pytest.raises(ValueError, match="rule.np.directions must be of type integer"):
+    with pytest.raises(ValueError, match="methods.np.directions must be of type integer"):
         options_of("np", {"directions": True})
     assert options_of("np", {"sigma": 1}).sigma == 1.0  # an int where a float is asked
     with pytest.raises(ValueError, match="unknown learning rule 'sdil'.*adding-a-rule"):
@@ -148,7 +148,7 @@ def with_toy(tmp_path_factory) -> Path:
     snakemake(work, *TABLES, FIGURE, "--configfile", "config/base.yaml")
     shutil.copy(ROOT / "tests/toy_rule.py", work / "src/credit_assign/science/rules/shared.py")
     regenerate(work)  # the catalogue and config/README.md's table, as the doc says
-    toy = {"sweep": {"shared": [0]}, "rule": {"shared": {"scale": 0.5}},
+    toy = {"sweep": {"shared": [0]}, "methods": {"shared": {"scale": 0.5}},
            "probes": {"network": {"method": "shared", "lam": 0}}}
     (work / "config/toy.yaml").write_text(yaml.safe_dump(toy))
     return work
@@ -165,7 +165,7 @@ def test_a_new_rule_file_and_its_lambdas_run_it_and_rerun_nothing_else(with_toy)
 
     metrics = read_result(with_toy / "results/digits/default/train/shared/lam0/seed1/metrics.json",
                           "train")
-    assert metrics["config"]["rule"] == {"scale": 0.5, "train_embedding": True}
+    assert metrics["config"]["options"] == {"scale": 0.5, "train_embedding": True}
     assert metrics["run"]["method"] == "shared"
     runs = pd.read_csv(with_toy / TABLES[0])
     assert sorted(runs.method) == ["bp", "shared"]
@@ -176,16 +176,16 @@ def test_a_new_rule_file_and_its_lambdas_run_it_and_rerun_nothing_else(with_toy)
     # the figure shows the toy-trained nets, under the label its module declares
     assert "shared-B DFA-trained nets" in (with_toy / FIGURE).read_text()
     bp = read_result(with_toy / "results/digits/default/train/bp/lam0/seed1/metrics.json", "train")
-    assert bp["config"]["rule"] == {}  # BP records only its own options: none
+    assert bp["config"]["options"] == {}  # BP records only its own options: none
 
 
 @pytest.mark.workflow
 def test_a_misspelt_rule_option_is_named_before_any_job(with_toy):
     bad = with_toy / "config/bad.yaml"
-    bad.write_text(json.dumps({"rule": {"shared": {"scal": 2.0}}}))
+    bad.write_text(json.dumps({"methods": {"shared": {"scal": 2.0}}}))
     out = snakemake(with_toy, "-n", "--configfile", "config/base.yaml", str(bad), check=False)
     text = out.stdout + out.stderr
-    assert out.returncode != 0 and "rule.shared: unknown option(s) ['scal']" in text, text
+    assert out.returncode != 0 and "methods.shared: unknown option(s) ['scal']" in text, text
     assert "Job stats" not in text
 
 

@@ -54,7 +54,7 @@ def run_dfa(lam, monkeypatch=None, eps=None, batch=B, **rule):
     g = torch.Generator().manual_seed(0)
     x, y = torch.randn(STEPS * batch, D, generator=g), torch.randint(C, (STEPS * batch,),
                                                                     generator=g)
-    run = {"seed": 3, "method": "dfa", "lam": lam, "rule": rule,
+    run = {"seed": 3, "method": "dfa", "lam": lam, "options": rule,
            "model": {"width": 16, "depth": 2, "final_norm": True, "branch_init_std": 0.01},
            "training": {"epochs": 1, "batch_size": batch, "lr": 1e-2, "weight_decay": 1e-2,
                         "schedule_step": "batch", "nonfinite_policy": "continue"}}

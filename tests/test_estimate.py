@@ -9,10 +9,10 @@ from credit_assign.spec import catalog, estimate
 
 ESTIMATE = {
     "jobs": [
-        {"rule": "train", "job": "dfa/lam0/seed1", "seconds": 60.0, "epochs": 10},
-        {"rule": "train", "job": "dfa/lam0/seed2", "seconds": 80.0, "epochs": 10},
-        {"rule": "train", "job": "fa/lam0/seed1", "seconds": 120.0, "epochs": 10},
-        {"rule": "fresh_b_null", "job": "dfa/lam0/seed1", "seconds": 5.0},
+        {"step": "train", "job": "dfa/lam0/seed1", "seconds": 60.0, "epochs": 10},
+        {"step": "train", "job": "dfa/lam0/seed2", "seconds": 80.0, "epochs": 10},
+        {"step": "train", "job": "fa/lam0/seed1", "seconds": 120.0, "epochs": 10},
+        {"step": "fresh_b_null", "job": "dfa/lam0/seed1", "seconds": 5.0},
     ]
 }
 # A checked config's shape (every registered rule in the sweep, as checks.prepare fills it)
@@ -42,6 +42,31 @@ def test_core_minutes_are_epochs_times_the_recorded_seconds_per_epoch(tmp_path):
     path.write_text(json.dumps(ESTIMATE))
     assert f"{est['total']:.0f} core-minutes" in estimate.statement(CONFIG, path)
     assert "not estimated" in estimate.statement(CONFIG, tmp_path / "none.json")
+
+
+def test_an_estimate_written_with_the_old_job_key_reads_the_same(tmp_path):
+    """A job's step was recorded as ``rule`` before the key was renamed ``step`` (as in
+    the committed docs/rebuild_estimate.json): the estimate and the report read both."""
+    old = {"jobs": [{("rule" if k == "step" else k): v for k, v in job.items()}
+                    for job in ESTIMATE["jobs"]]}
+    assert all("step" not in job for job in old["jobs"])
+    assert estimate.per_epoch_seconds(old) == estimate.per_epoch_seconds(ESTIMATE)
+    assert [estimate.job_step(j) for j in old["jobs"]] == [
+        "train", "train", "train", "fresh_b_null"]
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    (tmp_path / "old/estimate.json").write_text(json.dumps(old))
+    (tmp_path / "new/estimate.json").write_text(json.dumps(ESTIMATE))
+    assert estimate.statement(CONFIG, tmp_path / "old/estimate.json") == \
+        estimate.statement(CONFIG, tmp_path / "new/estimate.json")
+    committed = json.loads((estimate.ROOT / "docs/rebuild_estimate.json").read_text())
+    bench = _rebuild_estimate()
+    table = {"by_step": committed.get("by_step", committed.get("by_rule"))}
+    text = bench.report(committed)
+    assert "| step | jobs |" in text
+    assert text == bench.report({k: v for k, v in committed.items()
+                                 if k not in ("by_rule", "by_step")} | table)
+    assert text == (estimate.ROOT / "docs/rebuild_estimate.md").read_text()
 
 
 def test_cli_names_a_missing_config_file_and_prints_the_steps(capsys, tmp_path):
@@ -97,7 +122,7 @@ def test_rebuild_report_sums_the_pieces_of_a_resumed_rebuild():
         "work_s": 600.0,
         "bound_s": 300.0,
         "packed_s": 300.0,
-        "by_rule": {"train": {"jobs": 3, "seconds": 600.0, "longest_s": 200.0}},
+        "by_step": {"train": {"jobs": 3, "seconds": 600.0, "longest_s": 200.0}},
         "measured": [piece, dict(piece, log="b.snakemake.log", wall_s=600.0, complete=True)],
     }
     text = est.report(data)
@@ -157,8 +182,8 @@ def test_the_claims_compute_counts_their_runs_at_the_recorded_times(tmp_path):
     spec["runs"] = {"dfa": [0]}
     spec["claims"] = [c for c in spec["claims"] if c["id"] in ("fa_over_dfa", "ep_reaches_block0")]
     (tmp_path / "claims.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True))
-    recorded = {"jobs": ESTIMATE["jobs"] + [{"rule": "ep_stack_probe", "seconds": 600.0},
-                                            {"rule": "ep_stack_probe", "seconds": 900.0}]}
+    recorded = {"jobs": ESTIMATE["jobs"] + [{"step": "ep_stack_probe", "seconds": 600.0},
+                                            {"step": "ep_stack_probe", "seconds": 900.0}]}
     config = CONFIG | {"claims": {"file": str(tmp_path / "claims.yaml")},
                        "ep_stack": {"corpora": ["tinyshakespeare"],
                                     "pretrain": {"precision": "float32"},

@@ -119,7 +119,7 @@ def test_feedback_is_drawn_once_per_seed_and_saved(small_model, options):
 
 def test_a_jacobian_checkpoint_is_refused_by_the_standard_form(small_model):
     old = make_rule("fa", small_model, 0.0, JACOBIAN).state_dict()
-    with pytest.raises(ValueError, match="before rule.fa.backward existed"):
+    with pytest.raises(ValueError, match="before methods.fa.backward existed"):
         make_rule("fa", small_model, 0.0).load_state_dict(old)
 
 
@@ -159,15 +159,15 @@ def test_options_default_to_standard_init_and_refuse_init_for_the_jacobian_form(
     assert FAOptions().to_config() == {"backward": "standard", "feedback_scale": "init",
                                        "in_block": "feedback", "error_reduction": "mean",
                                        "train_embedding": True}
-    with pytest.raises(ValueError, match="rule.fa.feedback_scale `init` .* backward `jacobian`"):
+    with pytest.raises(ValueError, match="methods.fa.feedback_scale `init` .* backward `jacobian`"):
         options_of("fa", {"backward": "jacobian"})
-    with pytest.raises(ValueError, match="rule.fa.backward must be one of"):
+    with pytest.raises(ValueError, match="methods.fa.backward must be one of"):
         options_of("fa", {"backward": "transpose"})
     with pytest.raises(ValueError, match="^feedback_scale"):
         FAOptions(backward="jacobian")
     assert options_of("fa", JACOBIAN).feedback_scale == "unit"
     # DFA's options are untouched: no `init`, no backward
-    with pytest.raises(ValueError, match="rule.dfa.feedback_scale must be one of"):
+    with pytest.raises(ValueError, match="methods.dfa.feedback_scale must be one of"):
         options_of("dfa", {"feedback_scale": "init"})
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['backward'\]"):
         options_of("dfa", {"backward": "standard"})

@@ -43,6 +43,35 @@ def test_training_writes_a_valid_result_and_the_same_json_twice(tmp_path, digits
         assert first["final"]["cosine"][1:] == [None, None] and not first["nonfinite"]
 
 
+def test_a_model_saved_with_its_options_under_the_old_key_still_loads(tmp_path, digits):
+    """A run config written before the method's options were named ``options`` holds them
+    as ``rule`` (metrics.json's config, model.pt's and snapshots.pt's run): the one
+    reader, assemble.method_options, takes either, so an old model loads as it trained."""
+    import torch
+
+    from credit_assign.infra.checkpoints import atomic_torch_save, load_checkpoint
+    from credit_assign.science.assemble import load_trained, method_options
+
+    run = tiny_run_config("dfa", epochs=1)
+    run["options"] = {"feedback_scale": "fan_in", "error_reduction": "sum"}
+    train(run, digits, tmp_path / "m.json", tmp_path / "m.pt", threads=1)
+    saved = load_checkpoint(tmp_path / "m.pt", "trained model")
+    old_run = {("rule" if k == "options" else k): v for k, v in saved["run"].items()}
+    assert "options" not in old_run
+    atomic_torch_save({**saved, "run": old_run}, tmp_path / "old.pt")
+
+    assert method_options(old_run) == method_options(saved["run"]) == run["options"]
+    _, new_model, new_rule, _ = load_trained(tmp_path / "m.pt", "cpu")
+    got_run, old_model, old_rule, _ = load_trained(tmp_path / "old.pt", "cpu")
+    assert got_run == old_run
+    assert old_rule.options == new_rule.options
+    assert old_rule.options.feedback_scale == "fan_in"
+    assert all(torch.equal(a, b) for a, b in zip(old_rule.feedback, new_rule.feedback,
+                                                  strict=True))
+    assert all(torch.equal(a, b) for a, b in zip(old_model.state_dict().values(),
+                                                  new_model.state_dict().values(), strict=True))
+
+
 def test_interrupted_training_resumes_to_the_same_result(tmp_path, digits, monkeypatch):
     run = tiny_run_config("dfa", epochs=4)
     train(run, digits, tmp_path / "ref.json", tmp_path / "ref.pt", threads=1)

@@ -108,21 +108,24 @@ BAD_CONFIGS = [
     ({"sweep": {"seeds": []}}, "instance['sweep']['seeds']"),
     ({"sweep": {"sdil": [0.0]}}, "sweep: 'sdil' is not a learning rule; registered rules: "
      "['bp', 'dfa', 'fa', 'frozen', 'np']"),
-    ({"rule": {"dfa": {"feedback_scal": "unit"}}}, "rule.dfa: unknown option(s) ['feedback_scal']"),
-    ({"rule": {"np": {"sigma": -1.0}}}, "rule.np.sigma must be > 0, got -1.0"),
-    ({"rule": {"np": {"directions": 2.5}}}, "rule.np.directions must be of type integer"),
-    ({"rule": {"feedback_scale": "unit"}}, "rule: 'feedback_scale' is not a learning rule "
+    ({"methods": {"dfa": {"feedback_scal": "unit"}}},
+     "methods.dfa: unknown option(s) ['feedback_scal']"),
+    ({"methods": {"np": {"sigma": -1.0}}}, "methods.np.sigma must be > 0, got -1.0"),
+    ({"methods": {"np": {"directions": 2.5}}},
+     "methods.np.directions must be of type integer"),
+    ({"methods": {"feedback_scale": "unit"}},
+     "methods: 'feedback_scale' is not a learning rule "
      "('feedback_scale' is an option of dfa, fa, frozen: write it as "
-     "rule.<method>.feedback_scale)"),
-    ({"rule": {"dfa": 3}}, "rule.dfa: 3 is not a mapping of options"),
+     "methods.<method>.feedback_scale)"),
+    ({"methods": {"dfa": 3}}, "methods.dfa: 3 is not a mapping of options"),
     ({"probes": {"network": {"method": "sdil"}}}, "probes.network.method: 'sdil' is not a"),
     ({"training": {"per_method": {"dfx": {"epochs": 3}}}}, "training.per_method: 'dfx' is not"),
     ({"dataset": "mnist"}, "instance['dataset']"),
     ({"model": {"width": 0}}, "instance['model']['width']"),
     ({"fresh_b_null": {"draws": 1}}, "instance['fresh_b_null']['draws']"),
     ({"training": {"device": "tpu"}}, "instance['training']['device']"),
-    ({"rule": {"dfa": {"feedback_scale": "huge"}}},
-     "rule.dfa.feedback_scale must be one of ['unit', 'fan_in'], got 'huge'"),
+    ({"methods": {"dfa": {"feedback_scale": "huge"}}},
+     "methods.dfa.feedback_scale must be one of ['unit', 'fan_in'], got 'huge'"),
     ({"sweep": {"seeds": [-1]}}, "sweep.seeds[0] = -1 is not a plain decimal integer"),
     ({"sweep": {"seeds": [2**32]}}, "instance['sweep']['seeds'][0]"),
     ({"ep_stack": {"seeds": [-3]}}, "ep_stack.seeds[0] = -3 is not a plain decimal integer"),
@@ -135,6 +138,14 @@ BAD_CONFIGS = [
     ({"figures": {"penalty_lambda": 0.5}}, "figures.penalty_lambda = 0.5: this key is gone; "
      "figure 4's λ is marked in the sweep. Remove the `figures` section and write that λ "
      "in sweep.dfa as {fig4: 0.5}"),
+    # each learning rule's options were `rule.<method>`: the old block says what to write
+    ({"rule": {"dfa": {"feedback_scale": "unit"}}}, "rule: this key is gone; each learning "
+     "rule's options are in methods.<method> now (the method's name as in sweep.<method>). "
+     "Rename `rule:` to `methods:`"),
+    ({"variants": {"e": {"kind": "open", "methods": ["fa"],
+                         "overrides": {"rule": {"fa": {"feedback_scale": "unit"}}}}}},
+     "variants.e.overrides.rule: this key is gone; each learning rule's options are in "
+     "variants.e.overrides.methods.<method> now"),
     ({"sweep": {"dfa": [0, 1.0e-4, 1.0e-2]}}, "sweep.dfa [0.0001, 0.01] has penalised λ but "
      "marks none for figure 4: write the one figure 4 shows as {fig4: λ}"),
     ({"sweep": {"dfa": [0, {"fig4": 1.0e-4}, {"fig4": 1.0e-2}]}},
@@ -148,11 +159,11 @@ BAD_CONFIGS = [
      "variants.slow.overrides"),
     ({"variants": {"Bad-Name": {"kind": "open", "methods": ["dfa"], "overrides": {}}}}, "Bad-Name"),
     ({"variants": {"e": {"kind": "open", "methods": ["dfa"],
-                         "overrides": {"rule": {"error_reduction": "sum"}}}}},
-     "variants.e.overrides: rule: 'error_reduction' is not a learning rule"),
+                         "overrides": {"methods": {"error_reduction": "sum"}}}}},
+     "variants.e.overrides: methods: 'error_reduction' is not a learning rule"),
     ({"variants": {"e": {"kind": "open", "methods": ["dfa"],
-                         "overrides": {"rule": {"dfa": {"error_reduction": "max"}}}}}},
-     "variants.e.overrides: rule.dfa.error_reduction must be one of"),
+                         "overrides": {"methods": {"dfa": {"error_reduction": "max"}}}}}},
+     "variants.e.overrides: methods.dfa.error_reduction must be one of"),
     # the study's pre-registered design: one set of seeds for every recipe, each labelled
     ({"variants": {"screened": {"kind": "open", "methods": ["dfa"], "seeds": [42],
                                 "overrides": {}}}},
@@ -240,10 +251,10 @@ def test_a_local_copy_of_each_source_passes(tmp_path):
 def test_the_checks_fill_every_rules_options_and_sweep():
     cfg = checks.load_config([ROOT / "config/quick.yaml"], ROOT)
     # Snakemake's order: the --configfile's keys (quick.yaml's np), config.yaml's, then bp
-    assert list(cfg["rule"]) == ["np", "dfa", "fa", "frozen", "bp"]
-    assert cfg["rule"]["np"] == {"sigma": 1.0e-3, "directions": 16, "mode": "simultaneous",
+    assert list(cfg["methods"]) == ["np", "dfa", "fa", "frozen", "bp"]
+    assert cfg["methods"]["np"] == {"sigma": 1.0e-3, "directions": 16, "mode": "simultaneous",
                                  "train_embedding": True}
-    assert cfg["rule"]["bp"] == {} and cfg["sweep"]["fa"] == []
+    assert cfg["methods"]["bp"] == {} and cfg["sweep"]["fa"] == []
 
 
 # ---- targets and params ------------------------------------------------------------------
@@ -286,7 +297,7 @@ def test_a_variant_trains_its_methods_on_the_study_seeds_under_its_own_folder(tm
     assert targets.measurement_tables(cfg)[0] == "results/cifar10/default/summary/measurements.csv"
     run = params.run_config(cfg, "cifar10", name, "dfa", "0", "42")
     assert run["variant"] == name and run["training"]["schedule"] == "constant"
-    assert list(run) == ["dataset", "method", "lam", "seed", "model", "training", "rule",
+    assert list(run) == ["dataset", "method", "lam", "seed", "model", "training", "options",
                          "diagnostics", "variant"]
     assert run["dataset"] == "cifar10" and run["lam"] == 0.0 and run["seed"] == 42
     assert params.train_priority(cfg, name, "fa") == 100
@@ -301,10 +312,10 @@ def test_a_variant_trains_its_methods_on_the_study_seeds_under_its_own_folder(tm
 
 def test_a_run_depends_on_its_own_rules_options_only(paper_config):
     run = params.run_config(paper_config, "cifar10", "default", "np", "0", "1")
-    assert run["rule"] == paper_config["rule"]["np"] and "variant" not in run
+    assert run["options"] == paper_config["methods"]["np"] and "variant" not in run
     assert run["model"]["final_norm"] is True
     probe = params.probe_settings(paper_config)
-    assert set(probe["rules"]) == {m for m, r in catalog.load().items() if r["probed"]}
+    assert set(probe["methods"]) == {m for m, r in catalog.load().items() if r["probed"]}
     assert "epochs" not in probe and "network" not in probe
 
 

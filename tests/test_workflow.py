@@ -116,9 +116,9 @@ def test_changing_one_lambda_reruns_only_its_jobs(tiny_run, tmp_path):
 
 
 def test_changing_one_rules_option_reruns_only_that_rules_runs(tiny_run, tmp_path):
-    """A run depends on its own rule's options only (rule.<method>)."""
+    """A run depends on its own rule's options only (methods.<method>)."""
     changed = json.loads(json.dumps(TINY))
-    changed["rule"] = {"np": {"directions": 6}}
+    changed["methods"] = {"np": {"directions": 6}}
     cfg = tiny_run / "config" / "tiny-np.yaml"
     cfg.write_text(yaml.safe_dump(changed))
     out = snakemake(tiny_run, "--configfile", str(cfg), "-n")
@@ -132,7 +132,8 @@ def test_changing_one_rules_option_reruns_only_that_rules_runs(tiny_run, tmp_pat
 # with the message before it plans a job.
 @pytest.mark.parametrize("override, named", [
     ("training={'epochz': 3}", "epochz"),
-    ("rule={'feedback_scale': 'unit'}", "'feedback_scale' is not a learning rule"),
+    ("methods={'feedback_scale': 'unit'}", "'feedback_scale' is not a learning rule"),
+    ("rule={'dfa': {'feedback_scale': 'unit'}}", "Rename `rule:` to `methods:`"),
 ])
 def test_bad_config_is_refused_before_any_job(repo, override, named):
     out = snakemake(repo, "-n", "--configfile", "config/quick.yaml", "--config", override,
@@ -291,8 +292,9 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
     cfg.write_text(yaml.safe_dump({"variants": {"const_lr": {
         "kind": "departs", "description": "constant lr, e summed", "methods": ["dfa"],
         "overrides": {"training": {"schedule": "constant"},
-                      "rule": {"dfa": {"error_reduction": "sum"}}}}}}))
-    default = (tiny_run / "results/digits/default/train/dfa/lam0/seed1/metrics.json").read_bytes()
+                      "methods": {"dfa": {"error_reduction": "sum"}}}}}}))
+    metrics = tiny_run / "results/digits/default/train/dfa/lam0/seed1/metrics.json"
+    default = metrics.read_bytes()
     dry = snakemake(tiny_run, "variants", "--configfile", "config/tiny.yaml", str(cfg), "-n")
     counts = job_counts(dry.stdout)
     assert counts["train"] == 4 and counts["fresh_b_null"] == 4  # dfa × 2 λ × 2 seeds
@@ -301,10 +303,9 @@ def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
                       "train")
     assert run["config"]["variant"] == "const_lr"
     assert run["config"]["training"]["schedule"] == "constant"
-    assert run["config"]["rule"] == {"feedback_scale": "unit", "error_reduction": "sum",
+    assert run["config"]["options"] == {"feedback_scale": "unit", "error_reduction": "sum",
                                      "train_embedding": True}  # the rest: the rule's defaults
     assert len(set(run["history"]["lr"])) == 1
-    metrics = tiny_run / "results/digits/default/train/dfa/lam0/seed1/metrics.json"
     assert metrics.read_bytes() == default
     gaps = pd.read_csv(tiny_run / "results/digits/default/summary/variants_gap.csv")
     assert list(dict.fromkeys(gaps.recipe)) == ["default", "const_lr"]

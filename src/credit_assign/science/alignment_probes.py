@@ -96,12 +96,12 @@ def compared_rules(model: ResidualMLP, own_rule, method: str, options: dict,
 def report(model: ResidualMLP, own_rule, method: str, x: Tensor, y: Tensor, settings: dict,
            seed: int) -> dict:
     """Every rule's per-layer alignment at one checkpoint, and its loss-decrease ratio.
-    ``settings``: the probes' config, with ``rules`` the options of the rules built."""
+    ``settings``: the probes' config, with ``methods`` the options of the rules built."""
     model.eval()
     grads, cache, ce = true_hidden_grads(model, x, y)
     out = {"loss": ce.item(), "grad_norm_median": [median_norm(g) for g in grads], "rules": {}}
     gen = torch.Generator().manual_seed(seed)
-    options = settings.get("rules", {})
+    options = settings.get("methods", {})
     rules = compared_rules(model, own_rule, method, options, gen)
     for name, rule in rules.items():
         rep = alignment(rule, model, x, y, grads=(grads, cache))

@@ -15,6 +15,14 @@ from credit_assign.science.model import ResidualMLP
 from credit_assign.science.rules import feedback_generator, make_rule
 
 
+def method_options(run: dict[str, Any]) -> dict[str, Any]:
+    """The method's options a run config records (``run["options"]``, the config's
+    methods.<method> block as the run used it). A run config written before that key was
+    named ``options`` (a model.pt, snapshots.pt or metrics.json of then) has them under
+    ``run["rule"]``: read either, so old results stay loadable."""
+    return run["options"] if "options" in run else run["rule"]
+
+
 def assemble(run: dict[str, Any], info: dict[str, Any], device):
     """Model and rule for a run config, seeded: the same config gives the same start."""
     torch.manual_seed(run["seed"])
@@ -22,7 +30,7 @@ def assemble(run: dict[str, Any], info: dict[str, Any], device):
     m = run["model"]
     model = ResidualMLP(in_features, m["width"], m["depth"], len(info["classes"]),
                         final_norm=m["final_norm"], branch_init_std=m["branch_init_std"])
-    rule = make_rule(run["method"], model, run["lam"], run["rule"],
+    rule = make_rule(run["method"], model, run["lam"], method_options(run),
                      feedback_generator(run["seed"]))
     return model.to(device), rule.to(device)
 

@@ -58,7 +58,7 @@ def load(path: str | Path = CATALOG, check: bool = True) -> dict[str, dict[str, 
 
 
 def methods() -> tuple[str, ...]:
-    """The registered rules' names, in name order: what sweep.<m> and rule.<m> take."""
+    """The registered rules' names, in name order: what sweep.<m> and methods.<m> take."""
     return tuple(load())
 
 
@@ -76,7 +76,7 @@ def options_of(method: str, block: dict | None = None) -> dict[str, Any]:
         raise ValueError(f"unknown learning rule {method!r}; registered: {sorted(rules)} "
                          "(a rule is a module in src/credit_assign/science/rules/, "
                          "docs/adding-a-rule.md)")
-    where, spec, defaults = f"rule.{method}", rules[method]["options"], rules[method]["defaults"]
+    where, spec, defaults = f"methods.{method}", rules[method]["options"], rules[method]["defaults"]
     block = dict(block or {})
     if unknown := sorted(set(block) - set(spec)):
         raise ValueError(f"{where}: unknown option(s) {unknown}; known: {sorted(spec)}")

@@ -32,7 +32,7 @@ Config = dict[str, Any]
 
 def check_methods(cfg: Config, where: str = "") -> None:
     """Every method the config names is a registered rule, and each rule's options
-    block (rule.<method>) is valid: filled in with the rule's defaults, so that a run
+    block (methods.<method>) is valid: filled in with the rule's defaults, so that a run
     records all the options it ran with. Registered rules absent from the sweep are not
     run (sweep.<method> = []). The schema cannot say this: the methods are whatever
     modules src/credit_assign/science/rules/ holds."""
@@ -42,7 +42,7 @@ def check_methods(cfg: Config, where: str = "") -> None:
              "src/credit_assign/science/rules/)")
     named = {
         "sweep": [m for m in cfg["sweep"] if m != "seeds"],
-        "rule": list(cfg["rule"]),
+        "methods": list(cfg["methods"]),
         "training.per_method": list(cfg["training"]["per_method"]),
         "probes.network.method": [cfg["probes"]["network"]["method"]],
     }
@@ -53,18 +53,35 @@ def check_methods(cfg: Config, where: str = "") -> None:
             if method not in methods:
                 owners = [m for m, r in rules.items() if method in r["defaults"]]
                 hint = (f" ({method!r} is an option of {', '.join(owners)}: write it as "
-                        f"rule.<method>.{method})" if owners else "")
+                        f"methods.<method>.{method})" if owners else "")
                 raise ConfigError(f"{where}{key}: {method!r} is not a learning rule{hint}; "
                                   f"{known}")
     for method in methods:
-        block = cfg["rule"].get(method)
+        block = cfg["methods"].get(method)
         if block is not None and not isinstance(block, dict):
-            raise ConfigError(f"{where}rule.{method}: {block!r} is not a mapping of options")
+            raise ConfigError(f"{where}methods.{method}: {block!r} is not a mapping of options")
         try:
-            cfg["rule"][method] = catalog.options_of(method, block)
+            cfg["methods"][method] = catalog.options_of(method, block)
         except ValueError as err:
             raise ConfigError(f"{where}{err}") from None
         cfg["sweep"].setdefault(method, [])
+
+
+def old_methods_key(config: Config) -> None:
+    """rule.<method> (a learning rule's options) is methods.<method> now, one word for the
+    method as in sweep.<method> and training.per_method.<method>. A config that still
+    has a `rule` block, at the top or in a variant's overrides, is refused, saying how."""
+    variants = config.get("variants")
+    places = [("", config)] + [
+        (f"variants.{name}.overrides.", spec.get("overrides"))
+        for name, spec in (variants.items() if isinstance(variants, dict) else ())
+        if isinstance(spec, dict)]
+    for where, block in places:
+        if isinstance(block, dict) and "rule" in block:
+            raise ConfigError(
+                f"{where}rule: this key is gone; each learning rule's options are in "
+                f"{where}methods.<method> now (the method's name as in sweep.<method>). "
+                f"Rename `rule:` to `methods:` (config/README.md)")
 
 
 def check_config_values(config: Config) -> None:
@@ -241,6 +258,7 @@ def prepare(config: Config, configfiles: Iterable[str | Path] = (),
 
     check_files(configfiles)
     old_figure_key(config)  # before the schema, whose refusal would not say what to write
+    old_methods_key(config)  # the same: `rule` was renamed `methods`
     try:
         validate(config, str(Path(root) / paths.CONFIG_SCHEMA))
     except WorkflowError as err:

@@ -41,11 +41,17 @@ ROOT = Path(__file__).resolve().parents[3]
 ESTIMATE = ROOT / paths.REBUILD_ESTIMATE
 
 
+def job_step(job: dict) -> str | None:
+    """The workflow step a recorded job ran: ``step``, or ``rule`` in an estimate
+    written before the key was renamed (docs/rebuild_estimate.json is one)."""
+    return job["step"] if "step" in job else job.get("rule")
+
+
 def per_epoch_seconds(estimate: dict) -> dict[str, float]:
     """Median seconds per epoch of each method's recorded train jobs."""
     by_method: dict[str, list[float]] = {}
     for job in estimate.get("jobs", []):
-        if job.get("rule") == "train" and job.get("epochs"):
+        if job_step(job) == "train" and job.get("epochs"):
             method = job["job"].split("/")[0]
             by_method.setdefault(method, []).append(job["seconds"] / job["epochs"])
     return {m: statistics.median(v) for m, v in by_method.items()}
@@ -92,7 +98,7 @@ def claims_core_minutes(config: dict, estimate: dict) -> dict:
             continue
         train += method_training(config["training"], method)["epochs"] * per_epoch[method] / 60
         n_runs += 1
-    probes = [j["seconds"] for j in estimate.get("jobs", []) if j.get("rule") == "ep_stack_probe"]
+    probes = [j["seconds"] for j in estimate.get("jobs", []) if job_step(j) == "ep_stack_probe"]
     n_ep = len(claims_ep(config))
     ep = n_ep * statistics.median(probes) / 60 if probes and n_ep else 0.0
     if n_ep and not probes:

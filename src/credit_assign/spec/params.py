@@ -36,7 +36,7 @@ def run_config(config: Config, dataset: str, recipe: str, method: str, lam: str,
         "seed": int(seed),
         "model": {**cfg["model"], "final_norm": True},
         "training": method_training(cfg["training"], method),
-        "rule": cfg["rule"][method],
+        "options": cfg["methods"][method],
         "diagnostics": cfg["diagnostics"],
     }
     return {**run, "variant": variant} if variant else run
@@ -77,12 +77,12 @@ def reproduction_config(config: Config, recipe: str) -> Config:
 
 
 def probe_settings(config: Config) -> Config:
-    """The probe's settings, and the options of the rules it measures on every network
-    (the registry's probed rules). Its node-perturbation estimates take their settings
-    from probes.*, not from rule.np."""
+    """The probe's settings, and under ``methods`` the options (methods.<method>) of the
+    rules it measures on every network (the registry's probed rules). Its
+    node-perturbation estimates take their settings from probes.*, not from methods.np."""
     settings = {k: v for k, v in config["probes"].items() if k not in ("epochs", "network")}
     probed = [m for m, r in catalog.load().items() if r["probed"]]
-    return {**settings, "rules": {m: config["rule"][m] for m in probed}}
+    return {**settings, "methods": {m: config["methods"][m] for m in probed}}
 
 
 def method_styles() -> dict[str, dict[str, str]]:

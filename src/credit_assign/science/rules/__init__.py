@@ -3,7 +3,7 @@
 Every module of this package that registers a rule (``@register``, see
 :mod:`credit_assign.science.rules.base`) is imported here, so a new file is all a new rule
 needs (docs/adding-a-rule.md). The workflow takes the list of methods, their
-options, labels and colours from :data:`RULES`; ``rule.<name>`` in the config holds
+options, labels and colours from :data:`RULES`; ``methods.<name>`` in the config holds
 a rule's options, ``sweep.<name>`` its λ values.
 """
 
@@ -53,7 +53,7 @@ def options_of(method: str, block: dict | Options | None = None) -> Options:
     cls = rule_class(method).Options
     if isinstance(block, cls):
         return block
-    return cls.from_config(block, f"rule.{method}")
+    return cls.from_config(block, f"methods.{method}")
 
 
 def make_rule(
@@ -94,7 +94,7 @@ def options_table() -> str:
     for name, cls in RULES.items():
         rows = cls.Options.rows()
         if not rows:
-            lines.append(f"| `rule.{name}` | `{{}}` | {cls.label}: no options |")
+            lines.append(f"| `methods.{name}` | `{{}}` | {cls.label}: no options |")
         for option, default, doc in rows:
-            lines.append(f"| `rule.{name}.{option}` | {default} | {cls.label}: {doc} |")
+            lines.append(f"| `methods.{name}.{option}` | {default} | {cls.label}: {doc} |")
     return "\n".join(lines)

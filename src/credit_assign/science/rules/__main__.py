@@ -13,7 +13,7 @@ from credit_assign.science.rules import catalog, options_table
 from credit_assign.spec import catalog as spec_catalog
 
 README = Path(paths.RULE_OPTIONS_README)
-ROW = "| `rule."
+ROW = "| `methods."
 HEADING = "## Learning rules' options"
 
 

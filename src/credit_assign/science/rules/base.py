@@ -40,11 +40,11 @@ class RuleOutput:
 class LearningRule:
     """What a rule declares (class attributes) and implements (methods).
 
-    name: the method's name in the config (``sweep.<name>``, ``rule.<name>``) and in
+    name: the method's name in the config (``sweep.<name>``, ``methods.<name>``) and in
         result paths; lower case letters, digits and ``_``.
     label, color: how figures and the paper show it (any matplotlib colour).
     Options: its options dataclass (:mod:`credit_assign.science.rules.options`), the
-        ``rule.<name>`` block of the config; every result records them.
+        ``methods.<name>`` block of the config; every result records them.
     local: forward with the graph cut at block inputs (no gradient crosses a block).
     probed: the alignment probes measure this rule's signal on every trained network,
         beside the rule the network was trained with.

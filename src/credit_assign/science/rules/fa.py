@@ -2,7 +2,7 @@
 own backward pass, with fixed random matrices in place of the transposed forward
 weights (Lillicrap et al.; docs/method.md, "Learning rules").
 
-Two backward forms (``rule.fa.backward``):
+Two backward forms (``methods.fa.backward``):
 
 ``standard`` (default): Lillicrap et al.'s FA for this residual MLP. The exact backward
 pass of the model with every transposed forward weight replaced by a fixed random
@@ -175,7 +175,7 @@ class FA(LocalLosses):
             raise ValueError(
                 f"FA feedback: the saved state holds {len(saved)} matrices, backward "
                 f"{self.options.backward!r} needs {len(self.feedback)} of other shapes; a "
-                "model saved before rule.fa.backward existed was trained with backward "
+                "model saved before methods.fa.backward existed was trained with backward "
                 "`jacobian` (and feedback_scale `unit`)")
         self.feedback = saved
 

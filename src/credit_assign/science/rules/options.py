@@ -1,5 +1,5 @@
 """A learning rule's options: a dataclass whose fields say, once, their default, their
-meaning and their allowed values. The config's ``rule.<method>`` block is checked
+meaning and their allowed values. The config's ``methods.<method>`` block is checked
 against it when the workflow parses the config, and so is every options object made
 in code. Pure Python.
 """
@@ -65,7 +65,7 @@ class Options:
     def schema(cls) -> dict[str, dict[str, Any]]:
         """Each option's type and allowed values, JSON-schema-like (type, enum, minimum,
         exclusiveMinimum), in field order: with ``conflicts``, what the workflow checks
-        ``rule.<method>`` against without importing the rules
+        ``methods.<method>`` against without importing the rules
         (credit_assign.spec.catalog). The checks of an options class are declared,
         not coded: one that overrides __post_init__ is refused."""
         if cls.__post_init__ is not Options.__post_init__:
