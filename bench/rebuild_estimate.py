@@ -4,13 +4,14 @@ last job end, and its jobs per step; several logs are the pieces of one rebuild 
 resumed), beside an estimate from the jobs' recorded wall times — every training job
 (its timings.json), every measurement and fresh-B null, every float32 EP stack probe
 (pretraining + probe phases, summed over resumed attempts) — packed onto N one-thread
-slots longest first. ``--datasets`` picks the recipes: ``cifar10`` (the default) is
-the paper config's stated recipe, ``'cifar10*'`` adds config/variants.yaml's study.
+slots longest first. ``--recipes`` picks the recipes of ``--dataset`` (cifar10): a glob
+of results/<dataset>/<recipe> folders, ``default`` (the default) the paper config's
+stated recipe, ``'*'`` every recipe of config/variants.yaml's study too.
 
 The estimate brackets the run from below (total work / N, and the longest-first
 packing; the small jobs are left out); the measurement is the run itself.
 
-    python bench/rebuild_estimate.py --results results --cores 2 --datasets 'cifar10*' \
+    python bench/rebuild_estimate.py --results results --cores 2 --recipes '*' \
         --snakemake-log .snakemake/log/<the run>.snakemake.log --out docs/rebuild_estimate.json
     python bench/rebuild_estimate.py --report docs/rebuild_estimate.json > docs/rebuild_estimate.md
 """
@@ -61,11 +62,12 @@ def train_seconds(t: dict) -> dict:
             "epochs": len(train), "resumed": t.get("resumed_from_epoch") is not None}
 
 
-def jobs(results: Path, ep_results: Path, datasets: str = "cifar10") -> list[dict]:
-    """Every job's recorded wall time, for the result folders matching ``datasets`` (a
-    glob: ``cifar10`` the stated recipe, ``cifar10*`` every recipe of the study)."""
+def jobs(results: Path, ep_results: Path, dataset: str = "cifar10",
+         recipes: str = "default") -> list[dict]:
+    """Every job's recorded wall time, for the recipe folders of ``dataset`` matching
+    ``recipes`` (a glob: ``default`` the stated recipe, ``*`` every recipe of the study)."""
     out = []
-    for root in sorted(p for p in results.glob(datasets) if p.is_dir()):
+    for root in sorted(p for p in (results / dataset).glob(recipes) if p.is_dir()):
         for path in sorted((root / "train").glob("*/*/*/timings.json")):
             t = read_result(path, "train_timings")
             run = path.parent.relative_to(root / "train").parts
@@ -105,10 +107,12 @@ def pack(seconds: list[float], cores: int) -> float:
     return max(slots)
 
 
-def estimate(results: Path, ep_results: Path, cores: int, datasets: str = "cifar10") -> dict:
-    listed = jobs(results, ep_results, datasets)
+def estimate(results: Path, ep_results: Path, cores: int, dataset: str = "cifar10",
+             recipes: str = "default") -> dict:
+    listed = jobs(results, ep_results, dataset, recipes)
     if not listed:
-        raise SystemExit(f"no job results under {results}/{datasets}: nothing to estimate")
+        raise SystemExit(f"no job results under {results}/{dataset}/{recipes}: nothing to "
+                         "estimate")
     seconds = [j["seconds"] for j in listed]
     by_step: dict[str, dict] = {}
     for j in listed:
@@ -124,7 +128,8 @@ def estimate(results: Path, ep_results: Path, cores: int, datasets: str = "cifar
     stalled = [j for j in listed if j.get("stalled_epochs")]
     return {
         "cores": cores,
-        "datasets": datasets,
+        "dataset": dataset,
+        "recipes": recipes,
         "jobs": listed,
         "by_step": by_step,
         "stalled": {
@@ -182,9 +187,12 @@ def _measured_text(data: dict) -> str:
     if not runs:
         return ""
     runs = runs if isinstance(runs, list) else [runs]
+    # an estimate made before the recipe folders names its folders' glob "datasets"
+    stated = data.get("recipes", "default") == "default" and data.get(
+        "datasets", "cifar10") == "cifar10"
     what = (
         "config/config.yaml"
-        if data.get("datasets", "cifar10") == "cifar10"
+        if stated
         else "config/config.yaml with config/variants.yaml (the study)"
     )
     target = data.get("target_min", 75)
@@ -314,11 +322,12 @@ def main() -> None:
         default=75.0,
         help="the wall-time target the report compares the measurement with",
     )
+    ap.add_argument("--dataset", default="cifar10", help="the dataset (default cifar10)")
     ap.add_argument(
-        "--datasets",
-        default="cifar10",
-        help="result folders to count, a glob "
-        "(default cifar10: the stated recipe; 'cifar10*': the study's recipes too)",
+        "--recipes",
+        default="default",
+        help="recipe folders of the dataset to count, a glob "
+        "(default: default, the stated recipe; '*': the study's recipes too)",
     )
     ap.add_argument(
         "--snakemake-log",
@@ -339,7 +348,8 @@ def main() -> None:
     if args.report:
         print(report(json.loads(args.report.read_text())), end="")
         return
-    data = estimate(args.results, args.ep_results or args.results, args.cores, args.datasets)
+    data = estimate(args.results, args.ep_results or args.results, args.cores, args.dataset,
+                    args.recipes)
     if args.snakemake_log:
         runs = [measured(log) for log in args.snakemake_log]
         data["measured"] = runs[0] if len(runs) == 1 else runs

@@ -118,7 +118,7 @@ def test_rebuild_report_sums_the_pieces_of_a_resumed_rebuild():
     }
     data = {
         "cores": 2,
-        "datasets": "cifar10*",
+        "recipes": "*",
         "work_s": 600.0,
         "bound_s": 300.0,
         "packed_s": 300.0,
@@ -194,3 +194,29 @@ def test_the_claims_compute_counts_their_runs_at_the_recorded_times(tmp_path):
     assert est["runs"] == 5
     assert est["train"] == pytest.approx((4 * 30 * 7.0 + 100 * 12.0) / 60)
     assert (est["probes"], est["ep"]) == (1, pytest.approx(750.0 / 60))
+
+
+def test_rebuild_estimate_reads_the_recipe_folders(tmp_path, monkeypatch):
+    """--recipes picks results/<dataset>/<recipe> folders: default (the stated recipe)
+    or '*' (the study's too); each job names its recipe. An estimate written before the
+    recipe folders ("datasets": "cifar10*") still reads as the study's."""
+    est = _rebuild_estimate()
+    timings = {"epoch_train_s": [5.0] * 4, "epoch_diagnostics_s": [0.5] * 4,
+               "epochs_this_process": 4, "resumed_from_epoch": None, "total_s": 23.0}
+    monkeypatch.setattr(est, "read_result", lambda path, kind: timings)
+    for recipe in ("default", "const_lr"):
+        run = tmp_path / "results/cifar10" / recipe / "train/dfa/lam0/seed1"
+        run.mkdir(parents=True)
+        (run / "timings.json").write_text("{}")
+    results = tmp_path / "results"
+    stated = est.jobs(results, results)
+    assert [(j["step"], j["recipe"], j["job"]) for j in stated] == [
+        ("train", "default", "dfa/lam0/seed1")]
+    assert {j["recipe"] for j in est.jobs(results, results, recipes="*")} == {
+        "default", "const_lr"}
+    data = {"cores": 2, "measured": {"log": "a.log", "start": "2026-12-01T10:00:00",
+                                     "end": "2026-12-01T10:10:00", "wall_s": 600.0,
+                                     "jobs": {"train": 2, "total": 2}, "complete": True}}
+    assert "config/variants.yaml" not in est._measured_text(data)
+    assert "config/variants.yaml" in est._measured_text(data | {"recipes": "*"})
+    assert "config/variants.yaml" in est._measured_text(data | {"datasets": "cifar10*"})
