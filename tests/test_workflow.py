@@ -284,7 +284,7 @@ def test_deleted_intermediates_are_rebuilt_and_nothing_else(tiny_run):
 
 def test_a_recipe_variant_runs_as_its_own_jobs_beside_the_default(tiny_run):
     """`snakemake variants`: the variant's methods only, on the study's seeds, under
-    results/<dataset>@<name>/, with its overrides in each run's config; the default
+    results/<dataset>/<name>/, with its overrides in each run's config; the default
     results untouched; the gap map has a column per recipe."""
     import pandas as pd
 
