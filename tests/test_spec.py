@@ -158,6 +158,12 @@ BAD_CONFIGS = [
                             "overrides": {"training": {"epochz": 3}}}}},
      "variants.slow.overrides"),
     ({"variants": {"Bad-Name": {"kind": "open", "methods": ["dfa"], "overrides": {}}}}, "Bad-Name"),
+    # a variant's folder is results/<dataset>/<name>: not the stated recipe's, nor one a
+    # recipe's folder holds
+    ({"variants": {"default": {"kind": "open", "methods": ["dfa"], "overrides": {}}}},
+     "'default' does not match"),
+    ({"variants": {"summary": {"kind": "open", "methods": ["dfa"], "overrides": {}}}},
+     "'summary' does not match"),
     ({"variants": {"e": {"kind": "open", "methods": ["dfa"],
                          "overrides": {"methods": {"error_reduction": "sum"}}}}},
      "variants.e.overrides: methods: 'error_reduction' is not a learning rule"),
@@ -629,9 +635,12 @@ def test_results_of_the_old_layout_move_to_their_recipes_folders_unchanged(tmp_p
     """python -m credit_assign.infra.layout: results/<dataset>/train/... (the stated
     recipe) and results/<dataset>@<variant>/... move to results/<dataset>/<recipe>/...,
     where the targets look for them, bytes and time stamps kept; the EP probe's and the
-    primer check's folders stay; a second run finds nothing to move; a move onto an
-    existing folder is refused before any move."""
+    primer check's folders stay; a table's record names its inputs from its new folder;
+    Snakemake's record of a moved output follows it, its paths and renamed params keys
+    rewritten; a second run finds nothing to move; a move onto an existing folder, or
+    two onto one, is refused before any move."""
     import os
+    from base64 import urlsafe_b64encode
 
     from credit_assign.infra import layout
 
@@ -640,11 +649,23 @@ def test_results_of_the_old_layout_move_to_their_recipes_folders_unchanged(tmp_p
            "results/digits/claims/claims.csv": ("default", paths.CLAIMS_VERDICTS),
            "results/digits@const_lr/fresh_b_null/dfa/lam0/seed1.json": ("const_lr", paths.NULL),
            "results/digits@const_lr/summary/runs.csv": ("const_lr", paths.RUNS)}
-    stay = ["results/ep_stack/summary/report.md", "results/primer_check/primer_check.json"]
+    stay = ["results/ep_stack/summary/report.md", "results/primer_check/primer_check.json",
+            "config/reference.yaml"]
     for i, name in enumerate([*old, *stay]):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(name)
         os.utime(tmp_path / name, (1e9 + i, 1e9 + i))
+    inputs = ["../train/dfa/lam0/seed1/metrics.json", "../../../config/reference.yaml",
+              "../../digits@const_lr/summary/runs.csv", "../../ep_stack/summary/report.md"]
+    (tmp_path / "results/digits/summary/runs.csv.digest.json").write_text(json.dumps(
+        {"table": "runs", "inputs": {name: "abc" for name in inputs}}))
+    metrics = "results/digits/train/dfa/lam0/seed1/metrics.json"
+    meta = tmp_path / ".snakemake/metadata"
+    meta.mkdir(parents=True)
+    params = json.dumps([f"'{metrics[:-12]}resume.pt'", "{'lam': 0.0, 'rule': {'x': 1}}"])
+    (meta / urlsafe_b64encode(metrics.encode()).decode()).write_text(json.dumps(
+        {"rule": "train", "params": params, "input": ["data/digits.json"]}))
+
     planned = layout.moves(tmp_path)
     assert len(planned) == 5  # train, summary, claims; const_lr's fresh_b_null, summary
     assert layout.main([str(tmp_path)]) == 0 and (tmp_path / "results/digits/train").is_dir()
@@ -655,9 +676,38 @@ def test_results_of_the_old_layout_move_to_their_recipes_folders_unchanged(tmp_p
         assert new.read_text() == name and new.stat().st_mtime == 1e9 + i
     assert all((tmp_path / name).read_text() == name for name in stay)
     assert not (tmp_path / "results/digits@const_lr").exists()
+    record = json.loads((tmp_path / "results/digits/default/summary/runs.csv.digest.json")
+                        .read_text())
+    found = [(tmp_path / "results/digits/default/summary" / n).read_text()
+             for n in record["inputs"]]
+    assert sorted(found) == sorted([metrics, "config/reference.yaml",
+                                    "results/digits@const_lr/summary/runs.csv",
+                                    "results/ep_stack/summary/report.md"])
+    moved = paths.fill(paths.METRICS, dataset="digits", recipe="default", method="dfa",
+                       lam="0", seed=1)
+    assert [p.name for p in meta.iterdir()] == [urlsafe_b64encode(moved.encode()).decode()]
+    rewritten = json.loads(next(meta.iterdir()).read_text())["params"]
+    assert json.loads(rewritten) == [f"'{moved[:-12]}resume.pt'",
+                                     "{'lam': 0.0, 'options': {'x': 1}}"]
+
     assert layout.moves(tmp_path) == []
     (tmp_path / "results/digits/summary").mkdir()  # an old folder beside its new one
     (tmp_path / "results/digits/train").mkdir()
-    with pytest.raises(layout.LayoutError, match="exist in both layouts"):
-        layout.apply(layout.moves(tmp_path))
+    with pytest.raises(layout.LayoutError, match="would land on a folder that exists"):
+        layout.apply(tmp_path, layout.moves(tmp_path))
     assert (tmp_path / "results/digits/train").is_dir()  # nothing moved
+    twice = [(tmp_path / "a", tmp_path / "c"), (tmp_path / "b", tmp_path / "c")]
+    with pytest.raises(layout.LayoutError, match="one folder twice"):
+        layout.apply(tmp_path, twice)
+
+
+def test_no_recipe_is_named_as_the_stated_recipe_or_a_recipe_folders_folder():
+    """The schema refuses a variant named default or as a folder a recipe's folder holds
+    (train, summary, ...): the names it lists are the layout's, so that an old checkout's
+    results/<dataset>/train is never taken for a recipe, nor a recipe for it."""
+    from credit_assign.infra import layout
+
+    schema = yaml.safe_load((ROOT / paths.CONFIG_SCHEMA).read_text())
+    pattern = schema["properties"]["variants"]["propertyNames"]["pattern"]
+    reserved = re.fullmatch(r"\^\(\?!\((.*)\)\$\).*", pattern).group(1).split("|")
+    assert sorted(reserved) == sorted([paths.DEFAULT_RECIPE, *layout.RECIPE_FOLDERS])

@@ -30,10 +30,11 @@ import pandas as pd
 from pandera.errors import SchemaError, SchemaErrors
 
 from credit_assign.analysis.table_contracts import CONTRACTS, RUN, TableError
+from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text, sha256_file
 from credit_assign.spec.matrix import run_key, same_lam
 
-DIGEST_SUFFIX = ".digest.json"
+DIGEST_SUFFIX = paths.DIGEST_SUFFIX
 
 
 # ---- writing -------------------------------------------------------------------------

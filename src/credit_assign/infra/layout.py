@@ -4,21 +4,33 @@
 Before, the stated recipe's results were ``results/<dataset>/{train,summary,...}`` and a
 recipe variant's ``results/<dataset>@<variant>/...``; now each recipe has its folder,
 ``results/<dataset>/<recipe>/...`` (paths.RECIPE; the stated recipe's is
-paths.DEFAULT_RECIPE). A move is a rename: every file keeps its bytes and its time stamp,
-so that the workflow finds the moved results up to date and reruns no job for them. The
-logs stay where they are (no job reads them). Stdlib only.
+paths.DEFAULT_RECIPE). A move is a rename: every file keeps its bytes and its time stamp.
+What names a moved file follows it:
+
+- each summary table's record (``<table>.csv.digest.json``: its inputs, relative to its
+  folder), so that ``analysis.stale`` still finds every table made from its inputs;
+- Snakemake's record of each moved output (``.snakemake/metadata``, and an
+  ``.snakemake/incomplete`` marker), under the new path, with the paths it holds and
+  the two keys renamed with the recipe folders (a run's ``rule`` options, now
+  ``options``; the probes' ``rules``, now ``methods``): so that the workflow reruns no
+  job for a moved result, and still reruns one whose config changes later.
+
+The logs stay where they are (no job reads them). Stdlib only.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from base64 import urlsafe_b64decode, urlsafe_b64encode
 from pathlib import Path, PurePosixPath
 
 from credit_assign.infra import paths
 
-# what a recipe's folder holds: the folders the old layout had under results/<dataset>/
 _DEPTH = len(PurePosixPath(paths.RECIPE).parts)  # results/{dataset}/{recipe}
+# what a recipe's folder holds: the folders the old layout had under results/<dataset>/
 RECIPE_FOLDERS = tuple(dict.fromkeys(
     PurePosixPath(p).parts[_DEPTH]
     for p in (paths.RUN_DIR, paths.NULL, paths.PROBE, paths.MEASURE, paths.SUMMARY,
@@ -26,18 +38,27 @@ RECIPE_FOLDERS = tuple(dict.fromkeys(
 # folders of results/ that are no dataset's: the EP stack probe's, the primer check's
 NOT_DATASETS = frozenset(PurePosixPath(p).parts[1] for p in (paths.EP_RESULT,
                                                              paths.PRIMER_CHECK))
+RESULTS = PurePosixPath(paths.RECIPE).parts[0]
+# Snakemake's records of a file (snakemake.persistence.file: the path's urlsafe base64,
+# cut into pieces one shorter than the folder's longest file name, all but the last
+# prefixed with "@")
+SNAKEMAKE_RECORDS = (".snakemake/metadata", ".snakemake/incomplete")
+# keys a job's params held before: (the step, the old key, the new one)
+RENAMED_PARAMS = (("train", "'rule': {", "'options': {"),
+                  ("alignment_probe", "'rules': {", "'methods': {"))
 
 
 class LayoutError(Exception):
-    """A move that would overwrite a file of the new layout."""
+    """A move that would overwrite a file of the new layout, or two moves to one place."""
 
 
 def moves(root: str | Path = ".") -> list[tuple[Path, Path]]:
     """Every (old folder, new folder) to move under ``root``: each recipe folder
     (RECIPE_FOLDERS) directly under ``results/<dataset>`` or ``results/<dataset>@<v>``.
-    None for results already in the new layout."""
+    None for results already in the new layout (no recipe is named as one of these
+    folders: the config's schema refuses it)."""
     root = Path(root)
-    results = root / PurePosixPath(paths.RECIPE).parts[0]
+    results = root / RESULTS
     out = []
     for top in sorted(results.iterdir()) if results.is_dir() else []:
         if not top.is_dir() or top.name in NOT_DATASETS:
@@ -50,20 +71,110 @@ def moves(root: str | Path = ".") -> list[tuple[Path, Path]]:
     return out
 
 
-def apply(planned: list[tuple[Path, Path]]) -> None:
-    """Make the moves, each a rename; refused before any move where one would land on a
-    folder that exists (both named)."""
-    clashes = [f"{old} -> {new}" for old, new in planned if new.exists()]
+def _moved(path: Path, planned: list[tuple[Path, Path]]) -> Path:
+    """Where ``path`` (absolute, or relative as the moves are) is after the moves."""
+    for old, new in planned:
+        if path == old or old in path.parents:
+            return new / path.relative_to(old)
+    return path
+
+
+def _digests(root: Path, planned) -> dict[Path, str]:
+    """Each table record under results/ whose inputs move (or that moves itself, its
+    inputs then relative to another folder): its path after the moves → its new text."""
+    out = {}
+    for record in sorted((root / RESULTS).rglob(f"*{paths.DIGEST_SUFFIX}")):
+        data = json.loads(record.read_text())
+        new_record = _moved(record, planned)
+        inputs = {os.path.relpath(_moved(Path(os.path.normpath(record.parent / name)), planned),
+                                  new_record.parent): digest
+                  for name, digest in data.get("inputs", {}).items()}
+        if inputs != data.get("inputs", {}):
+            out[new_record] = json.dumps({**data, "inputs": inputs}, indent=1,
+                                         sort_keys=True) + "\n"
+    return out
+
+
+def _record_name(folder: Path, path: str) -> PurePosixPath:
+    longest = (os.pathconf(folder, "PC_NAME_MAX") if os.name == "posix" else 255) or 255
+    b64 = urlsafe_b64encode(path.encode()).decode()
+    pieces = [b64[i:i + longest - 1] for i in range(0, len(b64), longest - 1)]
+    return PurePosixPath(*["@" + p for p in pieces[:-1]], pieces[-1])
+
+
+def _record_path(name: Path) -> str | None:
+    try:
+        return urlsafe_b64decode("".join(p.lstrip("@") for p in name.parts)).decode()
+    except ValueError:
+        return None
+
+
+def _snakemake_records(root: Path, planned) -> list[tuple[Path, Path, str | None]]:
+    """Snakemake's record of each moved file: (old record, new record, its new text, or
+    None for an incomplete marker, whose text is moved as it is)."""
+    rel = [(old.relative_to(root).as_posix(), new.relative_to(root).as_posix())
+           for old, new in planned]
+    out = []
+    for subject in SNAKEMAKE_RECORDS:
+        folder = root / subject
+        for record in sorted(p for p in folder.rglob("*") if p.is_file()) if \
+                folder.is_dir() else []:
+            path = _record_path(record.relative_to(folder))
+            if path is None:
+                continue
+            new_path = _moved(PurePosixPath(path), [(PurePosixPath(a), PurePosixPath(b))
+                                                    for a, b in rel]).as_posix()
+            if new_path == path:
+                continue
+            text = None
+            if subject.endswith("metadata"):
+                text = record.read_text()
+                for a, b in rel:
+                    text = text.replace(f"{a}/", f"{b}/")
+                meta = json.loads(text)
+                for step, before, after in RENAMED_PARAMS:
+                    if meta.get("rule") == step and isinstance(meta.get("params"), str):
+                        meta["params"] = meta["params"].replace(before, after)
+                text = json.dumps(meta)
+            out.append((record, folder / _record_name(folder, new_path), text))
+    return out
+
+
+def apply(root: str | Path, planned: list[tuple[Path, Path]]) -> None:
+    """Make the moves, each a rename, and rewrite what names a moved file (the tables'
+    records, Snakemake's records). Refused before any move where one would land on a
+    folder that exists, or two on one folder (both named)."""
+    root = Path(root)
+    targets = [new for _, new in planned]
+    clashes = [f"{old} -> {new}" for old, new in planned
+               if new.exists() or targets.count(new) > 1]
     if clashes:
-        raise LayoutError("these folders exist in both layouts; move or delete one of each "
-                          "pair by hand, then rerun: " + "; ".join(clashes))
+        raise LayoutError("these moves would land on a folder that exists or on one "
+                          "folder twice; move or delete one of each by hand, then rerun: "
+                          + "; ".join(clashes))
+    digests = _digests(root, planned)
+    records = _snakemake_records(root, planned)
     for old, new in planned:
         new.parent.mkdir(parents=True, exist_ok=True)
         old.rename(new)
+    for record, text in digests.items():
+        _rewrite(record, text)
+    for old, new, text in records:
+        new.parent.mkdir(parents=True, exist_ok=True)
+        old.rename(new)
+        if text is not None:
+            _rewrite(new, text)
     for old, _ in planned:  # an old dataset@variant folder left empty goes
         top = old.parent
         if top.is_dir() and "@" in top.name and not any(top.iterdir()):
             top.rmdir()
+
+
+def _rewrite(path: Path, text: str) -> None:
+    """New text, the file's time stamps kept (Snakemake compares them)."""
+    stat = path.stat()
+    path.write_text(text)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(planned)} folders to move; rerun with --apply to move them")
         return 0
     try:
-        apply(planned)
+        apply(args.root, planned)
     except LayoutError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -25,6 +25,9 @@ SOURCE_DIGESTS = "data/.source-digests.json"  # credit_assign.infra.sources' cac
 CORPUS_MANIFEST = "data/corpus/{corpus}.json"
 CORPUS_CACHE = "data/corpus/{corpus}.pt"
 
+# ---- beside every summary table, the record of what it was made from (analysis.tables)
+DIGEST_SUFFIX = ".digest.json"
+
 # ---- a recipe's results: the stated recipe's folder is DEFAULT_RECIPE, a variant's its name
 DEFAULT_RECIPE = "default"
 RECIPE = "results/{dataset}/{recipe}"
