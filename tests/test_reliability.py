@@ -14,7 +14,7 @@ import yaml
 from conftest import TINY, fresh_copy, snakemake, tiny_run_config
 
 from credit_assign.analysis.aggregate import tables
-from credit_assign.infra import data
+from credit_assign.infra import data, paths
 from credit_assign.infra.results import ResultError, read_result
 from credit_assign.jobs import train
 
@@ -126,7 +126,8 @@ def test_corrupt_result_stops_the_figure_with_the_file_named(finished_run):
     text = target.read_text()
     target.write_text(text[: len(text) // 3])  # truncated, as by a full disk
     out = snakemake(work, "--configfile", "config/tiny.yaml", check=False)
-    log = (work / "logs/aggregate/digits.log").read_text()
+    log = (work / paths.fill(paths.LOGS["aggregate"], dataset="digits",
+                             recipe="default")).read_text()
     assert out.returncode != 0
     assert "results/digits/default/train/dfa/lam0/seed1/metrics.json: not valid JSON" in log
     assert figure.stat().st_mtime_ns == before  # no figure from a broken file
@@ -141,7 +142,8 @@ def test_sigterm_to_snakemake_leaves_nothing_mistaken_for_complete(tmp_path):
             "sweep": {"seeds": [1], "dfa": [0], "bp": [], "frozen": [], "fa": []},
             "reproduction": {"reference": None}}
     (work / "config" / "long.yaml").write_text(yaml.safe_dump(long))
-    log = work / "logs/train/digits/dfa_lam0_seed1.log"
+    log = work / paths.fill(paths.LOGS["train"], dataset="digits", recipe="default",
+                            method="dfa", lam="0", seed=1)
     proc = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1", "--configfile",
                              "config/long.yaml"], cwd=work, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)

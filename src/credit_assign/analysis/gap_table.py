@@ -62,7 +62,7 @@ def gap_table(tables: dict[str, pd.DataFrame], kinds: dict[str, str] | None = No
         if measurement == "reported":
             return source(DEFAULT_RECIPE, i) if rows_of[DEFAULT_RECIPE][i].ours_n > 0 else name
         if getattr(r, "remeasured", False):
-            same = f"default{MEASUREMENT_SEP}{measurement}"
+            same = f"{DEFAULT_RECIPE}{MEASUREMENT_SEP}{measurement}"
             if name != same and same in rows_of and rows_of[same][i].ours_n > 0:
                 return same
             return name
