@@ -662,9 +662,12 @@ def test_results_of_the_old_layout_move_to_their_recipes_folders_unchanged(tmp_p
     metrics = "results/digits/train/dfa/lam0/seed1/metrics.json"
     meta = tmp_path / ".snakemake/metadata"
     meta.mkdir(parents=True)
-    params = json.dumps([f"'{metrics[:-12]}resume.pt'", "{'lam': 0.0, 'rule': {'x': 1}}"])
+    params = [f"'{metrics[:-12]}resume.pt'", "{'lam': 0.0, 'rule': {'x': 1}}"]
     (meta / urlsafe_b64encode(metrics.encode()).decode()).write_text(json.dumps(
         {"rule": "train", "params": params, "input": ["data/digits.json"]}))
+    figure = urlsafe_b64encode(paths.figure("fig4_penalty_rescue", "pdf").encode()).decode()
+    (meta / figure).write_text(json.dumps({"rule": "fig4_penalty_rescue", "params": [],
+                                           "input": ["results/digits/summary/runs.csv"]}))
 
     planned = layout.moves(tmp_path)
     assert len(planned) == 5  # train, summary, claims; const_lr's fresh_b_null, summary
@@ -685,9 +688,12 @@ def test_results_of_the_old_layout_move_to_their_recipes_folders_unchanged(tmp_p
                                     "results/ep_stack/summary/report.md"])
     moved = paths.fill(paths.METRICS, dataset="digits", recipe="default", method="dfa",
                        lam="0", seed=1)
-    assert [p.name for p in meta.iterdir()] == [urlsafe_b64encode(moved.encode()).decode()]
-    rewritten = json.loads(next(meta.iterdir()).read_text())["params"]
-    assert json.loads(rewritten) == [f"'{moved[:-12]}resume.pt'",
+    record = meta / urlsafe_b64encode(moved.encode()).decode()
+    assert sorted(meta.iterdir()) == sorted([record, meta / figure])
+    assert json.loads((meta / figure).read_text())["input"] == [
+        paths.fill(paths.RUNS, dataset="digits", recipe="default")]  # a job's inputs, moved
+    rewritten = json.loads(record.read_text())["params"]
+    assert rewritten == [f"'{moved[:-12]}resume.pt'",
                                      "{'lam': 0.0, 'options': {'x': 1}}"]
 
     assert layout.moves(tmp_path) == []

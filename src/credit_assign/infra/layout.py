@@ -110,8 +110,9 @@ def _record_path(name: Path) -> str | None:
 
 
 def _snakemake_records(root: Path, planned) -> list[tuple[Path, Path, str | None]]:
-    """Snakemake's record of each moved file: (old record, new record, its new text, or
-    None for an incomplete marker, whose text is moved as it is)."""
+    """Snakemake's record of each moved file, and each record that names one (a job's
+    inputs): (old record, new record, its new text, or None for an incomplete marker,
+    whose text is moved as it is)."""
     rel = [(old.relative_to(root).as_posix(), new.relative_to(root).as_posix())
            for old, new in planned]
     out = []
@@ -124,18 +125,21 @@ def _snakemake_records(root: Path, planned) -> list[tuple[Path, Path, str | None
                 continue
             new_path = _moved(PurePosixPath(path), [(PurePosixPath(a), PurePosixPath(b))
                                                     for a, b in rel]).as_posix()
-            if new_path == path:
-                continue
             text = None
             if subject.endswith("metadata"):
-                text = record.read_text()
+                old_text = text = record.read_text()
                 for a, b in rel:
                     text = text.replace(f"{a}/", f"{b}/")
+                if new_path == path and text == old_text:
+                    continue
                 meta = json.loads(text)
                 for step, before, after in RENAMED_PARAMS:
-                    if meta.get("rule") == step and isinstance(meta.get("params"), str):
-                        meta["params"] = meta["params"].replace(before, after)
+                    if meta.get("rule") == step and isinstance(meta.get("params"), list):
+                        meta["params"] = [p.replace(before, after) if isinstance(p, str)
+                                          else p for p in meta["params"]]
                 text = json.dumps(meta)
+            elif new_path == path:
+                continue
             out.append((record, folder / _record_name(folder, new_path), text))
     return out
 
@@ -161,7 +165,8 @@ def apply(root: str | Path, planned: list[tuple[Path, Path]]) -> None:
         _rewrite(record, text)
     for old, new, text in records:
         new.parent.mkdir(parents=True, exist_ok=True)
-        old.rename(new)
+        if new != old:
+            old.rename(new)
         if text is not None:
             _rewrite(new, text)
     for old, _ in planned:  # an old dataset@variant folder left empty goes
