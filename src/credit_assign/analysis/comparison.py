@@ -169,18 +169,24 @@ MEASUREMENT_SEP = "/"
 MEASURED = {"h_L_norm_median": "h_L_norm", "deep_cosine": "deep_cosine"}
 
 
-def _measured_values(entry: dict, m: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+def _measured_values(entry: dict, m: pd.DataFrame, measured: set[str],
+                     runs: dict) -> tuple[np.ndarray, np.ndarray] | None:
     """One measurement's values (per seed) for a reference entry, and their seeds; None
-    where the measurement does not measure that number (it is then the recipe's own)."""
+    where the measurement does not measure that number (it is then the recipe's own).
+    ``measured``: the columns of ``m`` that hold a value; ``runs``: its rows by (method,
+    λ), filled as they are selected."""
     if "seed" in entry:
         return None
     if entry["metric"] == "cosine":
         column = f"cosine_l{entry['layer']}"
     else:
         column = MEASURED.get(entry["metric"])
-    if column is None or column not in m or m[column].isna().all():
+    if column not in measured:
         return None
-    df = select_runs(m, entry["method"], float(entry["lam"]))
+    key = (entry["method"], float(entry["lam"]))
+    if key not in runs:
+        runs[key] = select_runs(m, *key)
+    df = runs[key]
     return pd.to_numeric(df[column]).to_numpy(float), df.seed.to_numpy()
 
 
@@ -197,9 +203,10 @@ def measured_comparisons(reference: dict, measurements: pd.DataFrame,
         if name == "stratified":
             continue
         m = measurements[measurements.measurement == name]
+        measured, runs = set(m.columns[m.notna().any()]), {}
         rows = []
         for entry in reference["entries"]:
-            found = _measured_values(entry, m)
+            found = _measured_values(entry, m, measured, runs)
             values, seeds = found if found is not None else (np.array([]), None)
             row = _row(entry, values, "seeds", reference["tolerances"], seeds)
             rows.append({**row, "remeasured": found is not None})
