@@ -1,5 +1,6 @@
 """The paper-vs-ours comparison and the variant gap map, on small hand-made tables."""
 
+import functools
 import math
 from pathlib import Path
 
@@ -542,9 +543,15 @@ def study_tables(rng, methods, seeds=(42, 123, 456)):
 
 
 def study_gaps(measurements: bool = True, seed: int = 0) -> pd.DataFrame:
-    """A gap table as rule variants_gap_map makes it (compare, measured_comparisons,
+    """A gap table as step variants_gap_map makes it (compare, measured_comparisons,
     gap_table) for the paper's reference under ten recipes: the default runs every
-    method, the fa_ variants FA only, the others DFA and frozen (the rest inherited)."""
+    method, the fa_ variants FA only, the others DFA and frozen (the rest inherited).
+    Made once per (measurements, seed); each caller gets its own copy."""
+    return _study_gaps(measurements, seed).copy(deep=True)
+
+
+@functools.lru_cache
+def _study_gaps(measurements: bool, seed: int) -> pd.DataFrame:
     import numpy as np
 
     rng = np.random.default_rng(seed)
