@@ -95,8 +95,11 @@ def _digests(root: Path, planned) -> dict[Path, str]:
     return out
 
 
-def _record_name(folder: Path, path: str) -> PurePosixPath:
-    longest = (os.pathconf(folder, "PC_NAME_MAX") if os.name == "posix" else 255) or 255
+def _longest_name(folder: Path) -> int:
+    return (os.pathconf(folder, "PC_NAME_MAX") if os.name == "posix" else 255) or 255
+
+
+def _record_name(longest: int, path: str) -> PurePosixPath:
     b64 = urlsafe_b64encode(path.encode()).decode()
     pieces = [b64[i:i + longest - 1] for i in range(0, len(b64), longest - 1)]
     return PurePosixPath(*["@" + p for p in pieces[:-1]], pieces[-1])
@@ -113,18 +116,20 @@ def _snakemake_records(root: Path, planned) -> list[tuple[Path, Path, str | None
     """Snakemake's record of each moved file, and each record that names one (a job's
     inputs): (old record, new record, its new text, or None for an incomplete marker,
     whose text is moved as it is)."""
-    rel = [(old.relative_to(root).as_posix(), new.relative_to(root).as_posix())
-           for old, new in planned]
+    relative = [(PurePosixPath(old.relative_to(root).as_posix()),
+                 PurePosixPath(new.relative_to(root).as_posix())) for old, new in planned]
+    rel = [(a.as_posix(), b.as_posix()) for a, b in relative]
     out = []
     for subject in SNAKEMAKE_RECORDS:
         folder = root / subject
-        for record in sorted(p for p in folder.rglob("*") if p.is_file()) if \
-                folder.is_dir() else []:
+        if not folder.is_dir():
+            continue
+        longest = _longest_name(folder)
+        for record in sorted(p for p in folder.rglob("*") if p.is_file()):
             path = _record_path(record.relative_to(folder))
             if path is None:
                 continue
-            new_path = _moved(PurePosixPath(path), [(PurePosixPath(a), PurePosixPath(b))
-                                                    for a, b in rel]).as_posix()
+            new_path = _moved(PurePosixPath(path), relative).as_posix()
             text = None
             if subject.endswith("metadata"):
                 old_text = text = record.read_text()
@@ -140,7 +145,7 @@ def _snakemake_records(root: Path, planned) -> list[tuple[Path, Path, str | None
                 text = json.dumps(meta)
             elif new_path == path:
                 continue
-            out.append((record, folder / _record_name(folder, new_path), text))
+            out.append((record, folder / _record_name(longest, new_path), text))
     return out
 
 
