@@ -41,6 +41,7 @@ rule ep_stack_probe:
         runtime=60,
     params:
         settings=per_job.ep_settings,
+        code=per_job.code("ep_stack_probe"),
         # pretraining and probe state, outside the declared outputs so a rerun resumes
         resume=paths.EP_RESUME,
         cache=paths.CORPUS_CACHE,

@@ -4,9 +4,12 @@ rule train:
         data=per_job.dataset_manifest,
     output:
         metrics=paths.METRICS,
-        model=paths.MODEL,
+        # the weights are not part of the record (results/README.md): deleted once the
+        # jobs that read them are done, rebuilt when one needs them again;
+        # `snakemake --notemp` keeps them
+        model=temp(paths.MODEL),
         timings=paths.TIMINGS,
-        snapshots=paths.SNAPSHOTS,
+        snapshots=temp(paths.SNAPSHOTS),
     log:
         paths.LOGS["train"],
     priority: per_job.train_priority
@@ -19,7 +22,8 @@ rule train:
     params:
         cache=per_job.dataset_cache_path,
         run=per_job.run_config,
-        data_source=per_job.data_source,
+        # the science it computes with (credit_assign.spec.code): its rule's edit reruns it
+        code=per_job.code("train"),
         snapshot_epochs=config["probes"]["epochs"],
         # per-epoch state, outside the declared outputs so a rerun can resume from it
         resume=paths.RESUME,
@@ -45,6 +49,7 @@ rule fresh_b_null:
     params:
         cache=per_job.dataset_cache_path,
         draws=config["fresh_b_null"]["draws"],
+        code=per_job.code("fresh_b_null"),
         device=config["training"]["device"],
     script:
         "../../scripts/fresh_b_null.py"
@@ -68,6 +73,7 @@ rule alignment_probe:
     params:
         cache=per_job.dataset_cache_path,
         settings=per_job.probe_settings,
+        code=per_job.code("alignment_probe"),
     script:
         "../../scripts/alignment_probe.py"
 
@@ -92,6 +98,7 @@ rule measure:
     params:
         cache=per_job.dataset_cache_path,
         batch=config["measurements"]["batch"],
+        code=per_job.code("measure"),
         batch_sizes=config["measurements"]["batch_sizes"],
         device=config["training"]["device"],
     script:

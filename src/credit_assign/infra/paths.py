@@ -34,7 +34,10 @@ RECIPE = "results/{dataset}/{recipe}"
 
 # ---- one training run's folder, and what it holds
 RUN_DIR = "results/{dataset}/{recipe}/train/{method}/lam{lam}/seed{seed}"
-TRAIN_OUTPUTS = ("metrics.json", "model.pt", "timings.json", "snapshots.pt")
+# what a training job writes that the record keeps (results/README.md): its metrics and
+# timings; its weights (model.pt, snapshots.pt) are temp(): rebuilt on demand, kept
+# with `snakemake --notemp`
+TRAIN_OUTPUTS = ("metrics.json", "timings.json")
 METRICS = f"{RUN_DIR}/metrics.json"
 MODEL = f"{RUN_DIR}/model.pt"
 TIMINGS = f"{RUN_DIR}/timings.json"

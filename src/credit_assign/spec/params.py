@@ -129,6 +129,20 @@ def ep_settle(config: Config) -> Config:
     return config["ep_stack"]["settle"]
 
 
+# ---- the science's code
+def code_digest(config: Config, step: str, method: str | None = None) -> str:
+    """What a ``step`` job computes with (credit_assign.spec.code.digest): a training
+    run's, null's or measurement's own method's rule; an alignment probe's every probed
+    rule (it measures them all on each network); the EP probe's none."""
+    from credit_assign.spec import code
+
+    if step == "alignment_probe":
+        methods = tuple(m for m, r in catalog.load().items() if r["probed"])
+    else:
+        methods = (method,) if method else ()
+    return code.digest(step, methods)
+
+
 # ---- data sources
 def data_source(config: Config, name: str) -> str:
     """Where a dataset's or corpus' bytes come from ('' for data shipped with a package)."""

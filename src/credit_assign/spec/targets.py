@@ -275,7 +275,8 @@ def claims_targets(config: Config) -> list[str]:
 
 
 def intermediates(config: Config) -> list[str]:
-    """Every file a job writes that later jobs read. Part of `all`, so that one
+    """Every file a job writes that later jobs read, but the weights (temp(): the
+    record keeps no weights, results/README.md). Part of `all`, so that one
     deleted (by hand, as an error message advised, or by a failed rerun) is rebuilt
     by the next run, instead of a run that reports success with a gap."""
     out = [paths.fill(paths.DATA_MANIFEST, dataset=config["dataset"])]

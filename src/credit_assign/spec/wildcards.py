@@ -55,6 +55,11 @@ class JobFunctions:
                                    remember=not self.dryrun())
 
     # ---- training and the jobs that read a trained model
+    def code(self, step: str) -> Callable[[Any], str]:
+        """The ``code`` param of a ``step`` job: the digest of the science it computes
+        with (credit_assign.spec.code), its own learning rule's module included."""
+        return lambda w: params.code_digest(self.config, step, w.get("method"))
+
     def run_config(self, w) -> Config:
         return params.run_config(self.config, w.dataset, w.recipe, w.method, w.lam, w.seed)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -77,10 +79,12 @@ def make_rule(
 def catalog() -> dict[str, dict[str, Any]]:
     """What the workflow reads of every rule, as plain data (written to
     credit_assign/spec/rules_catalog.json by ``python -m credit_assign.science.rules
-    --write``): label, colour, whether the alignment probes measure it, its options'
+    --write``): label, colour, whether the alignment probes measure it, its module's
+    file (``source``: spec.code hashes it into the code param of the rule's runs), its options'
     defaults, each option's type and allowed values, and the values that may not go
     together."""
     return {name: {"label": cls.label, "color": cls.color, "probed": cls.probed,
+                   "source": Path(sys.modules[cls.__module__].__file__).name,
                    "defaults": cls.Options().to_config(), "options": cls.Options.schema(),
                    "conflicts": [{"values": values, "message": message}
                                  for values, message in cls.Options.conflicts]}

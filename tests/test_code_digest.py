@@ -1,0 +1,75 @@
+"""The code param of each computing job (credit_assign.spec.code): an edit to one
+learning rule's module changes the digest of that rule's jobs only, a plotting or
+reporting module is in no job's digest, and an import added to the science is followed."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from credit_assign.spec import catalog, checks, code, params
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def package_copy(tmp_path, monkeypatch):
+    """A copy of the package that spec.code reads instead (its caches cleared)."""
+    copy = tmp_path / "credit_assign"
+    shutil.copytree(code.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def clear():
+        for f in (code.file_digest, code.digest, code.closure):
+            f.cache_clear()
+
+    clear()
+    monkeypatch.setattr(code, "PACKAGE", copy)
+    yield copy
+    clear()
+
+
+def test_an_edit_to_one_rule_changes_only_its_runs_digests(package_copy):
+    keys = [(s, m) for s in ("train", "fresh_b_null", "measure") for m in ("dfa", "bp")]
+    before = {k: code.digest(k[0], (k[1],)) for k in keys}
+    dfa = package_copy / code.rule_module("dfa", catalog.load())
+    dfa.write_text(dfa.read_text() + "\n# an edit\n")
+    code.file_digest.cache_clear()
+    code.digest.cache_clear()
+    after = {k: code.digest(k[0], (k[1],)) for k in keys}
+    assert [k for k in keys if after[k] != before[k]] == [k for k in keys if k[1] == "dfa"]
+
+
+def test_an_import_added_to_the_science_joins_the_digest(package_copy):
+    assert "figures/style.py" not in code.files("train", ("dfa",))
+    model = package_copy / "science/model.py"
+    model.write_text(model.read_text() + "\nfrom credit_assign.figures import style  # noqa\n")
+    code.closure.cache_clear()
+    assert "figures/style.py" in code.files("train", ("dfa",))
+
+
+def test_each_step_computes_with_its_science_and_no_plotting():
+    paper_config = checks.load_config([], ROOT)
+    cat = catalog.load()
+    every = set()
+    for step in code.ENTRY:
+        files = code.files(step, () if step == "ep_stack_probe" else ("dfa",))
+        assert set(code.ENTRY[step]) <= set(files)
+        every |= set(files)
+    assert {"science/model.py", "science/rules/dfa.py", "infra/decode.py",
+            "ep_stack/dynamics.py"} <= every
+    assert not [f for f in every if f.split("/")[0] in ("figures", "reporting", "analysis")]
+    assert not every & code.NOT_SCIENCE
+    probed = [m for m, r in cat.items() if r["probed"]]
+    probe = code.files("alignment_probe", tuple(probed))
+    assert {code.rule_module(m, cat) for m in probed} <= set(probe)
+    assert params.code_digest(paper_config, "train", "dfa") != params.code_digest(
+        paper_config, "train", "bp")
+    assert params.code_digest(paper_config, "alignment_probe", "dfa") == params.code_digest(
+        paper_config, "alignment_probe", "bp")
+
+
+def test_a_rule_without_a_source_in_the_catalogue_is_named():
+    with pytest.raises(KeyError, match="regenerate it"):
+        code.rule_module("dfa", {"dfa": {"label": "DFA"}})
+    with pytest.raises(KeyError, match="no code list for step"):
+        code.files("plot")
