@@ -46,7 +46,10 @@ def run_record() -> dict[str, Any]:
     of the deterministic result files (training writes it to timings.json)."""
     import time
 
-    return {"host": socket.gethostname(), "argv": sys.argv, "pid": os.getpid(),
+    # the command relative to the working folder: a result kept in the record (git)
+    # carries no absolute path of the machine that made it
+    argv = [os.path.relpath(a) if os.path.isabs(a) else a for a in sys.argv]
+    return {"host": socket.gethostname(), "argv": argv, "pid": os.getpid(),
             "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
 
