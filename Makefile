@@ -16,7 +16,8 @@ BIN     = $(VENV)/bin
 # let pip keep (or choose) a CUDA build.
 CONSTRAINTS ?= $(if $(shell command -v nvidia-smi 2>/dev/null),,-c constraints/ci.txt)
 
-.PHONY: setup quick paper variants study claims manuscript publish test test-fast lint format clean
+.PHONY: setup quick paper variants study claims manuscript publish record paper-from-record \
+	test test-fast lint format clean
 
 # one stamp per set of extras: `make test EXTRAS=dev,slurm` after a plain `make setup`
 # installs the slurm extra instead of finding the environment up to date
@@ -56,6 +57,24 @@ study: setup
 # the paper's claims judged on fresh seeds (config/claims.yaml): their runs, verdicts, page
 claims: setup
 	$(BIN)/snakemake --cores $(CORES) claims $(SNAKEMAKE_ARGS)
+
+# The record (results/README.md): the results kept in git. `make record` writes its index
+# and Snakemake's records (every successful snakemake does it too); `make
+# paper-from-record` rebuilds RECORD_TARGETS on a fresh clone from the record alone: it
+# restores Snakemake's records and the files' order, then runs every step but those
+# that compute (COMPUTING): a result the record lacks stops it, naming the file.
+COMPUTING = prepare_data|prepare_corpus|train|fresh_b_null|measure|alignment_probe|ep_stack_probe
+RECORD_TARGETS ?= all
+RECORD_FILES ?= config/config.yaml
+record: setup
+	$(BIN)/python -m credit_assign.infra.record save
+	$(BIN)/python -m credit_assign.infra.record size
+
+paper-from-record: setup
+	$(BIN)/python -m credit_assign.infra.record restore
+	$(BIN)/snakemake --cores $(CORES) $(RECORD_TARGETS) --configfile $(RECORD_FILES) \
+		--allowed-rules $$($(BIN)/snakemake --list-rules 2>/dev/null | grep -E '^[a-z]' | \
+			awk '{print $$1}' | grep -vxE '$(COMPUTING)') $(SNAKEMAKE_ARGS)
 
 # the reproduction paper from the results present (with the study's when it was run)
 manuscript: setup

@@ -34,6 +34,14 @@ except ConfigError as err:
 report: "workflow/report/workflow.rst"
 
 
+# The record (results/README.md): after every successful run, the index of the results
+# kept in git and Snakemake's record of the jobs that wrote them (infra.record).
+onsuccess:
+    from credit_assign.infra import record
+
+    record.save()
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"

@@ -135,10 +135,10 @@ def test_an_archive_replaced_in_place_reruns_its_readers(tmp_path):
 def test_a_deleted_cache_reruns_nothing_and_is_rebuilt_by_the_next_reader(cifar_run):
     """The property round two needed: a deleted cache whose source is unchanged retrains
     nothing; with a λ added at the same time, exactly the new λ's jobs run (the first of
-    them rebuilds the cache) and the old models stay."""
+    them rebuilds the cache) and the old runs stay."""
     repo, _ = cifar_run
     cache = repo / "data" / "cifar10.pt"
-    old_model = repo / "results/cifar10/default/train/dfa/lam0/seed1/model.pt"
+    old_model = repo / "results/cifar10/default/train/dfa/lam0/seed1/metrics.json"
     stamp = old_model.stat().st_mtime_ns
     cache.unlink()
     out = snakemake(repo, "--configfile", "config/tiny_cifar.yaml", "-n")

@@ -28,6 +28,10 @@ CORPUS_CACHE = "data/corpus/{corpus}.pt"
 # ---- beside every summary table, the record of what it was made from (analysis.tables)
 DIGEST_SUFFIX = ".digest.json"
 
+# ---- the record (infra.record, results/README.md): the index of the results kept in git
+# and Snakemake's record of each job that wrote one
+RECORD = "results/.record"
+
 # ---- a recipe's results: the stated recipe's folder is DEFAULT_RECIPE, a variant's its name
 DEFAULT_RECIPE = "default"
 RECIPE = "results/{dataset}/{recipe}"

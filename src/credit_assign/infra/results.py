@@ -15,6 +15,7 @@ import jsonschema
 import yaml
 
 from credit_assign.infra.files import atomic_write_text, dumps, sanitize
+from credit_assign.infra.record import RecordError, check_file
 
 
 def schema(name: str) -> dict:
@@ -74,5 +75,9 @@ def read_result(path: str | Path, kind: str) -> dict[str, Any]:
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ResultError(f"{path}: not valid JSON ({err}); the file is truncated or corrupt — "
                           f"delete it and rerun the job that writes it") from err
+    try:
+        check_file(path)  # a file of the record: the bytes its job wrote
+    except RecordError as err:
+        raise ResultError(str(err)) from None
     validate_result(obj, kind, source=str(path))
     return obj

@@ -1,0 +1,326 @@
+"""The record: every small result a table, figure or page reads, kept in git.
+
+Training a study takes hours and a machine's ``results/`` lasts only as long as the
+machine. The record is what outlives it (results/README.md): each run's metrics and
+timings, each fresh-B null, measurement and alignment probe, each EP probe's result and
+the data's manifests — the files git does not ignore that match :data:`PATTERNS` — plus,
+in :data:`paths.RECORD`, what Snakemake needs to trust them on another machine:
+
+* ``metadata/``: Snakemake's own record of the job that wrote each file (its params, the
+  code digest among them, its inputs, its script), copied from ``.snakemake/metadata``,
+  so that a changed config or learning rule reruns exactly the runs it touches on a
+  fresh clone too;
+* ``index.json``: each file's sha256 and size, and the end time of the job that wrote it.
+
+``save`` (after every successful ``snakemake``: the Snakefile's ``onsuccess``) writes
+both; ``restore`` (a fresh clone: ``make paper-from-record``) puts Snakemake's records
+back and gives the files modification times in the order of the jobs (git checks files
+out in any order: an input newer than its output reruns the job); ``check`` names every
+file that does not match its record. :func:`check_file` is asked by every reader of a
+result (``infra.results.read_result``): a recorded file edited, truncated or replaced
+outside a job is named, never silently used.
+
+Weights are not recorded (``temp()``: rebuilt on demand; ``snakemake --notemp`` keeps
+them). Neither are the data's manifests' Snakemake records: their params name the
+machine's copy of the data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from base64 import urlsafe_b64decode, urlsafe_b64encode
+from pathlib import Path, PurePosixPath
+from string import Formatter
+from typing import Any
+
+from credit_assign.infra import paths
+from credit_assign.infra.files import atomic_write_text, sha256_file
+
+# the files of the record, by the order of the jobs that write them: a layer's files
+# are inputs of the next layer's jobs only (restore's modification times)
+LAYERS: tuple[tuple[str, ...], ...] = (
+    (paths.DATA_MANIFEST, paths.CORPUS_MANIFEST),
+    (paths.METRICS, paths.TIMINGS, paths.EP_RESULT, paths.EP_TIMINGS),
+    (paths.NULL, paths.PROBE, paths.MEASURE),
+)
+PATTERNS = tuple(p for layer in LAYERS for p in layer)
+# files whose Snakemake record is machine-specific (the path of the data's source)
+NO_METADATA = (paths.DATA_MANIFEST, paths.CORPUS_MANIFEST)
+SNAKEMAKE_METADATA = ".snakemake/metadata"
+INDEX = f"{paths.RECORD}/index.json"
+METADATA = f"{paths.RECORD}/metadata"
+# a file written this long after its job's recorded end was not written by it
+SLACK_S = 5.0
+
+
+class RecordError(ValueError):
+    """A recorded file that does not match its record."""
+
+
+def _regex(pattern: str) -> re.Pattern:
+    parts = []
+    for text, field, _, _ in Formatter().parse(pattern):
+        parts.append(re.escape(text))
+        if field:
+            parts.append("[^/]+")
+    return re.compile("".join(parts))
+
+
+_REGEXES = [(layer, _regex(p), p) for layer, ps in enumerate(LAYERS) for p in ps]
+
+
+def pattern_of(path: str) -> tuple[int, str] | None:
+    """(layer, pattern) of a record file's path (relative, posix), or None."""
+    for layer, regex, pattern in _REGEXES:
+        if regex.fullmatch(path):
+            return layer, pattern
+    return None
+
+
+def _git_files(root: Path) -> list[str] | None:
+    """The files under results/ and data/ that git tracks or would (not ignored), or
+    None outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
+             "--exclude-standard", "--", "results", "data"],
+            capture_output=True, check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return [p for p in out.decode().split("\0") if p]
+
+
+def files(root: str | Path = ".") -> list[str]:
+    """The record's files present under ``root``: those matching PATTERNS that git does
+    not ignore (.gitignore says which datasets and corpora are recorded); outside a
+    checkout, every match."""
+    root = Path(root)
+    listed = _git_files(root)
+    if listed is None:
+        listed = [p.relative_to(root).as_posix() for top in ("results", "data")
+                  if (root / top).is_dir() for p in (root / top).rglob("*") if p.is_file()]
+    return sorted(p for p in listed if pattern_of(p) and (root / p).is_file())
+
+
+# ---- Snakemake's records, named as Snakemake names them (persistence/file.py)
+def _longest(folder: Path) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    return os.pathconf(folder, "PC_NAME_MAX") or 255
+
+
+def record_name(path: str, longest: int = 255) -> PurePosixPath:
+    b64 = urlsafe_b64encode(path.encode()).decode()
+    pieces = [b64[i:i + longest - 1] for i in range(0, len(b64), longest - 1)]
+    return PurePosixPath(*["@" + p for p in pieces[:-1]], pieces[-1])
+
+
+def record_path(name: PurePosixPath | Path) -> str | None:
+    try:
+        return urlsafe_b64decode("".join(p.lstrip("@") for p in name.parts)).decode()
+    except ValueError:
+        return None
+
+
+def _metadata(root: Path, path: str) -> dict[str, Any] | None:
+    folder = root / SNAKEMAKE_METADATA
+    rec = folder / record_name(path, _longest(folder))
+    try:
+        return json.loads(rec.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _read_index(root: Path) -> dict[str, dict[str, Any]]:
+    index = root / INDEX
+    if not index.is_file():
+        return {}
+    try:
+        return json.loads(index.read_text())["files"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise RecordError(f"{INDEX}: not a record index ({err}); restore it from git "
+                          "(git checkout -- results/.record) or write it again: "
+                          "python -m credit_assign.infra.record save") from err
+
+
+# ---- save
+def save(root: str | Path = ".") -> dict[str, int]:
+    """Write the index and copy Snakemake's record of every record file present (its
+    job's params, code and inputs); drop the entries of files no longer there. A file
+    without a finished Snakemake record (written by hand, or its job unfinished) is
+    left out of the index, and named."""
+    root = Path(root)
+    present = files(root)
+    meta_dir = root / METADATA
+    longest = _longest(meta_dir)
+    entries, kept_meta, unrecorded = {}, set(), []
+    for path in present:
+        _, pattern = pattern_of(path)
+        meta = _metadata(root, path)
+        if meta is not None and meta.get("incomplete"):
+            unrecorded.append(path)
+            continue
+        if meta is None and pattern not in NO_METADATA:
+            old = _read_index(root).get(path)
+            if old is None or old["sha256"] != sha256_file(root / path):
+                unrecorded.append(path)
+                continue
+            entries[path] = old  # restored from git and unchanged: its copy stands
+            kept_meta.add(record_name(path, longest))
+            continue
+        entries[path] = {"sha256": sha256_file(root / path),
+                         "bytes": (root / path).stat().st_size,
+                         "endtime": meta.get("endtime") if meta else None}
+        if pattern not in NO_METADATA and meta is not None:
+            name = record_name(path, longest)
+            kept_meta.add(name)
+            text = json.dumps(meta, sort_keys=True, indent=0) + "\n"
+            target = meta_dir / name
+            if not target.is_file() or target.read_text() != text:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(target, text)
+    for old in [p for p in meta_dir.rglob("*") if p.is_file()]:
+        if PurePosixPath(old.relative_to(meta_dir).as_posix()) not in kept_meta:
+            old.unlink()
+    text = json.dumps({"about": "the record: results/README.md; written by python -m "
+                       "credit_assign.infra.record save", "files": entries},
+                      sort_keys=True, indent=1) + "\n"
+    if not (root / INDEX).is_file() or (root / INDEX).read_text() != text:
+        atomic_write_text(root / INDEX, text)
+    for path in unrecorded:
+        print(f"record: {path} has no finished Snakemake record (written outside a job, "
+              "or its job did not finish): not recorded", file=sys.stderr)
+    return {"files": len(entries), "unrecorded": len(unrecorded)}
+
+
+# ---- restore
+def restore(root: str | Path = ".", now: float | None = None) -> dict[str, int]:
+    """On a fresh clone: check the record (a RecordError names every file that does
+    not match), put Snakemake's records back where it has none, and give the record's
+    files modification times in the order of their jobs, after every file of the
+    checkout (the scripts: a script newer than a result reruns its job)."""
+    root = Path(root)
+    problems = check(root)
+    if problems:
+        raise RecordError("the record does not match its files; nothing restored:\n  "
+                          + "\n  ".join(problems))
+    meta_dir, target = root / METADATA, root / SNAKEMAKE_METADATA
+    longest = _longest(target)
+    copied = 0
+    for rec in sorted(p for p in meta_dir.rglob("*") if p.is_file()):
+        path = record_path(PurePosixPath(rec.relative_to(meta_dir).as_posix()))
+        if path is None:
+            continue
+        dest = target / record_name(path, longest)
+        if not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(rec, dest)
+            copied += 1
+    index = _read_index(root)
+    now = time.time() if now is None else now
+    for path in index:
+        layer, _ = pattern_of(path)
+        t = now + layer
+        os.utime(root / path, (t, t))
+    return {"files": len(index), "metadata": copied}
+
+
+# ---- check
+def _check_one(root: Path, path: str, entry: dict[str, Any]) -> str | None:
+    f = root / path
+    if not f.is_file():
+        return f"{path}: in the record ({INDEX}) but missing; restore it with git " \
+               f"(git checkout -- {path}) or delete its entry: python -m " \
+               "credit_assign.infra.record save"
+    if f.stat().st_size == entry["bytes"] and sha256_file(f) == entry["sha256"]:
+        return None
+    meta = _metadata(root, path)
+    if meta is not None and entry.get("endtime") is not None and \
+            meta.get("endtime") not in (None, entry["endtime"]) and not meta.get("incomplete"):
+        # a job rewrote it since the record was saved (a rerun): the record is behind
+        return None if f.stat().st_mtime <= meta["endtime"] + SLACK_S else (
+            f"{path}: changed after the job that wrote it last ended (edited, truncated "
+            "or replaced by hand); delete it and rerun")
+    return (f"{path}: does not match the record ({INDEX}: sha256 "
+            f"{entry['sha256'][:12]}…, {entry['bytes']} bytes): edited, truncated or "
+            "replaced since its job wrote it; restore it with git (git checkout -- "
+            f"{path}), or delete it and rerun the job that writes it")
+
+
+def check(root: str | Path = ".") -> list[str]:
+    """Every record file that does not match the record, named with what to do; and
+    every record file that names this machine's absolute paths."""
+    root = Path(root)
+    problems = []
+    index = _read_index(root)
+    for path, entry in sorted(index.items()):
+        if (problem := _check_one(root, path, entry)) is not None:
+            problems.append(problem)
+    where = str(root.resolve())
+    for path in index:
+        f = root / path
+        if f.is_file() and where in f.read_text(errors="replace"):
+            problems.append(f"{path}: names this machine's folder {where}: a committed "
+                            "result carries no absolute path")
+    return problems
+
+
+def check_file(path: str | Path) -> None:
+    """Raise a RecordError naming ``path`` when it is a record file (relative to the
+    working folder, as Snakemake's jobs name their inputs) that does not match the
+    record: what every reader of a result asks before it uses it."""
+    root = Path.cwd()
+    p = Path(path)
+    try:
+        rel = (p.resolve().relative_to(root.resolve()) if p.is_absolute() else p).as_posix()
+    except ValueError:
+        return
+    if pattern_of(rel) is None or not (root / INDEX).is_file():
+        return
+    entry = _read_index(root).get(rel)
+    if entry is not None and (problem := _check_one(root, rel, entry)) is not None:
+        raise RecordError(problem)
+
+
+def size(root: str | Path = ".") -> dict[str, Any]:
+    """What the record holds: files and bytes on disk (results, data's manifests, the
+    index and Snakemake's records)."""
+    root = Path(root)
+    every = files(root) + [p.relative_to(root).as_posix()
+                           for p in (root / paths.RECORD).rglob("*") if p.is_file()]
+    return {"files": len(every), "bytes": sum((root / p).stat().st_size for p in every)}
+
+
+def main(argv: list[str]) -> int:
+    usage = ("usage: python -m credit_assign.infra.record {save|restore|check|size}  "
+             "(from the repository root; results/README.md)")
+    if len(argv) != 1 or argv[0] not in ("save", "restore", "check", "size"):
+        print(usage, file=sys.stderr)
+        return 2
+    try:
+        if argv[0] == "save":
+            print("record: {files} files saved, {unrecorded} not recorded".format(**save()))
+        elif argv[0] == "restore":
+            print("record: {files} files restored in job order, {metadata} Snakemake "
+                  "records put back".format(**restore()))
+        elif argv[0] == "size":
+            print("record: {files} files, {bytes} bytes".format(**size()))
+        else:
+            problems = check()
+            for p in problems:
+                print(p, file=sys.stderr)
+            print(f"record: {len(_read_index(Path('.')))} files, {len(problems)} problems")
+            return 1 if problems else 0
+    except RecordError as err:
+        print(err, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

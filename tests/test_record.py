@@ -1,0 +1,198 @@
+"""The record (credit_assign.infra.record): the index and Snakemake's records of the
+results kept in git; a file that does not match its record is named, never used; a
+restore orders the files as their jobs do."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import ROOT, TINY, fresh_copy, job_counts, snakemake
+
+from credit_assign.infra import paths, record
+from credit_assign.infra.results import ResultError, read_result
+
+RUN = "results/cifar10/default/train/dfa/lam0/seed42"
+FILES = {"data/cifar10.json": {"digest": "d"},
+         f"{RUN}/metrics.json": {"kind": "train"},
+         f"{RUN}/timings.json": {"kind": "train_timings"},
+         "results/cifar10/default/fresh_b_null/dfa/lam0/seed42.json": {"kind": "null"}}
+
+
+def _job(root, path, body, endtime):
+    """Write ``path`` as a finished job of Snakemake's would, with its record."""
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text(json.dumps(body))
+    os.utime(root / path, (endtime - 1, endtime - 1))
+    meta = root / record.SNAKEMAKE_METADATA / record.record_name(path)
+    meta.parent.mkdir(parents=True, exist_ok=True)
+    meta.write_text(json.dumps({"record_format_version": 6, "rule": "x", "params": ["p"],
+                                "endtime": endtime, "incomplete": False}))
+
+
+@pytest.fixture
+def recorded(tmp_path):
+    for i, (path, body) in enumerate(FILES.items()):
+        _job(tmp_path, path, body, 1_000_000.0 + i)
+    (tmp_path / "results/cifar10/default/train/dfa/lam0/seed42/model.pt").write_bytes(b"w")
+    (tmp_path / "results/cifar10/default/summary").mkdir(parents=True)
+    (tmp_path / "results/cifar10/default/summary/runs.csv").write_text("a\n")
+    assert record.save(tmp_path) == {"files": 4, "unrecorded": 0}
+    return tmp_path
+
+
+def test_the_record_holds_results_and_manifests_never_weights_or_tables(recorded):
+    index = json.loads((recorded / record.INDEX).read_text())["files"]
+    assert sorted(index) == sorted(FILES)
+    saved = {record.record_path(p.relative_to(recorded / record.METADATA))
+             for p in (recorded / record.METADATA).rglob("*") if p.is_file()}
+    # the data manifest's Snakemake record names the machine's copy of the data: not kept
+    assert saved == set(FILES) - {"data/cifar10.json"}
+    assert record.check(recorded) == []
+
+
+def test_an_edited_or_truncated_record_file_is_named(recorded, monkeypatch):
+    metrics = recorded / f"{RUN}/metrics.json"
+    metrics.write_text(json.dumps({"kind": "trained"}))  # same job, other bytes
+    (recorded / f"{RUN}/timings.json").write_text("{")
+    problems = record.check(recorded)
+    assert len(problems) == 2 and all("does not match the record" in p for p in problems)
+    monkeypatch.chdir(recorded)
+    with pytest.raises(record.RecordError, match="metrics.json: does not match"):
+        record.check_file(f"{RUN}/metrics.json")
+    with pytest.raises(record.RecordError, match="restoring nothing|nothing restored"):
+        record.restore(recorded)
+
+
+def test_a_file_rewritten_by_its_job_is_a_rerun_not_an_edit(recorded, monkeypatch):
+    _job(recorded, f"{RUN}/metrics.json", {"kind": "rerun"}, 2_000_000.0)
+    assert record.check(recorded) == []
+    monkeypatch.chdir(recorded)
+    record.check_file(f"{RUN}/metrics.json")
+    # ... until it is edited after that job ended
+    metrics = recorded / f"{RUN}/metrics.json"
+    metrics.write_text(json.dumps({"kind": "edited"}))
+    assert "changed after the job" in record.check(recorded)[0]
+    record.save(recorded)  # the rerun recorded; the edit is not a job's
+    assert json.loads((recorded / record.INDEX).read_text())["files"][
+        f"{RUN}/metrics.json"]["endtime"] == 2_000_000.0
+
+
+def test_read_result_refuses_a_record_file_that_does_not_match(recorded, monkeypatch):
+    monkeypatch.chdir(recorded)
+    null = "results/cifar10/default/fresh_b_null/dfa/lam0/seed42.json"
+    (recorded / null).write_text(json.dumps({"kind": "forged"}))
+    with pytest.raises(ResultError, match=f"{null}: does not match the record"):
+        read_result(null, "fresh_b_null")
+
+
+def test_a_restore_puts_back_snakemakes_records_and_orders_the_files(recorded):
+    clone = recorded / "clone"
+    for path in list(FILES) + [record.INDEX] + [
+            p.relative_to(recorded).as_posix()
+            for p in (recorded / record.METADATA).rglob("*") if p.is_file()]:
+        (clone / path).parent.mkdir(parents=True, exist_ok=True)
+        (clone / path).write_bytes((recorded / path).read_bytes())
+    # git checks files out in any order: the null first, the data's manifest last
+    for i, path in enumerate(reversed(list(FILES))):
+        os.utime(clone / path, (5e6 + i, 5e6 + i))
+    out = record.restore(clone, now=6e6)
+    assert out == {"files": 4, "metadata": 3}
+    t = {p: (clone / p).stat().st_mtime for p in FILES}
+    assert t["data/cifar10.json"] < t[f"{RUN}/metrics.json"] < t[
+        "results/cifar10/default/fresh_b_null/dfa/lam0/seed42.json"]
+    assert (clone / record.SNAKEMAKE_METADATA / record.record_name(
+        f"{RUN}/metrics.json")).is_file()
+    assert not (clone / record.SNAKEMAKE_METADATA / record.record_name(
+        "data/cifar10.json")).exists()
+    assert record.restore(clone, now=6e6)["metadata"] == 0  # once
+
+
+def test_a_result_file_without_a_finished_job_is_not_recorded(recorded, capsys):
+    stray = recorded / "results/cifar10/default/measure/dfa/lam0/seed42.json"
+    stray.parent.mkdir(parents=True)
+    stray.write_text("{}")
+    assert record.save(recorded) == {"files": 4, "unrecorded": 1}
+    assert "measure/dfa/lam0/seed42.json has no finished Snakemake record" in \
+        capsys.readouterr().err
+
+
+def test_a_record_file_naming_this_machine_is_refused(recorded):
+    timings = recorded / f"{RUN}/timings.json"
+    _job(recorded, f"{RUN}/timings.json", {"argv": [str(recorded / "x.py")]}, 3e6)
+    record.save(recorded)
+    assert any("names this machine's folder" in p for p in record.check(recorded))
+    assert timings.is_file()
+
+
+def test_the_record_patterns_are_the_pipelines_paths():
+    assert record.pattern_of("results/cifar10/const_lr/measure/fa/lam0/seed1.json")
+    assert record.pattern_of("results/ep_stack/tinyshakespeare/float32/seed3.json")
+    assert record.pattern_of("results/cifar10/default/train/dfa/lam0/seed1/model.pt") is None
+    assert record.pattern_of("results/cifar10/default/summary/runs.csv") is None
+    assert paths.RECORD.startswith("results/.")  # no dataset wildcard matches it
+
+
+# ---- a real workflow, its record committed, used from a real `git clone`
+def _git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def _py(cwd, *args):
+    env = {**os.environ, "PYTHONPATH": str(cwd / "src")}
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
+                          env=env)
+
+
+@pytest.mark.workflow
+def test_a_fresh_clone_trains_nothing_and_a_rule_edit_reruns_only_its_runs(tmp_path):
+    """The record of a tiny workflow committed; from a `git clone` of it (no data/, files
+    in checkout order), `record restore` then a dry run plans no computing job; an edit
+    to DFA's module reruns DFA's runs and nulls only; an edited result is named."""
+    repo = fresh_copy(tmp_path / "repo")
+    tiny = {**TINY, "sweep": {**TINY["sweep"], "bp": [0], "frozen": [], "np": []},
+            "probes": {**TINY["probes"], "epochs": []}}
+    (repo / "config/tiny.yaml").write_text(yaml.safe_dump(tiny))
+    # this test's repository records the digits runs (the project's records CIFAR-10's)
+    (repo / ".gitignore").write_text((ROOT / ".gitignore").read_text()
+                                     + "!/results/digits/\n!/data/digits.json\n")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "code")
+    target = "results/digits/default/summary/runs.csv"
+    snakemake(repo, target, "--configfile", "config/tiny.yaml")
+    index = json.loads((repo / record.INDEX).read_text())["files"]
+    assert len([p for p in index if p.endswith("metrics.json")]) == 6
+    assert "data/digits.json" in index and not list(repo.glob("results/**/*.pt"))
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "record")
+
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", str(repo), str(clone))
+    assert not (clone / ".snakemake").exists() and not (clone / "data/digits.pt").exists()
+    restored = _py(clone, "-m", "credit_assign.infra.record", "restore")
+    assert restored.returncode == 0, restored.stderr
+    counts = job_counts(snakemake(clone, target, "--configfile", "config/tiny.yaml",
+                                  "-n").stdout)
+    assert set(counts) == {"aggregate", "total"}  # the tables only: never in the record
+
+    dfa = clone / "src/credit_assign/science/rules/dfa.py"
+    dfa.write_text(dfa.read_text() + "\n# an edit to DFA's code\n")
+    assert _py(clone, "-m", "credit_assign.science.rules", "--write").returncode == 0
+    counts = job_counts(snakemake(clone, target, "--configfile", "config/tiny.yaml",
+                                  "-n").stdout)
+    assert counts["train"] == 4 and counts["fresh_b_null"] == 4  # dfa: 2 λ × 2 seeds
+    _git(clone, "checkout", "--", "src")
+
+    bp = clone / "results/digits/default/train/bp/lam0/seed1/metrics.json"
+    bp.write_text(bp.read_text().replace('"seed": 1', '"seed": 1 '))
+    checked = _py(clone, "-m", "credit_assign.infra.record", "check")
+    assert checked.returncode == 1
+    assert "bp/lam0/seed1/metrics.json: does not match the record" in checked.stderr
+    failed = snakemake(clone, target, "--configfile", "config/tiny.yaml", check=False)
+    assert failed.returncode != 0
+    assert "bp/lam0/seed1/metrics.json: does not match the record" in \
+        failed.stdout + failed.stderr
