@@ -219,23 +219,6 @@ def test_full_disk_names_the_file_and_keeps_the_last_good_one(tmp_path, monkeypa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.pt"]
 
 
-def test_results_of_other_library_code_are_listed(tmp_path, digits, capsys):
-    from credit_assign.analysis import stale
-
-    train(tiny_run_config(epochs=1), digits, tmp_path / "a" / "m.json", tmp_path / "a" / "m.pt")
-    train(tiny_run_config(epochs=1, lr=2e-3), digits, tmp_path / "b" / "m.json",
-          tmp_path / "b" / "m.pt")
-    doc = json.loads((tmp_path / "b" / "m.json").read_text())
-    doc["provenance"]["code"]["library_sha256"] = "f" * 64
-    (tmp_path / "b" / "m.json").write_text(json.dumps(doc))
-    assert stale.main([str(tmp_path), "--rerun"]) == 1
-    out = capsys.readouterr().out
-    assert "1 results current, 1 made by other code" in out
-    assert str(tmp_path / "b" / "m.json") in out and "--force" in out
-    (tmp_path / "b" / "m.json").unlink()
-    assert stale.main([str(tmp_path)]) == 0
-
-
 def test_truncated_result_is_named_in_the_error(tmp_path, digits):
     train(tiny_run_config(epochs=1), digits, tmp_path / "m.json", tmp_path / "m.pt")
     text = (tmp_path / "m.json").read_text()

@@ -335,16 +335,83 @@ def test_stale_piped_into_head_ends_without_a_traceback(tmp_path):
     import sys
 
     results = tmp_path / "results"
-    for i in range(2000):  # more than a pipe's buffer of listing
-        folder = results / "x" / f"r{i}"
+    for i in range(2000):  # more than a pipe's buffer of listing (no record: listed)
+        folder = results / "digits/default/train/bp/lam0" / f"seed{i}"
         folder.mkdir(parents=True)
-        (folder / "metrics.json").write_text('{"provenance": {"code": {"library_sha256": "old"}}}')
+        (folder / "metrics.json").write_text("{}")
     proc = subprocess.run(
-        f"{sys.executable} -m credit_assign.analysis.stale {results} | head -1",
-        shell=True, capture_output=True, text=True, cwd=ROOT,
+        f"{sys.executable} -m credit_assign.analysis.stale results | head -1",
+        shell=True, capture_output=True, text=True, cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
-    assert proc.stdout.startswith("library sha256 now:")
+    assert proc.stdout.startswith("0 results current"), proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr
+
+
+def _job_record(work: Path, path: str, rule: str, params: list) -> None:
+    """Snakemake's record of the job that wrote ``path`` (as it writes one: params as
+    sorted reprs, record format 6)."""
+    from credit_assign.infra.record import SNAKEMAKE_METADATA, record_name
+
+    rec = work / SNAKEMAKE_METADATA / record_name(path)
+    rec.parent.mkdir(parents=True, exist_ok=True)
+    rec.write_text(json.dumps({"rule": rule, "params": sorted(repr(p) for p in params),
+                               "record_format_version": 6, "incomplete": False}))
+
+
+@pytest.fixture
+def clear_code_digests():
+    from credit_assign.spec import code
+
+    code.digest.cache_clear()
+    yield
+    code.digest.cache_clear()
+
+
+def test_stale_lists_the_runs_a_rules_code_change_reruns(tmp_path, monkeypatch, capsys,
+                                                         clear_code_digests):
+    """Round five, case 1: stale agrees with Snakemake's params trigger. An edit to
+    science/rules/dfa.py lists DFA's runs and nulls and the alignment probes (which
+    measure every probed rule), not BP's runs; a result whose job left no record is
+    listed apart; the library digest a result records decides nothing."""
+    from credit_assign.analysis import stale
+    from credit_assign.spec import code, params
+
+    runs = {("train", "bp"): "results/digits/default/train/bp/lam0/seed1/metrics.json",
+            ("train", "dfa"): "results/digits/default/train/dfa/lam0/seed1/metrics.json",
+            ("train", "bp2"): "results/digits/default/train/bp/lam0/seed1/timings.json",
+            ("fresh_b_null", "dfa"): "results/digits/default/fresh_b_null/dfa/lam0/seed1.json",
+            ("alignment_probe", "bp"): "results/digits/default/probes/bp/lam0/seed1.json",
+            ("ep_stack_probe", None): "results/ep_stack/pydoc/float32/seed0.json"}
+    work = tmp_path
+    for (step, method), path in runs.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        # every result made by another library (the old check listed them all)
+        (work / path).write_text(json.dumps(
+            {"provenance": {"code": {"library_sha256": "0" * 64}}}))
+        method = method and method.rstrip("2")
+        _job_record(work, path, step, [params.code_digest({}, step, method), "data/x.pt",
+                                       {"method": method}])
+    unrecorded = "results/digits/default/measure/bp/lam0/seed1.json"
+    (work / unrecorded).parent.mkdir(parents=True)
+    (work / unrecorded).write_text("{}")
+    monkeypatch.chdir(work)
+    assert stale.main(["results"]) == 0
+    assert "6 results current, 0 made by other code" in capsys.readouterr().out
+
+    real = code.file_digest  # DFA's module edited (its bytes' digest changes)
+    monkeypatch.setattr(code, "file_digest",
+                        lambda f: "e" * 64 if f.endswith("rules/dfa.py") else real(f))
+    code.digest.cache_clear()
+    fresh, old, unknown = stale.scan(Path("results"))
+    assert sorted(p.as_posix() for p, _ in old) == sorted(
+        [runs["train", "dfa"], runs["fresh_b_null", "dfa"], runs["alignment_probe", "bp"]])
+    assert sorted(p.as_posix() for p in fresh) == sorted(
+        [runs["train", "bp"], runs["train", "bp2"], runs["ep_stack_probe", None]])
+    assert [p.as_posix() for p in unknown] == [unrecorded]
+    assert stale.main(["results", "--rerun"]) == 1
+    out = capsys.readouterr().out
+    assert "3 made by other code" in out and "1 results without a finished record" in out
+    assert "--force " + " ".join(p.as_posix() for p, _ in old) in out
 
 
 # ---- no raw string reaches TeX (round three, case 3) ---------------------------------

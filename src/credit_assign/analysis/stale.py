@@ -1,13 +1,22 @@
-"""List the results that other library code made.
+"""List the results whose job would compute them otherwise today, as Snakemake sees it.
 
-Snakemake reruns a job when its config (params), its script or its inputs change, but
-not when the library in ``src/credit_assign`` changes: a docstring or a plotting fix
-must not retrain every model. Instead every result records the sha256 of the library
-that wrote it (``provenance.code.library_sha256``), and this command lists the
-results whose library differs from the one installed now:
+Each computing job (training, nulls, measurements, probes, EP) takes as its ``code``
+param the digest of the science it computes with (``credit_assign.spec.code``: its
+step's modules, its learning rule's own module and what they import), and Snakemake
+reruns a job whose params differ from those its record holds (``.snakemake/metadata``,
+one record per output file). This command reads each result's record and lists the
+results whose recorded code digest is not today's for their step and method — the
+results a ``snakemake`` run plans again for a change to the science (an edit to
+``science/rules/dfa.py`` lists DFA's runs, their nulls and the alignment probes, which
+measure every rule, and not BP's runs); a plotting or reporting change lists nothing:
 
     python -m credit_assign.analysis.stale               # results/ under the current folder
     python -m credit_assign.analysis.stale results/digits --rerun   # print the snakemake command
+
+Run it from the workflow's folder (where Snakemake keeps ``.snakemake/``): the records
+are named by each file's path from there. A result without a record of its job (written
+outside one, or a fresh clone before ``python -m credit_assign.infra.record restore``)
+is listed apart: neither this command nor Snakemake can tell what code made it.
 
 It also lists the summary tables (``summary/*.csv``) that no longer match what they were
 made from: edited after they were written, or made from result files that have changed
@@ -24,29 +33,105 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
+from string import Formatter
 
 from credit_assign.analysis.tables import audit
-from credit_assign.infra.provenance import check_checkout, library_digest
+from credit_assign.infra import paths
+from credit_assign.infra.provenance import check_checkout
+from credit_assign.infra.record import SNAKEMAKE_METADATA, record_name
+
+# each computing step's result files (its outputs the record keeps), with the step that
+# writes them: the step and method of a result come from its path
+RESULTS: tuple[tuple[str, str], ...] = (
+    (paths.METRICS, "train"), (paths.TIMINGS, "train"),
+    (paths.NULL, "fresh_b_null"), (paths.PROBE, "alignment_probe"),
+    (paths.MEASURE, "measure"),
+    (paths.EP_TIMINGS, "ep_stack_probe"), (paths.EP_RESULT, "ep_stack_probe"),
+)
+# Snakemake's records hold params as reprs (record format 6 and later); a code digest is
+# the one param that is a bare sha256
+_DIGEST = re.compile(r"'[0-9a-f]{64}'")
 
 
-def scan(root: Path, current: str | None = None) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """(current results, [(other result, its library digest or 'unknown')])."""
-    current = current or library_digest()
-    fresh, stale = [], []
-    for path in sorted(root.rglob("*.json")):
+def _regex(pattern: str) -> re.Pattern:
+    parts = []
+    for text, field, _, _ in Formatter().parse(pattern):
+        parts.append(re.escape(text))
+        if field:
+            parts.append(f"(?P<{field}>[^/]+)")
+    return re.compile("".join(parts))
+
+
+_PATTERNS = [(_regex(p), step) for p, step in RESULTS]
+
+
+def job_of(path: str) -> tuple[str, str | None] | None:
+    """(step, method or None) of a computing job's result path (relative to the
+    workflow's folder, posix), or None for any other file."""
+    for regex, step in _PATTERNS:
+        if m := regex.fullmatch(path):
+            return step, m.groupdict().get("method")
+    return None
+
+
+def expected(step: str, method: str | None) -> str:
+    """Today's code digest of a ``step`` job of ``method`` (the param Snakemake compares)."""
+    from credit_assign.spec import params
+
+    return params.code_digest({}, step, method)
+
+
+def recorded(workdir: Path, path: str) -> list[str] | None:
+    """The params of the job that wrote ``path``, as Snakemake recorded them (reprs), or
+    None when it has no record Snakemake would compare params with (none, unfinished,
+    or a format before 6)."""
+    folder = workdir / SNAKEMAKE_METADATA
+    try:
+        longest = os.pathconf(folder, "PC_NAME_MAX") if folder.is_dir() else 255
+        meta = json.loads((folder / record_name(path, longest or 255)).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or meta.get("incomplete") \
+            or (meta.get("record_format_version") or 0) < 6 \
+            or not isinstance(meta.get("params"), list):
+        return None
+    return meta["params"]
+
+
+def scan(root: Path, workdir: Path | None = None
+         ) -> tuple[list[Path], list[tuple[Path, str]], list[Path]]:
+    """(current results, [(stale result, why)], results without a record of their job),
+    for the computing jobs' results under ``root``; ``workdir``: the workflow's folder
+    (default: the current one), whose ``.snakemake/metadata`` holds the records."""
+    workdir = Path(os.path.abspath(workdir or Path.cwd()))
+    fresh, stale, unknown = [], [], []
+    for path in sorted(p for p in root.rglob("*.json") if p.is_file()):
         try:
-            doc = json.loads(path.read_text())
-        except (OSError, ValueError):
-            stale.append((path, "unreadable"))
+            rel = Path(os.path.abspath(path)).relative_to(workdir).as_posix()
+        except ValueError:
+            rel = path.as_posix()
+        job = job_of(rel)
+        if job is None:
+            continue  # not a computing job's result (tables' records, findings, ...)
+        step, method = job
+        try:
+            want = expected(step, method)
+        except KeyError as err:  # a method the catalogue no longer has
+            stale.append((path, f"{step}: {err.args[0]}"))
             continue
-        code = (doc.get("provenance") or {}).get("code") if isinstance(doc, dict) else None
-        if code is None:
-            continue  # not a result file (timings, table records, ...)
-        digest = code.get("library_sha256") or "unknown"
-        (fresh.append(path) if digest == current else stale.append((path, digest)))
-    return fresh, stale
+        params = recorded(workdir, rel)
+        if params is None:
+            unknown.append(path)
+        elif repr(want) in params:
+            fresh.append(path)
+        else:
+            old = next((p.strip("'") for p in params if _DIGEST.fullmatch(p)), None)
+            stale.append((path, f"{step} code {old[:12] if old else 'not recorded'}, "
+                                f"now {want[:12]}"))
+    return fresh, stale, unknown
 
 
 def main(argv=None) -> int:
@@ -63,12 +148,17 @@ def main(argv=None) -> int:
     if not args.root.is_dir():
         print(f"{args.root} is not a folder of results", file=sys.stderr)
         return 2
-    current = library_digest()
-    fresh, stale = scan(args.root, current)
-    print(f"library sha256 now: {current[:12]}; {len(fresh)} results current, "
-          f"{len(stale)} made by other code")
-    for path, digest in stale:
-        print(f"  {path}  (library {digest[:12]})")
+    fresh, stale, unknown = scan(args.root)
+    print(f"{len(fresh)} results current, {len(stale)} made by other code of their "
+          "step (Snakemake reruns their jobs)")
+    for path, why in stale:
+        print(f"  {path}  ({why})")
+    if unknown:
+        print(f"{len(unknown)} results without a finished record of their job in "
+              f"{SNAKEMAKE_METADATA} (run from the workflow's folder; on a fresh clone: "
+              "python -m credit_assign.infra.record restore)")
+        for path in unknown:
+            print(f"  {path}")
     tables = audit(args.root)
     print(f"{len(tables)} summary table(s) that do not match what they were made from")
     for path, why in tables:
