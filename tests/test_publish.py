@@ -1,27 +1,50 @@
 """make publish (credit_assign.reporting.publish): every group whole or none, each
-problem named before a file is copied."""
+problem named before a file is copied; nothing out of date (Snakemake's dry run) and no
+figure drawn for another dataset."""
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
+from PIL import Image, PngImagePlugin
 
+from credit_assign.infra.snakejob import ABOUT_KEY
 from credit_assign.reporting import publish
+
+CIFAR = {"step": "fig", "dataset": "cifar10", "corpora": ["tinyshakespeare"],
+         "read": ["cifar10/default"]}
 
 
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
+    """A working folder whose files Snakemake would not rebuild (its dry run is stubbed:
+    the tests below that ask Snakemake run a workflow of their own)."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "docs").mkdir()
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.yaml").write_text("ep_stack: {corpora: [tinyshakespeare]}\n")
+    monkeypatch.setattr(publish, "planned", lambda targets, config: ([], None))
     return tmp_path
 
 
-def _make(files):
+def png(path, about=CIFAR) -> None:
+    """A PNG saying what it was drawn from, as figures.style.save writes one."""
+    info = PngImagePlugin.PngInfo()
+    if about is not None:
+        info.add_text(ABOUT_KEY, json.dumps(about))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (4, 4)).save(path, pnginfo=info)
+
+
+def _make(files, about=CIFAR):
     for src, _ in files:
         path = Path(src)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"{src}\n")
+        if src.endswith(".png"):
+            png(path, about)
+        else:
+            path.write_text(f"{src}\n")
 
 
 def test_a_publish_without_its_files_names_them_and_copies_nothing(workdir, capsys):
@@ -103,3 +126,106 @@ def test_a_readme_without_the_claims_block_is_named(workdir, capsys):
     assert publish.main(["--only", "claims"]) == 1
     assert "README's claims block cannot be written from it" in capsys.readouterr().err
     assert not list((workdir / "docs").iterdir())
+
+
+# ---- round five: nothing out of date, no figure of another dataset -------------------
+@pytest.mark.parametrize("about, named", [
+    ({**CIFAR, "dataset": "digits", "read": ["digits/default"]}, "was drawn for digits"),
+    ({**CIFAR, "read": ["digits/default"]}, "from digits/default"),
+    (None, "does not say what data it was drawn from")])
+def test_a_figure_drawn_for_another_dataset_is_refused(workdir, capsys, about, named):
+    """paper/figures/ is one folder for every config: a figure drawn for digits (or
+    saying nothing of its data) is never copied as CIFAR-10's."""
+    files = publish.groups("cifar10")["claims"]
+    _make(files)
+    png("paper/figures/fig_claims.png", about)
+    assert publish.main(["--only", "claims"]) == 1
+    err = capsys.readouterr().err
+    assert "paper/figures/fig_claims.png (group claims)" in err and named in err
+    assert "snakemake --cores N --force paper/figures/fig_claims.png" in err
+    assert not list((workdir / "docs").iterdir())
+    # drawn for the paper config's corpora, the EP figure copies; for others it does not
+    _make(publish.groups("cifar10")["ep"], {**CIFAR, "corpora": ["pydoc"]})
+    (workdir / publish.paths.EP_BY_SEED).write_text("corpus,seed\ntinyshakespeare,0\n")
+    assert publish.main(["--only", "ep"]) == 1
+    assert "was drawn for the corpora ['pydoc']" in capsys.readouterr().err
+
+
+def test_a_figure_saved_in_a_job_says_what_it_was_drawn_from(tmp_path):
+    """figures.style.save writes the running job's dataset, corpora and the recipes its
+    inputs are read from into the PNG (what publish reads); outside a job, nothing."""
+    from types import SimpleNamespace
+
+    import matplotlib.pyplot as plt
+
+    from credit_assign.figures import style
+    from credit_assign.infra.snakejob import drawn_from, snakemake_job
+
+    smk = SimpleNamespace(rule="fig4_penalty_rescue", threads=1, log=[], output=[],
+                          input=["results/digits/default/summary/runs.csv",
+                                 "results/ep_stack/summary/cosines.csv"],
+                          config={"dataset": "digits", "ep_stack": {"corpora": ["pydoc"]}})
+    with snakemake_job(smk):
+        style.save(plt.figure(figsize=(1, 1)), [tmp_path / "a.png"])
+    style.save(plt.figure(figsize=(1, 1)), [tmp_path / "b.png"])
+    assert drawn_from(tmp_path / "a.png") == {
+        "step": "fig4_penalty_rescue", "dataset": "digits", "corpora": ["pydoc"],
+        "read": ["digits/default"]}
+    assert drawn_from(tmp_path / "b.png") is None
+
+
+CLAIMS_SNAKEFILE = """
+import json
+from PIL import Image, PngImagePlugin
+
+rule claims:
+    input: "config/claims.yaml"
+    output: {outputs}
+    run:
+        for out in output:
+            if out.endswith(".png"):
+                info = PngImagePlugin.PngInfo()
+                info.add_text({key!r}, json.dumps({about!r}))
+                Image.new("RGB", (4, 4)).save(out, pnginfo=info)
+            elif out.endswith(".json"):
+                open(out, "w").write(json.dumps({findings!r}))
+            else:
+                open(out, "w").write(open(input[0]).read())
+"""
+
+
+@pytest.mark.process
+def test_a_claims_file_amended_after_its_results_stops_the_publish(tmp_path, monkeypatch,
+                                                                    capsys):
+    """Round five, case 2: the claims file is amended after its results were made; the
+    published files are all there, but Snakemake's dry run plans their job again, so
+    publish refuses, naming them and the step, and copies nothing."""
+    import os
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text("ep_stack: {corpora: []}\n")
+    (tmp_path / "config" / "claims.yaml").write_text("claims: [a]\n")
+    files = [src for src, _ in publish.groups("cifar10")["claims"]]
+    (tmp_path / "Snakefile").write_text(CLAIMS_SNAKEFILE.format(
+        outputs=", ".join(map(repr, files)), key=ABOUT_KEY, about=CIFAR,
+        findings=FINDINGS))
+    built = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", *files],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    assert publish.main(["--only", "claims"]) == 0  # current: copied
+    assert len(list((tmp_path / "docs").iterdir())) == len(files)
+    for f in (tmp_path / "docs").iterdir():
+        f.unlink()
+    claims = tmp_path / "config" / "claims.yaml"
+    claims.write_text("claims: [a, b]\n")  # amended after its results
+    later = os.stat(files[0]).st_mtime + 10
+    os.utime(claims, (later, later))
+    assert publish.main(["--only", "claims"]) == 1
+    err = capsys.readouterr().err
+    assert f"{files[0]} is out of date (step claims: Updated input files: " \
+           "config/claims.yaml)" in err
+    assert "snakemake --dry-run plans 1 job(s) (claims 1)" in err
+    assert not list((tmp_path / "docs").iterdir())

@@ -7,6 +7,7 @@ A learning rule's label and colour are not here: each rule declares them
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib
@@ -15,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from credit_assign.infra.snakejob import ABOUT_KEY, job_about  # noqa: E402
 from credit_assign.reporting import labels  # noqa: E402
 
 PALETTE = sns.color_palette("colorblind")
@@ -67,25 +69,33 @@ def lam_colors(lams) -> dict[float, tuple]:
     return {lam: ramp[i] for i, lam in enumerate(lams)}
 
 
-def save(fig, outputs) -> None:
-    """Write the figure to every output path (format from the suffix; PNG at 300 dpi)."""
+def save(fig, outputs, about: dict | None = None) -> None:
+    """Write the figure to every output path (format from the suffix; PNG at 300 dpi).
+    A PNG carries what it was drawn from (``about``; by default the running job's:
+    infra.snakejob.about) as a text chunk, ABOUT_KEY, read back by
+    infra.snakejob.drawn_from: make publish copies a figure only when it names the
+    dataset it publishes."""
+    about = job_about() if about is None else about
     # a fixed salt for the ids matplotlib puts in SVG (clip paths, glyphs): without it
     # they are random and a rebuilt SVG differs from the last in every id
     with plt.rc_context({"svg.hashsalt": "credit-assign"}):
         for out in outputs:
             Path(out).parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(out, bbox_inches="tight", dpi=300, metadata=_metadata(out))
+            fig.savefig(out, bbox_inches="tight", dpi=300, metadata=_metadata(out, about))
     plt.close(fig)
 
 
-def _metadata(path) -> dict:
+def _metadata(path, about: dict | None = None) -> dict:
     # Fixed metadata: the same data give the same file (no creation dates in SVG/PDF).
     suffix = Path(path).suffix
     if suffix == ".svg":
         return {"Date": None}
     if suffix == ".pdf":
         return {"CreationDate": None}
+    if suffix == ".png" and about is not None:
+        return {ABOUT_KEY: json.dumps(about, sort_keys=True)}
     return {}
+
 
 
 # ---- a figure as printed: save() writes it, the paper scales it onto its page ------------

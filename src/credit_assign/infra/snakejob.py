@@ -3,9 +3,53 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
+from typing import Any
 
 from credit_assign.infra.hardware import set_threads
+
+# what the job running in this process draws from (job_about): set by snakemake_job
+_ABOUT: dict[str, Any] | None = None
+_RECIPE_DIR = re.compile(r"(?:^|/)results/([^/]+)/([^/]+)/")
+
+
+def about(smk) -> dict[str, Any]:
+    """What a job draws from, as a figure records it (figures.style.save): its step, its
+    config's dataset and EP corpora, and every ``<dataset>/<recipe>`` its inputs are
+    read from (``results/<dataset>/<recipe>/...``)."""
+    config = getattr(smk, "config", None) or {}
+    inputs = [str(p) for p in getattr(smk, "input", [])]
+    read = sorted({f"{m.group(1)}/{m.group(2)}" for p in inputs
+                   if (m := _RECIPE_DIR.search(p)) and m.group(1) != "ep_stack"})
+    return {"step": getattr(smk, "rule", None), "dataset": config.get("dataset"),
+            "corpora": list((config.get("ep_stack") or {}).get("corpora") or []),
+            "read": read}
+
+
+def job_about() -> dict[str, Any] | None:
+    """What the Snakemake job running in this process draws from (``about``), or None
+    outside a job."""
+    return _ABOUT
+
+
+# the PNG text chunk in which a figure says what it was drawn from (figures.style.save)
+ABOUT_KEY = "credit-assign"
+
+
+def drawn_from(png: str | Path) -> dict[str, Any] | None:
+    """What a figure's PNG says it was drawn from (``about``), or None when it says
+    nothing (drawn outside a job, or before figures said it)."""
+    import json
+
+    from PIL import Image
+
+    with Image.open(png) as image:
+        text = getattr(image, "text", {}).get(ABOUT_KEY)
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return None
 
 
 def _job_paths(smk) -> list[str]:
@@ -32,6 +76,8 @@ class snakemake_job:
         self.log_path = Path(log_path) if log_path else None
 
     def __enter__(self) -> int:
+        global _ABOUT
+        _ABOUT = about(self.smk)
         handlers = [logging.StreamHandler()]
         if self.log_path:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,6 +101,8 @@ class snakemake_job:
         return int(self.smk.threads)
 
     def __exit__(self, exc_type, exc, tb):
+        global _ABOUT
+        _ABOUT = None
         failures = self.log_path.with_name(self.log_path.name + ".failures") \
             if self.log_path else None
         if exc is None:

@@ -8,6 +8,12 @@ problem is named before anything is copied, so a refused publish leaves docs/ as
 - ``claims``: the claims page, its verdicts and findings, and its figure; and README's
   claims block, rewritten from the findings (templates/readme_claims.md.j2).
 
+Nothing is copied that is out of date or drawn for another dataset: Snakemake is asked
+first, by a dry run of every file it would copy (with the publish's config), and a
+planned job refuses the publish, naming the files it would rewrite and why; a figure
+copies only when its PNG says it was drawn for the published dataset (the EP figure:
+for the config's corpora) from that dataset's results (figures.style.save writes it).
+
     python -m credit_assign.reporting.publish [--only study ep claims] [--dataset cifar10]
 """
 
@@ -16,7 +22,9 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +32,7 @@ import yaml
 
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
+from credit_assign.infra.snakejob import drawn_from
 from credit_assign.reporting import render
 
 DOCS = Path("docs")
@@ -111,6 +120,95 @@ def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]
     return out
 
 
+def _corpora(config: str) -> list[str]:
+    return list(yaml.safe_load(Path(config).read_text(encoding="utf-8"))
+                ["ep_stack"]["corpora"])
+
+
+def figure_problems(chosen: dict[str, list[tuple[str, str]]], dataset: str,
+                    config: str) -> list[str]:
+    """Every figure (a PNG under paper/figures/, one folder for every config) that does
+    not say it was drawn for ``dataset`` from its results (the EP figure: for the
+    config's corpora)."""
+    out = []
+    folder = str(Path(paths.FIGURE).parent)
+    for name, files in chosen.items():
+        for src, _ in files:
+            if not (src.startswith(folder + "/") and src.endswith(".png")
+                    and Path(src).exists()):
+                continue
+            try:
+                about = drawn_from(src)
+            except OSError as err:  # not a PNG PIL can read
+                out.append(f"{src} (group {name}) is not a readable PNG ({err}): "
+                           f"redraw it: snakemake --cores N --force {src}")
+                continue
+            redraw = f"redraw it with that config: snakemake --cores N --force {src}"
+            if about is None:
+                out.append(f"{src} (group {name}) does not say what data it was drawn "
+                           f"from (drawn outside a job, or before figures said it): {redraw}")
+            elif name == "ep":
+                if sorted(about.get("corpora") or []) != sorted(_corpora(config)):
+                    out.append(f"{src} (group ep) was drawn for the corpora "
+                               f"{about.get('corpora')}, not {config}'s "
+                               f"{_corpora(config)}: {redraw}")
+            else:
+                read = {r.split("/")[0] for r in about.get("read") or []}
+                if about.get("dataset") != dataset or read - {dataset}:
+                    out.append(f"{src} (group {name}) was drawn for {about.get('dataset')} "
+                               f"(from {', '.join(about.get('read') or []) or 'no results'}"
+                               f", step {about.get('step')}), not for {dataset}: {redraw}")
+    return out
+
+
+# what a dry run says of each job it plans: "rule <step>:" then its indented fields
+_JOB = re.compile(r"^(?:local)?rule (\w+):\n((?:[ \t]+\S.*\n?)*)", re.M)
+
+
+def planned(targets: list[str], config: str) -> tuple[list[dict], str | None]:
+    """What Snakemake would run to bring ``targets`` up to date, by a dry run from the
+    working folder with ``config`` (beside config/config.yaml, always read first):
+    ([{step, output, reason}], None), or ([], the dry run's error) when it fails."""
+    cmd = [sys.executable, "-m", "snakemake", "--dry-run", "--nocolor", *targets]
+    if Path(config) != Path(paths.DEFAULT_CONFIG):
+        cmd += ["--configfile", config]  # after the targets: it takes every word after it
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.SubprocessError) as err:
+        return [], f"{' '.join(cmd[2:])} could not run: {err}"
+    if proc.returncode != 0:
+        tail = "\n  ".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+        return [], f"snakemake --dry-run failed (exit {proc.returncode}):\n  {tail}"
+    jobs = []
+    for m in _JOB.finditer(proc.stdout):
+        fields = dict(re.findall(r"^\s+(\w+): (.*)$", m.group(2), re.M))
+        jobs.append({"step": m.group(1),
+                     "output": [f for f in fields.get("output", "").split(", ") if f],
+                     "reason": fields.get("reason", "")})
+    return jobs, None
+
+
+def out_of_date(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
+    """The files to copy that Snakemake would rebuild (named with the job's step and
+    reason), or the dry run's failure: what stops a publish after the files are there."""
+    targets = sorted({src for files in chosen.values() for src, _ in files})
+    jobs, error = planned(targets, config)
+    if error:
+        return [f"cannot tell whether the files are up to date: {error}"]
+    if not jobs:
+        return []
+    steps: dict[str, int] = {}
+    for job in jobs:
+        steps[job["step"]] = steps.get(job["step"], 0) + 1
+    out = [f"{src} is out of date (step {job['step']}: {job['reason']})"
+           for src in targets for job in jobs if src in job["output"]]
+    plan = ", ".join(f"{step} {n}" for step, n in steps.items())
+    extra = "" if Path(config) == Path(paths.DEFAULT_CONFIG) else f" --configfile {config}"
+    out.append(f"snakemake --dry-run plans {len(jobs)} job(s) ({plan}) for the files to "
+               f"publish: rebuild them first: snakemake --cores N {' '.join(targets)}{extra}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -121,7 +219,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="the config whose EP corpora docs/ holds")
     args = parser.parse_args(argv)
     chosen = {k: v for k, v in groups(args.dataset).items() if k in args.only}
-    if found := problems(chosen, args.config):
+    found = problems(chosen, args.config)
+    if not found:  # the files are there: are they current and of this dataset?
+        found = figure_problems(chosen, args.dataset, args.config) \
+            + out_of_date(chosen, args.config)
+    if found:
         print("publish: nothing copied.\n- " + "\n- ".join(found), file=sys.stderr)
         return 1
     for files in chosen.values():
