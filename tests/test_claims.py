@@ -17,6 +17,7 @@ from credit_assign.spec.claims import ClaimsError, load, runs_needed
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "config" / "claims.yaml"
+QUICK_COVERAGE = {**claims.COVERAGE, "replicates": 20, "n_resamples": 200}
 DECISION = {"confidence": 0.95, "method": "BCa", "fallback": "percentile",
             "n_resamples": 2000, "random_state": 0, "min_seeds": 3}
 
@@ -184,6 +185,7 @@ def test_the_findings_judge_every_claim_and_the_page_renders_them():
     record = claims_page._clean({"spec_path": "config/claims.yaml", "seeds": spec["seeds"],
                                  "decision": spec["decision"], "draws": 20,
                                  "claims": spec["claims"], **found,
+                                 "coverage": claims_page.coverage(spec, QUICK_COVERAGE),
                                  "order": {"spec": None},
                                  "history": history.events(ROOT, _history())})
     text = claims_page.page(record)
@@ -222,8 +224,10 @@ def test_the_history_says_after_only_where_the_times_say_so():
 def test_a_template_fails_loudly_on_a_missing_finding():
     import jinja2
 
-    with pytest.raises(jinja2.UndefinedError, match="counts"):
+    with pytest.raises(jinja2.UndefinedError, match="'source' is undefined"):
         render.render("claims.md.j2", spec_path="x")
+    with pytest.raises(jinja2.UndefinedError, match="'counts' is undefined"):
+        render.render("claims.md.j2", spec_path="x", source=None)
 
 
 def test_the_claims_figure_draws_every_judged_effect():
@@ -256,15 +260,22 @@ def _commit(root, name, text, message):
 
 @pytest.mark.process
 def test_the_order_of_the_claims_file_and_the_results_is_read_from_git(tmp_path):
+    """The facts the page states: the claims file's commit, its reader's (the claims
+    target), each result's commit and dirty flag; 'committed before' only where every
+    result's commit holds both and every result records a clean tree."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     before = _commit(tmp_path, "code.py", "x = 1\n", "code")
     spec = _commit(tmp_path, "claims.yaml", "claims: []\n", "claims, alone")
+    (tmp_path / "workflow/rules").mkdir(parents=True)
+    reader = _commit(tmp_path, history.READER, "rule claims:\n", "the target")
     after = _commit(tmp_path, "code.py", "x = 2\n", "more code")
-    results = pd.DataFrame({"git_commit": [spec, after],
+    results = pd.DataFrame({"kind": ["train", "fresh_b_null"], "git_commit": [reader, after],
+                            "git_dirty": [False, False],
                             "finished_at": ["2026-12-02T05:00:00+0100",
                                             "2026-12-02T04:30:00+0000"]})
     got = history.order(tmp_path, "claims.yaml", results)
     assert got["spec"]["commit"] == spec and got["spec"]["alone"] and got["all_after"]
+    assert got["reader"]["commit"] == reader and got["by_kind"]["fresh_b_null"]["results"] == 1
     # in UTC, ordered by time (not by the string as written)
     assert (got["first_result"], got["last_result"]) == ("2026-12-02 04:00 UTC",
                                                          "2026-12-02 04:30 UTC")
@@ -275,14 +286,22 @@ def test_the_order_of_the_claims_file_and_the_results_is_read_from_git(tmp_path)
     early = results.assign(git_commit=[before, after])
     got = history.order(tmp_path, "claims.yaml", early)
     assert not got["all_after"] and got["not_after"] == [before[:7]]
+    # made after the claims file but before the code that reads it
+    got = history.order(tmp_path, "claims.yaml", results.assign(git_commit=[spec, after]))
+    assert not got["all_after"] and got["reader_not_held"] == [spec[:7]]
+    # made from a tree with uncommitted changes, or without the flag recorded
+    got = history.order(tmp_path, "claims.yaml", results.assign(git_dirty=[True, None]))
+    assert not got["all_after"] and (got["dirty"], got["dirty_unknown"]) == (1, 1)
+    assert got["by_kind"]["train"]["dirty"] == 1
     # outside a checkout: no facts, no crash
     assert history.order(tmp_path / "nowhere", "claims.yaml", results)["spec"] is None
 
 
 @pytest.mark.process
 def test_the_claims_file_was_committed_alone():
-    """config/claims.yaml entered the history in a commit that touched nothing else, and
-    (where the claims were published) every judged result's code holds that commit."""
+    """config/claims.yaml entered the history in a commit that touched nothing else; the
+    published order states facts git agrees with, and says 'before every result' only
+    where every result's code holds the claims file and its reader from a clean tree."""
     spec = history.first_commit(ROOT, "config/claims.yaml")
     if spec is None:
         pytest.skip("not a git checkout with history (an sdist, a shallow clone)")
@@ -293,9 +312,12 @@ def test_the_claims_file_was_committed_alone():
 
         order = json.loads(published.read_text())["order"]
         assert order["spec"]["commit"] == spec["commit"]
-        assert order["all_after"], order["not_after"]
-        for c in order["result_commits"]:
-            assert history.is_ancestor(ROOT, spec["commit"], c)
+        if order["all_after"]:
+            assert order.get("dirty", 1) == 0 and order.get("dirty_unknown", 1) == 0
+            reader = history.first_commit(ROOT, history.READER)
+            for c in order["result_commits"]:
+                assert history.is_ancestor(ROOT, spec["commit"], c)
+                assert history.is_ancestor(ROOT, reader["commit"], c)
 
 
 def test_the_markdown_cell_filter_keeps_a_table_whole():
@@ -369,3 +391,147 @@ def test_a_claim_holds_when_every_part_does_and_the_counts_say_both():
     assert c["verdict"] == {"effects": 3, "holds": 2, "contradicted": 0, "undecided": 1}
     assert c["verdict_claims"] == {"claims": 2, "holds": 1, "contradicted": 0, "undecided": 1}
     assert c["study"]["effects"] == 1 and c["study_claims"]["claims"] == 1  # not FA's own
+
+
+# ---- the sensitivity rule, the paper's magnitude, coverage (issue #43) -------------------
+def test_the_t_interval_and_holm_on_known_answers():
+    low, high = claims.t_interval([1.0, 2.0, 3.0], 0.95)
+    # mean 2, sd 1, n 3: t(0.975, 2) = 4.302653 → half-width 4.302653 / sqrt(3)
+    assert (low, high) == pytest.approx((2 - 2.4841377, 2 + 2.4841377), abs=1e-6)
+    assert claims.holm([0.01, 0.04, 0.03, math.nan, 0.005]) == pytest.approx(
+        [0.03, 0.06, 0.06, math.nan, 0.02], nan_ok=True)
+    assert claims.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    # a two-sided t-test against the threshold: p < 0.05 exactly when the 95 % t-interval
+    # excludes it
+    x = [0.1, 0.3, 0.2, 0.25]
+    low, high = claims.t_interval(x, 0.95)
+    for threshold in (low - 1e-9, low + 1e-9, high - 1e-9, high + 1e-9):
+        p = claims.claim_p(x, _claim(threshold=threshold))
+        assert (p < 0.05) == (not low <= threshold <= high)
+    # no effect within ±margin: the two one-sided tests (p < 0.05 ⇔ the interval inside)
+    inside = claims.claim_p(x, _claim("within", margin=high + 1e-6))
+    straddles = claims.claim_p(x, _claim("within", margin=high - 1e-6))
+    assert inside < 0.05 <= straddles
+
+
+def test_the_sensitivity_verdict_uses_holm_over_the_tables_parts():
+    spec = {"decision": DECISION | {"n_resamples": 999}, "seeds": {"fresh": [1, 2, 3, 4]},
+            "claims": [{**_claim(), "id": f"c{i}"} for i in range(4)]}
+    effects = {"c0": [0.5, 0.6, 0.55, 0.52], "c1": [0.02, 0.05, -0.01, 0.04],
+               "c2": [0.01, 0.012, 0.011, 0.013], "c3": [-0.3, -0.35, -0.31, -0.33]}
+    by_seed = [{"claim": c, "part": "", "seed": s, "effect": e, "status": "ok",
+                "seed_set": "fresh"} for c, es in effects.items() for s, e in zip(
+                    [1, 2, 3, 4], es, strict=True)]
+    found = claims.judged(spec, by_seed)
+    v = {r["claim"]: r for r in found["verdicts"]}
+    raw = [claims.claim_p(effects[c], spec["claims"][0]) for c in effects]
+    assert [v[c]["p_holm"] for c in effects] == pytest.approx(claims.holm(raw))
+    assert v["c0"]["t_verdict"] == "holds" and v["c3"]["t_verdict"] == "contradicted"
+    assert v["c1"]["t_verdict"] == "undecided"  # straddles 0
+    assert {(c["claim"], c["verdict"], c["t_verdict"]) for c in
+            found["sensitivity"]["changed"]} == {(r["claim"], r["verdict"], r["t_verdict"])
+                                                 for r in found["verdicts"]
+                                                 if r["verdict"] != r["t_verdict"]}
+    assert found["counts"]["t_verdict"]["effects"] == 4
+
+
+def test_the_papers_value_and_zero_are_placed_against_the_interval():
+    assert claims.position(0.5, 0.1, 0.3) == "above"
+    assert claims.position(-0.5, 0.1, 0.3) == "below"
+    assert claims.position(0.2, 0.1, 0.3) == "inside"
+    assert claims.position(None, 0.1, 0.3) is None
+    rows = [{"claim": "c", "part": "l2", "seed": s, "effect": e, "status": "ok",
+             "seed_set": "fresh"} for s, e in zip(range(8), [0.03, 0.02, 0.04, 0.025, 0.035,
+                                                               0.028, 0.031, 0.022], strict=True)]
+    claim = {**_claim("within", margin=0.02), "paper": 0.0}
+    spec = {"decision": DECISION | {"n_resamples": 999}, "seeds": {"fresh": list(range(8))},
+            "claims": [claim]}
+    v = claims.judged(spec, rows)["verdicts"][0]
+    # above the margin in mean, yet not resolved: undecided, and wholly above zero
+    assert v["zero_vs"] == "above" and v["zero_vs_t"] == "above"
+    assert v["paper_vs_t"] == "below"
+
+
+def test_a_bootstrap_interval_covers_less_than_it_says_at_a_few_seeds():
+    """The simulation the page reports (small here): at 3 normal seeds a 95 % BCa
+    interval of the mean covers well under 95 %, the t-interval about 95 %."""
+    settings = {**claims.COVERAGE, "replicates": 400, "n_resamples": 300,
+                "distributions": ("normal",)}
+    got = claims.coverage(3, DECISION, settings)["normal"]
+    assert got["bootstrap"] < 0.85 and 0.9 < got["t"] < 0.99
+
+
+def test_a_new_claims_file_chooses_its_rule_for_coverage_and_multiplicity(tmp_path):
+    import yaml
+
+    base = yaml.safe_load(SPEC.read_text())
+    for decision, match in (({"method": "BCa"}, "correction is required"),
+                            ({"method": "BCa", "correction": "none"}, "use method t"),
+                            ({"method": "percentile", "correction": "holm"}, "use method t")):
+        path = tmp_path / "claims.yaml"
+        path.write_text(yaml.safe_dump({**base, "version": 2,
+                                        "decision": base["decision"] | decision}))
+        with pytest.raises(ClaimsError, match=match):
+            load(path)
+    path.write_text(yaml.safe_dump({**base, "version": 2, "decision": base["decision"] | {
+        "method": "t", "correction": "holm"}}))
+    assert load(path)["decision"]["method"] == "t"
+    load(SPEC)  # the first claims file (no version) stays as committed
+
+
+def test_the_published_intervals_come_back_from_the_published_per_seed_file():
+    """Every interval of record in docs/claims_findings.json, recomputed from
+    docs/claims_by_seed.csv as published (full precision: each float round-trips)."""
+    import json
+
+    published = ROOT / "docs" / "claims_findings.json"
+    if not published.exists():
+        pytest.skip("no published claims")
+    record = json.loads(published.read_text())
+    by_seed = pd.read_csv(ROOT / "docs" / "claims_by_seed.csv", keep_default_na=False)
+    for v in record["verdicts"]:
+        if v["low"] is None:
+            continue
+        rows = by_seed[(by_seed.claim == v["claim"]) & (by_seed.part.astype(str) == v["part"])
+                       & (by_seed.seed_set == v["seed_set"]) & (by_seed.status == "ok")]
+        low, high, _ = claims.interval(rows.effect.astype(float).tolist(), record["decision"])
+        assert (low, high) == (v["low"], v["high"]), (v["claim"], v["part"], v["seed_set"])
+        t_low, t_high = claims.t_interval(rows.effect.astype(float).tolist(),
+                                          record["decision"]["confidence"])
+        assert (t_low, t_high) == pytest.approx((v["t_low"], v["t_high"]), abs=1e-12)
+
+
+def test_the_published_findings_rerender_with_todays_code_and_only_their_own_claims(tmp_path):
+    published = ROOT / "docs" / "claims_findings.json"
+    if not published.exists():
+        pytest.skip("no published claims")
+    import json
+
+    old = json.loads(published.read_text())
+    other = tmp_path / "findings.json"
+    other.write_text(json.dumps({**old, "claims": old["claims"][:-1]}))
+    with pytest.raises(ClaimsError, match="judged other claims"):
+        claims_page.from_published(other, SPEC, ROOT)
+
+
+@pytest.mark.workflow
+def test_the_claims_runs_refuse_to_start_from_uncommitted_code(tmp_path):
+    """Pre-registered runs: `snakemake claims` from a checkout whose code has changes not
+    committed stops before any job, naming the files and how to commit; the record's
+    folders (results/, data/) are not code."""
+    from conftest import fresh_copy, snakemake
+
+    repo = fresh_copy(tmp_path / "repo")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "code"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=GIT_ENV)
+    (repo / "data").mkdir()
+    (repo / "data" / "cifar10.json").write_text("{}")  # untracked data: never code
+    clean = snakemake(repo, "-n", "claims", check=False)
+    assert "committed code" not in clean.stdout + clean.stderr
+    model = repo / "src/credit_assign/science/model.py"
+    model.write_text(model.read_text() + "\n# an edit\n")
+    dirty = snakemake(repo, "-n", "claims", check=False)
+    out = dirty.stdout + dirty.stderr
+    assert dirty.returncode != 0
+    assert "start only from committed code" in out
+    assert "src/credit_assign/science/model.py" in out and "git commit" in out

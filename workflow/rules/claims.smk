@@ -6,7 +6,8 @@
 rule claims_tables:
     """The runs the claims read → runs, epochs, per-layer null and EP per-seed tables."""
     input:
-        train=lambda w: targets.claims_train(config),
+        # refused from a checkout with uncommitted code (the runs are pre-registered)
+        train=per_job.claims_train,
         timings=lambda w: targets.claims_timings(config),
         nulls=lambda w: targets.claims_nulls(config),
         ep=lambda w: targets.claims_ep(config),
@@ -16,6 +17,7 @@ rule claims_tables:
         epochs=paths.CLAIMS_EPOCHS,
         nulls=paths.CLAIMS_NULLS,
         ep=paths.CLAIMS_EP,
+        provenance=paths.CLAIMS_PROVENANCE,
     log:
         paths.LOGS["claims_tables"],
     conda:
@@ -38,6 +40,7 @@ rule claims_verdicts:
         epochs=paths.CLAIMS_EPOCHS,
         nulls=paths.CLAIMS_NULLS,
         ep=paths.CLAIMS_EP,
+        provenance=paths.CLAIMS_PROVENANCE,
         # what was fixed when: events found in git (and the rebuild record in docs/,
         # where the checkout has one)
         history=per_job.repo_file(paths.HISTORY),

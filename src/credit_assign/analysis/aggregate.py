@@ -90,6 +90,35 @@ def tables(train_paths: Iterable[str | Path], null_paths: Iterable[str | Path],
     }
 
 
+PROVENANCE_COLUMNS = ["kind", "seed", "git_commit", "git_dirty", "library_sha256",
+                      "finished_at", "path"]
+
+
+def provenance_table(results: dict[str, Iterable[str | Path]],
+                     finished: dict[str, Iterable[str | Path]]) -> pd.DataFrame:
+    """What made each result: one row per result file of each kind (``results``: kind →
+    paths: train, fresh_b_null, ep_stack), its code (commit, whether the tree had
+    uncommitted changes, the library's digest) and, where a record beside it says so
+    (``finished``: kind → the timing records, in the same order), when it finished."""
+    rows = []
+    for kind, result_paths in results.items():
+        result_paths = list(result_paths)
+        stamps = list(finished.get(kind, [None] * len(result_paths)))
+        for path, stamp_path in zip(result_paths, stamps, strict=True):
+            r = read_result(path, kind)
+            code = r["provenance"]["code"]
+            when = None
+            if stamp_path is not None:
+                when = read_result(stamp_path, f"{kind}_timings" if kind != "train"
+                                   else "train_timings").get("record", {}).get("finished_at")
+            seed = r["run"]["seed"] if "run" in r else r.get("seed")
+            rows.append({"kind": kind, "seed": seed, "git_commit": code.get("git_commit"),
+                         "git_dirty": code.get("git_dirty"),
+                         "library_sha256": code.get("library_sha256"),
+                         "finished_at": when, "path": str(path)})
+    return pd.DataFrame(rows, columns=PROVENANCE_COLUMNS)
+
+
 def null_layer_table(null_paths: Iterable[str | Path]) -> pd.DataFrame:
     """The fresh-B null per layer: one row per (run, feedback, draw, layer), ``layer``
     0 … L or ``deep`` (the mean of l1 … lL), the cosine with the trained-with feedback

@@ -55,26 +55,52 @@ def is_ancestor(root: str | Path, older: str, newer: str) -> bool | None:
     return {0: True, 1: False}.get(done.returncode)
 
 
+READER = "workflow/rules/claims.smk"  # the code that reads the claims file (its target)
+
+
 def order(root: str | Path, spec_path: str, results: pd.DataFrame) -> dict:
-    """Was the claims file committed, alone, before every result it judges? ``results``:
-    one row per result with its ``git_commit`` and ``finished_at``. The check is the
-    code: each result's commit must hold the claims file's first commit (a clock can be
-    wrong; history cannot be reordered without changing every later hash)."""
+    """What git and the results say of the order of the claims file, the code that reads
+    it and the results it judges — facts, for the page to state. ``results``: one row per
+    result (aggregate.provenance_table: its kind, ``git_commit``, ``git_dirty``,
+    ``finished_at``). A result's code holds the claims file when its commit descends
+    from the file's first commit (a clock can be wrong; history cannot be reordered
+    without changing every later hash); a result made from a tree with uncommitted
+    changes (``git_dirty``) ran code that no commit holds, so its commit proves nothing
+    of the code it ran. ``all_after`` holds only when every result's commit holds the
+    claims file and the code that reads it, none was made from a dirty tree, and every
+    one recorded both."""
     spec_path = repo_relative(root, spec_path)
     spec = first_commit(root, spec_path)
+    reader = first_commit(root, READER)
     later = commits_touching(root, spec_path)[1:]
     finished = results.finished_at.dropna().astype(str)
     commits = sorted(set(results.git_commit.dropna().astype(str)))
     held = ({c: is_ancestor(root, spec["commit"], c) for c in commits} if spec else {})
+    read = ({c: is_ancestor(root, reader["commit"], c) for c in commits} if reader else {})
+    dirty = results.git_dirty if "git_dirty" in results else pd.Series(
+        [None] * len(results), dtype=object)
+    kinds = results["kind"] if "kind" in results else pd.Series(["train"] * len(results))
+    by_kind = {k: {"results": int((kinds == k).sum()),
+                   "dirty": int((dirty[kinds == k] == True).sum()),  # noqa: E712
+                   "dirty_unknown": int(dirty[kinds == k].isna().sum())}
+               for k in dict.fromkeys(kinds)}
+    first = utc(min(finished, key=utc)) if len(finished) else None
+    n_dirty = sum(v["dirty"] for v in by_kind.values())
+    unknown = sum(v["dirty_unknown"] for v in by_kind.values())
     return {
-        "spec": spec, "amended": later,
-        "results": int(len(results)),
-        "first_result": utc(min(finished, key=utc)) if len(finished) else None,
+        "spec": spec, "amended": later, "reader": reader,
+        "results": int(len(results)), "by_kind": by_kind,
+        "first_result": first,
         "last_result": utc(max(finished, key=utc)) if len(finished) else None,
+        "reader_after_first_result": bool(reader and first and utc(reader["time"]) > first),
         "result_commits": [c[:7] for c in commits],
         "without_commit": int(results.git_commit.isna().sum()),
-        "all_after": bool(held) and all(held.values()) and not results.git_commit.isna().any(),
+        "dirty": n_dirty, "dirty_unknown": unknown,
+        "all_after": bool(held) and all(held.values()) and bool(read)
+        and all(read.values()) and not results.git_commit.isna().any()
+        and n_dirty == 0 and unknown == 0,
         "not_after": [c[:7] for c, ok in held.items() if not ok],
+        "reader_not_held": [c[:7] for c, ok in read.items() if not ok],
         "working_differs": bool(spec) and differs_from(root, spec_path, spec["commit"]),
     }
 

@@ -150,6 +150,12 @@ CONTRACTS: dict[str, tuple[pa.DataFrameSchema, bool]] = {
                             ("corpus", "precision", "seed", "step")), False),
     "ep_timings": (_schema({"corpus": _str(), "precision": _str(), "seed": _int(),
                             "phase": _str(), "seconds": _num()}, None), False),
+    # what made each result the claims read (the order check): git_dirty unknown as <NA>
+    "claims_provenance": (_schema({"kind": _str(), "seed": _int(), "git_commit": _str(True),
+                                   "git_dirty": pa.Column("boolean", nullable=True,
+                                                          coerce=True),
+                                   "library_sha256": _str(True), "finished_at": _str(True),
+                                   "path": _str()}, ("path",)), False),
     "ep_by_seed": (_schema({"corpus": _str(), "precision": _str(), "seed": _int(),
                             "free_steps": _int(), "group": _str(), "cosine": _num(),
                             "residual": _num(), "t_best": _num(), "settled": _bool(),

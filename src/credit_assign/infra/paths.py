@@ -76,6 +76,7 @@ CLAIMS_RUNS = f"{CLAIMS}/runs.csv"
 CLAIMS_EPOCHS = f"{CLAIMS}/epochs.csv"
 CLAIMS_NULLS = f"{CLAIMS}/null_layers.csv"
 CLAIMS_EP = f"{CLAIMS}/ep_by_seed.csv"
+CLAIMS_PROVENANCE = f"{CLAIMS}/provenance.csv"  # every result's code: the order check
 CLAIMS_VERDICTS = f"{CLAIMS}/claims.csv"
 CLAIMS_BY_SEED = f"{CLAIMS}/claims_by_seed.csv"
 CLAIMS_FINDINGS = f"{CLAIMS}/findings.json"

@@ -24,15 +24,27 @@ def code_version(root: Path | None = None) -> dict[str, Any]:
             ["git", "-C", str(root), "rev-parse", "HEAD"],
             capture_output=True, text=True, timeout=10, check=True,
         ).stdout.strip()
-        status = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=10, check=True,
-        ).stdout
         out["git_commit"] = commit
-        out["git_dirty"] = bool(status.strip())
+        out["git_dirty"] = bool(uncommitted(root))
     except (OSError, subprocess.SubprocessError):
         pass
     return out
+
+
+# what is data, not code: the record (results/README.md) changes with every run
+NOT_CODE = ("results", "data")
+
+
+def uncommitted(root: str | Path) -> list[str]:
+    """The tracked files of the checkout at ``root`` whose changes are not committed —
+    the code a job would run differs from its commit — but the record's (results/,
+    data/: each run changes them). Raises OSError / SubprocessError where git cannot
+    say (no git, not a checkout)."""
+    status = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
+         ".", *(f":(exclude){p}" for p in NOT_CODE)],
+        capture_output=True, text=True, timeout=10, check=True).stdout
+    return [line[3:] for line in status.splitlines() if line.strip()]
 
 
 def _package_version() -> str:

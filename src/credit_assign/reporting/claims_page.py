@@ -37,7 +37,8 @@ def read_tables(inputs, expect: dict) -> dict:
     return {"runs": table_io.read(inputs.runs, "runs", expect["runs"]),
             "epochs": table_io.read(inputs.epochs, "epochs", expect["runs"]),
             "nulls": table_io.read(inputs.nulls, "null_layers", expect["null_layers"]),
-            "ep": table_io.read(inputs.ep, "ep_by_seed")}
+            "ep": table_io.read(inputs.ep, "ep_by_seed"),
+            "provenance": table_io.read(inputs.provenance, "claims_provenance")}
 
 
 def build(spec_path: str, tables: dict, root: str | Path = ".",
@@ -46,14 +47,26 @@ def build(spec_path: str, tables: dict, root: str | Path = ".",
     (config/history.yaml), what was fixed when."""
     spec = load(spec_path)
     found = claims.findings(spec, tables)
-    runs = tables["runs"]
-    judged = runs[runs.seed.isin(spec["seeds"]["fresh"])]
+    prov = tables["provenance"]
+    # the pre-registered results: every result on the fresh seeds (training, nulls, EP)
+    fresh = prov[((prov.kind != "ep_stack") & prov.seed.isin(spec["seeds"]["fresh"]))
+                 | ((prov.kind == "ep_stack") & prov.seed.isin(spec["seeds"].get("ep_fresh", [])))]
     return _clean({"spec_path": history.repo_relative(root, spec_path), "seeds": spec["seeds"],
                    "decision": spec["decision"], "draws": spec["null"]["draws"],
                    "claims": spec["claims"], **found,
-                   "order": history.order(root, str(spec_path), judged),
+                   "coverage": coverage(spec),
+                   "order": history.order(root, str(spec_path), fresh),
                    "history": history.read_events(root, history_path)
                    if history_path else []})
+
+
+def coverage(spec: dict, settings: dict = claims.COVERAGE) -> dict:
+    """The coverage of the decision's interval and of the t-interval at each seed count
+    the claims use (claims.coverage: a simulation; its settings beside it)."""
+    sizes = sorted({len(spec["seeds"][claims.verdict_set(c)]) for c in spec["claims"]}
+                   | {len(spec["seeds"]["study"])})
+    return {"settings": {**settings, "distributions": list(settings["distributions"])},
+            "by_n": {str(n): claims.coverage(n, spec["decision"], settings) for n in sizes}}
 
 
 def page(record: dict) -> str:
@@ -73,9 +86,48 @@ def page(record: dict) -> str:
             "rows": [{"label": f"{c} {p}".strip(),
                       "values": {r["seed"]: r for r in rows if (r["claim"], r["part"]) == (c, p)}}
                      for c, p in keys]})
-    return render.render("claims.md.j2", **record, table=table, seed_tables=seed_tables,
-                         names=METRIC_NAMES,
+    return render.render("claims.md.j2", **{"source": None, **record}, table=table,
+                         seed_tables=seed_tables, names=METRIC_NAMES, by_id=by_id,
                          set_names={k: SET_NAMES.get(k, k) for k in record["seeds"]})
+
+
+def from_published(findings_path: str | Path, spec_path: str | Path,
+                   root: str | Path = ".", history_path: str | Path | None = None) -> dict:
+    """The claims' findings rebuilt with today's code from a published findings.json
+    (its effects seed by seed: the runs themselves are not in the record), for the page
+    to say which: ``source``. The claims file must be the one the findings judged; the
+    order of the results is what the published record kept of it, plus what git says of
+    the code that reads the claims (whether each result's tree was clean it did not
+    keep: unknown)."""
+    old = json.loads(Path(findings_path).read_text(encoding="utf-8"))
+    spec = load(spec_path)
+    if old["claims"] != spec["claims"] or old["seeds"] != spec["seeds"]:
+        raise claims.ClaimsError(f"{findings_path} judged other claims or seeds than "
+                                 f"{spec_path} holds: it cannot be re-rendered with it")
+    found = claims.judged(spec, old["by_seed"])
+    for new, was in zip(found["verdicts"], old["verdicts"], strict=True):
+        if was.get("low") is not None and (new["verdict"] != was["verdict"] or max(
+                abs(new[k] - was[k]) for k in ("mean", "low", "high")) > 1e-9):
+            raise claims.ClaimsError(f"{findings_path}: the interval of record of "
+                                     f"{was['claim']} {was['part']} does not come back from "
+                                     "its per-seed effects")
+    order = dict(old["order"])
+    reader = history.first_commit(root, history.READER)
+    order.update(reader=reader, by_kind={"train": {"results": order["results"], "dirty": 0,
+                                                   "dirty_unknown": order["results"]}},
+                 dirty=0, dirty_unknown=order["results"], all_after=False,
+                 reader_not_held=[],
+                 reader_after_first_result=bool(reader and order.get("first_result") and
+                                                history.utc(reader["time"])
+                                                > order["first_result"]))
+    made = order.get("last_result") or "an unrecorded time"
+    return _clean({"spec_path": history.repo_relative(root, spec_path), "seeds": spec["seeds"],
+                   "decision": spec["decision"], "draws": spec["null"]["draws"],
+                   "claims": spec["claims"], **found, "coverage": coverage(spec),
+                   "order": order,
+                   "source": {"file": Path(findings_path).name, "made": made},
+                   "history": history.read_events(root, history_path)
+                   if history_path else []})
 
 
 def write(spec_path: str, inputs, expect: dict, outputs, root: str | Path = ".") -> dict:
@@ -85,9 +137,10 @@ def write(spec_path: str, inputs, expect: dict, outputs, root: str | Path = ".")
     table_io.write(verdicts, outputs.verdicts, "claims",
                    [inputs.runs, inputs.epochs, inputs.nulls, inputs.ep, spec_path],
                    float_format="%.6g")
+    # full precision (each float as Python writes it): a reader recomputes every
+    # interval from this file exactly (tests/test_claims.py)
     table_io.write(pd.DataFrame(record["by_seed"]), outputs.by_seed, "claims_by_seed",
-                   [inputs.runs, inputs.epochs, inputs.nulls, inputs.ep, spec_path],
-                   float_format="%.6g")
+                   [inputs.runs, inputs.epochs, inputs.nulls, inputs.ep, spec_path])
     atomic_write_text(outputs.findings, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     atomic_write_text(outputs.md, page(record))
     return record
@@ -113,6 +166,11 @@ def write_claims_tables(train_paths, timing_paths, null_paths, ep_paths, ep_timi
                                      "cosine", "settled"]))
     table_io.write(ep, outputs.ep, "ep_by_seed", ep_paths + list(ep_timing_paths),
                    float_format="%.6g")
+    every = train_paths + timing_paths + null_paths + ep_paths + list(ep_timing_paths)
+    table_io.write(aggregate.provenance_table(
+        {"train": train_paths, "fresh_b_null": null_paths, "ep_stack": ep_paths},
+        {"train": timing_paths, "ep_stack": list(ep_timing_paths)}),
+        outputs.provenance, "claims_provenance", every)
 
 
 # ---- the paper's part ------------------------------------------------------------------

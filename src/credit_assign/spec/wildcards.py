@@ -7,6 +7,7 @@ config, so that workflow/rules/common.smk holds no function that only forwards.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,33 @@ class JobFunctions:
     def source_stamp(self, w) -> str:
         return params.source_stamp(self.config, w.get("dataset") or w.get("corpus"),
                                    remember=not self.dryrun())
+
+    # ---- the claims: pre-registered runs start from committed code only
+    def claims_train(self, w) -> list[str]:
+        """The claims' training results (targets.claims_train). While any of the claims'
+        runs (training, nulls, EP) is still to be made, asked only from a checkout whose
+        code is committed: a pre-registered run made from uncommitted code runs code no
+        commit holds, and the claims page could not show what it ran. Outside a git
+        checkout there is no order to show, and nothing to refuse."""
+        from credit_assign.infra.provenance import uncommitted
+        from credit_assign.spec import ConfigError
+
+        train = targets.claims_train(self.config)
+        runs = train + targets.claims_nulls(self.config) + targets.claims_ep(self.config)
+        if all(Path(p).exists() for p in runs):  # nothing pre-registered left to run
+            return train
+        try:
+            changed = uncommitted(self.basedir)
+        except (OSError, subprocess.SubprocessError):
+            changed = []
+        if changed:
+            raise ConfigError(
+                "the claims' runs are pre-registered (config/claims.yaml) and start only "
+                "from committed code, but these files have changes not committed: "
+                + ", ".join(changed[:10]) + (" ..." if len(changed) > 10 else "")
+                + ". Commit them (git commit -a) or set them aside (git stash), then run "
+                "the claims again")
+        return train
 
     # ---- training and the jobs that read a trained model
     def code(self, step: str) -> Callable[[Any], str]:
