@@ -74,10 +74,15 @@ def test_the_ep_pages_only_from_the_paper_configs_corpora(workdir, capsys):
 
 FINDINGS = {"counts": {"verdict_claims": {"holds": 7, "claims": 11, "contradicted": 1,
                                           "undecided": 3},
+                       "t_verdict_claims": {"holds": 6, "claims": 11, "contradicted": 1,
+                                            "undecided": 4},
                        "study_claims": {"holds": 5, "claims": 10, "contradicted": 0,
-                                        "undecided": 5}},
+                                        "undecided": 5},
+                       "t_study_claims": {"holds": 2, "claims": 10, "contradicted": 0,
+                                          "undecided": 8}},
+            "magnitude": {"given": 8, "inside_t": 2, "above_t": 1, "below_t": 5},
             "seeds": {"fresh": list(range(1001, 1009)), "study": [42, 123, 456]},
-            "decision": {"confidence": 0.95},
+            "decision": {"confidence": 0.95, "method": "BCa"},
             "claims": [{"id": "a"}, {"id": "fa", "seeds": "study"}],
             "order": {"spec": {"short": "abc1234", "alone": True}, "all_after": True,
                       "amended": [], "working_differs": False,
@@ -98,12 +103,16 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
     text = (workdir / "README.md").read_text()
     assert text.startswith("# top\n") and text.endswith(f"{publish.END}\nrest\n")
     assert "\nold\n" not in text
-    assert ("**7 of the paper's 11 claims hold** (1 contradicted, 3 undecided), each an "
-            "effect with a 95 % bootstrap interval over 8 seeds never used before (1 of them "
-            "on a seed set of its own") in text
-    assert "The 10 of them judged on those fresh seeds" in text and "`abc1234`" in text
+    assert ("**7 of the paper's 11 claims hold as directions** (1 contradicted, 3 undecided), "
+            "each an effect with a 95 % BCa bootstrap interval over 8 seeds never used before "
+            "(1 of them on a seed set of its own, named on the page; one on the study's "
+            "seeds, seen before)") in text
+    assert "By a t-interval with Holm's correction" in text and "6 hold, 1 contradicted" in text
+    assert "inside our t-interval for 2 of 8 parts (1 above, 5 below)" in text
+    assert "The 10 claims judged on those fresh seeds" in text and "`abc1234`" in text
     assert "study's 3 seeds (42, 123 and 456): 5 hold, 0 contradicted" in text
-    assert "alone and before the first fresh-seed result (2026-12-02 05:00 UTC)" in text
+    assert ("alone and, with the code that reads them, before the first fresh-seed result "
+            "(2026-12-02 05:00 UTC)") in text
     # a record that does not show the order: the block says so, never "before"
     edited = {**FINDINGS, "order": {**FINDINGS["order"], "working_differs": True}}
     Path(findings).write_text(json.dumps(edited))
@@ -229,3 +238,31 @@ def test_a_claims_file_amended_after_its_results_stops_the_publish(tmp_path, mon
            "config/claims.yaml)" in err
     assert "snakemake --dry-run plans 1 job(s) (claims 1)" in err
     assert not list((tmp_path / "docs").iterdir())
+
+
+def test_the_claims_render_again_from_the_published_findings(tmp_path, monkeypatch):
+    """Where the claims' runs are not in the record, `publish --claims-from-published`
+    re-judges docs/claims_findings.json's effects with today's code: the page says so,
+    the per-seed file is at full precision, a second run changes nothing."""
+    from credit_assign.analysis import claims
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "docs" / publish.DOCS_FINDINGS).exists():
+        pytest.skip("no published claims")
+    monkeypatch.setitem(claims.COVERAGE, "replicates", 20)  # the simulation, small
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "config").mkdir()
+    for name in (publish.DOCS_FINDINGS, "claims_by_seed.csv"):
+        (tmp_path / "docs" / name).write_bytes((root / "docs" / name).read_bytes())
+    for name in ("claims.yaml", "history.yaml"):
+        (tmp_path / "config" / name).write_bytes((root / "config" / name).read_bytes())
+    (tmp_path / "README.md").write_text(f"{publish.BEGIN}\n{publish.END}\n")
+    assert publish.main(["--claims-from-published"]) == 0
+    page = (tmp_path / "docs" / "claims.md").read_text()
+    assert "Rendered from the published per-seed effects" in page
+    assert "The sensitivity rule (added after the results)" in page
+    first = {p.name: p.read_bytes() for p in (tmp_path / "docs").iterdir()}
+    assert publish.main(["--claims-from-published"]) == 0
+    assert {p.name: p.read_bytes() for p in (tmp_path / "docs").iterdir()} == first
+    assert "hold as directions" in (tmp_path / "README.md").read_text()

@@ -209,6 +209,31 @@ def out_of_date(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[s
     return out
 
 
+def claims_from_published(spec_path: str | Path = "config/claims.yaml") -> list[str]:
+    """The claims group rendered again from the findings already in docs/ (their effects
+    seed by seed) with today's code, where the claims' per-run results are not in the
+    record: the page says so (claims_page.from_published); every interval of record must
+    come back from the published effects. The figure stays as published (it draws the
+    intervals of record, which come back unchanged). The files written, in docs/."""
+    import pandas as pd
+
+    from credit_assign.reporting import claims_page
+
+    record = claims_page.from_published(DOCS / DOCS_FINDINGS, spec_path, ".",
+                                        paths.HISTORY)
+    verdicts = pd.DataFrame(record["verdicts"]).drop(columns=["seeds", "diverged",
+                                                              "unsettled"])
+    texts = {"claims.md": claims_page.page(record),
+             "claims.csv": verdicts.to_csv(index=False, float_format="%.6g"),
+             "claims_by_seed.csv": pd.DataFrame(record["by_seed"]).to_csv(index=False),
+             DOCS_FINDINGS: json.dumps(record, indent=1, ensure_ascii=False) + "\n"}
+    for name, text in texts.items():
+        atomic_write_text(DOCS / name, text)
+    if Path(README).exists():
+        readme_claims(README, DOCS / DOCS_FINDINGS)
+    return sorted(texts)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -217,7 +242,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", default="cifar10")
     parser.add_argument("--config", default=paths.DEFAULT_CONFIG,
                         help="the config whose EP corpora docs/ holds")
+    parser.add_argument("--claims-from-published", action="store_true",
+                        help="render the claims group again from docs/claims_findings.json "
+                             "(its per-seed effects) with today's code, where the claims' "
+                             "runs are not in the record; the page says so")
     args = parser.parse_args(argv)
+    if args.claims_from_published:
+        written = claims_from_published()
+        print(f"rendered {len(written)} files of the claims group again from "
+              f"{DOCS / DOCS_FINDINGS} into {DOCS}/, and README's claims block")
+        return 0
     chosen = {k: v for k, v in groups(args.dataset).items() if k in args.only}
     found = problems(chosen, args.config)
     if not found:  # the files are there: are they current and of this dataset?
