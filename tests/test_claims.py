@@ -338,6 +338,7 @@ def test_the_papers_claims_table_and_history_compile(tmp_path):
                                  "decision": spec["decision"], "draws": 20,
                                  "claims": spec["claims"],
                                  **claims.findings(spec, _synthetic(spec)),
+                                 "coverage": claims_page.coverage(spec, QUICK_COVERAGE),
                                  "order": history.order(ROOT, "config/claims.yaml",
                                                         pd.DataFrame({"git_commit": [],
                                                                       "finished_at": []}))})
