@@ -747,6 +747,37 @@ def test_the_papers_gap_figure_is_the_key_recipes_at_the_text_width(gap_figures)
     assert min(style.printed_font_sizes(fig, page)) >= 6.9
 
 
+@pytest.mark.figure
+@pytest.mark.parametrize("letter", ["m", "w", "x", "i_"])
+def test_the_key_figure_carries_the_longest_name_a_variant_may_have(gap_figures, letter):
+    """A key recipe named with as many characters as the schema allows (spec.checks.
+    VARIANT_NAME_MAX) of the widest letters: the column headers wrap, stay apart and on
+    the canvas, the figure keeps its width and its 7-pt text (round five: from 32
+    characters on, the headers ran into each other and off the canvas)."""
+    from credit_assign.figures import gap_key, style
+    from credit_assign.spec.checks import VARIANT_NAME_MAX
+
+    gaps, _ = gap_figures
+    gaps = gaps.copy()
+    keep = gap_key.key_columns(gaps)
+    name = (letter * VARIANT_NAME_MAX)[:VARIANT_NAME_MAX]
+    renamed = {keep[1]: name, keep[2]: ("z" + name)[:VARIANT_NAME_MAX]}
+    for column in ("recipe", "base_recipe", "inherited_from"):
+        gaps[column] = gaps[column].replace(renamed)
+    fig = gap_key.plot_key(gaps)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    heads = fig.axes[0].get_xticklabels()
+    shown = [t.get_text().replace("\n", "") for t in heads[1:]]
+    assert [n in text for n, text in zip(renamed.values(), shown, strict=True)] == [True] * 2
+    boxes = [t.get_window_extent(renderer) for t in heads]
+    assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:], strict=False))  # apart
+    assert all(fig.bbox.x0 <= b.x0 and b.x1 <= fig.bbox.x1 and b.y1 <= fig.bbox.y1
+               for b in boxes)  # on the canvas
+    assert style.saved_size_in(fig)[0] <= style.TEXT_WIDTH_IN + 0.05
+    assert min(style.printed_font_sizes(fig, (style.TEXT_WIDTH_IN, 9.0))) >= 6.9
+
+
 @needs_tex
 def test_the_papers_gap_figure_prints_its_text_at_7_pt_in_its_float(gap_figures, tmp_path):
     """fig_variants_key in ms.tex's own preamble and float: no float too large, the

@@ -158,6 +158,9 @@ BAD_CONFIGS = [
                             "overrides": {"training": {"epochz": 3}}}}},
      "variants.slow.overrides"),
     ({"variants": {"Bad-Name": {"kind": "open", "methods": ["dfa"], "overrides": {}}}}, "Bad-Name"),
+    # a name longer than its folder, logs and fig_variants_key's header carry (round five)
+    ({"variants": {"v" * 33: {"kind": "open", "methods": ["dfa"], "overrides": {}}}},
+     f"variants.{'v' * 33}: a variant's name is at most 32 characters (this one has 33)"),
     # a variant's folder is results/<dataset>/<name>: not the stated recipe's, nor one a
     # recipe's folder holds
     ({"variants": {"default": {"kind": "open", "methods": ["dfa"], "overrides": {}}}},
@@ -202,6 +205,24 @@ def test_a_malformed_config_is_named(tmp_path, bad, named):
     with pytest.raises(ConfigError) as err:  # the schema's, the files' (ConfigFileError) too
         parse(tmp_path, bad)
     assert named in str(err.value)
+
+
+def test_the_schema_caps_a_variants_name_where_the_check_does():
+    """The schema's own limit is the check's (which says why, before it is asked)."""
+    import yaml
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+    names = schema["properties"]["variants"]["propertyNames"]
+    assert names["maxLength"] == checks.VARIANT_NAME_MAX
+    config = checks.load_config(["config/quick.yaml"], ROOT)
+    spec = {"kind": "open", "methods": ["dfa"], "overrides": {}}
+    validate({**config, "variants": {"v" * checks.VARIANT_NAME_MAX: spec}},
+             str(ROOT / "workflow/schemas/config.schema.yaml"))
+    with pytest.raises(WorkflowError, match="is too long"):
+        validate({**config, "variants": {"v" * (checks.VARIANT_NAME_MAX + 1): spec}},
+                 str(ROOT / "workflow/schemas/config.schema.yaml"))
 
 
 def test_a_number_yaml_reads_as_a_string_is_named_with_its_file_line_and_fix(tmp_path):

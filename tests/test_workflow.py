@@ -138,6 +138,9 @@ def test_changing_one_rules_option_reruns_only_that_rules_runs(tiny_run, tmp_pat
     ("training={'epochz': 3}", "epochz"),
     ("methods={'feedback_scale': 'unit'}", "'feedback_scale' is not a learning rule"),
     ("rule={'dfa': {'feedback_scale': 'unit'}}", "Rename `rule:` to `methods:`"),
+    # 300 characters failed with a raw OSError, 250 trained and then crashed (round five)
+    ("variants={'" + "v" * 300 + "': {'kind': 'open', 'methods': ['dfa'], 'overrides': {}}}",
+     "a variant's name is at most 32 characters (this one has 300)"),
 ])
 def test_bad_config_is_refused_before_any_job(repo, override, named):
     out = snakemake(repo, "-n", "--configfile", "config/quick.yaml", "--config", override,

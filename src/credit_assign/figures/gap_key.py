@@ -6,6 +6,7 @@ docs/ pages."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import numpy as np
@@ -31,6 +32,38 @@ KEY_GROUPS = {kind: labels.RECIPE_KINDS[kind]["figure_key"]
               for kind in (STATED, "open", "departs")}
 
 
+# the widest a line of a column's header may be, in points at MAX_PT: neighbouring
+# headers stay apart (a column is about 75 pt wide at the text width, "best departing
+# variant" 78 pt); a longer recipe name is wrapped after an underscore, or anywhere when
+# a part of it is wider (a name is at most spec.checks.VARIANT_NAME_MAX characters)
+LINE_PT = 64.0
+
+
+def text_width_pt(text: str, pt: float = MAX_PT) -> float:
+    """The width of ``text`` set in the figures' font at ``pt`` points."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    prop = FontProperties(family="DejaVu Sans", size=pt)
+    return TextToPath().get_text_width_height_descent(text, prop, ismath=False)[0]
+
+
+def wrap_name(head: str, width_pt: float = LINE_PT, pt: float = MAX_PT) -> str:
+    """A column's name (``head``: "1. name") in lines no wider than ``width_pt``: broken
+    after an underscore, or within a part wider than a line."""
+    lines, line = [], ""
+    for part in re.findall(r"[^_]*_|[^_]+", head):
+        if line and text_width_pt(line + part, pt) > width_pt:
+            lines.append(line)
+            line = ""
+        for ch in part:  # a part wider than a line is broken where it must be
+            if line and text_width_pt(line + ch, pt) > width_pt:
+                lines.append(line)
+                line = ""
+            line += ch
+    return "\n".join([*lines, line])
+
+
 def key_columns(gaps: pd.DataFrame, study: dict | None = None) -> list[str]:
     """The recipes the paper's gap figure shows: the stated one and the best of each
     kind (the ranking's first ``open`` and first ``departs``), where present."""
@@ -51,14 +84,18 @@ def plot_key(gaps: pd.DataFrame, study: dict | None = None):
     values = _wide(gaps, "gap").astype(float)[keep]
     inherited = _wide(gaps, "inherited").eq(True)[keep]
     pt = MAX_PT
-    height = len(values) * pt * 1.45 / 72 + 1.3  # a row 1.45 lines; column names, key
+    heads = [wrap_name(head) + "\n" + counts for head, counts in
+             (_column_label(c, columns.loc[c]).split("\n", 1) for c in keep)]
+    extra = max((h.count("\n") - 1 for h in heads), default=0)  # a wrapped name's lines
+    # a row 1.45 lines; column names (3 lines, more when wrapped), key
+    height = len(values) * pt * 1.45 / 72 + 1.3 + max(extra, 0) * pt * 1.25 / 72
     fig, ax = plt.subplots(figsize=(style.TEXT_WIDTH_IN - 0.1, height), layout="constrained")
     _heatmap(ax, values, inherited, pt)
     bar = ax.collections[0].colorbar  # fig_variants' colour bar, as wide as a cell column
     bar.ax.yaxis.label.set_fontsize(pt)
     bar.ax.tick_params(labelsize=pt)
-    labels = [f"{KEY_GROUPS[columns.group[c]]}\n{_column_label(c, columns.loc[c])}"
-              for c in keep]
+    labels = [f"{KEY_GROUPS[columns.group[c]]}\n{head}" for c, head in zip(keep, heads,
+                                                                          strict=True)]
     ax.set_xticks(np.arange(len(keep)) + 0.5, labels, rotation=0, fontsize=pt)
     ax.xaxis.tick_top()
     ax.set_yticks(np.arange(len(values)) + 0.5, _marked(values.index, gaps), rotation=0)

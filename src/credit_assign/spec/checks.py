@@ -84,6 +84,30 @@ def old_methods_key(config: Config) -> None:
                 f"Rename `rule:` to `methods:` (config/README.md)")
 
 
+# A variant's name is its results folder (results/<dataset>/<name>/), part of its logs'
+# names (logs/aggregate/<dataset>/<name>_measurements.log, 255 bytes a name at most) and a
+# column header of the paper's fig_variants_key at 7 pt: measured there, a header held 9
+# to 14 characters on one line (m … x) before it met its neighbour, so the figure wraps
+# a name in lines of 64 pt (figures.gap_key.wrap_name); at 32 characters of the widest
+# letter that is 4 lines and the headers stay apart and on the canvas
+# (tests/test_reproduction.py). The schema says the same (propertyNames.maxLength).
+VARIANT_NAME_MAX = 32
+
+
+def check_variant_names(config: Config) -> None:
+    """No variant's name longer than VARIANT_NAME_MAX, checked before the schema, whose
+    refusal would not say why ("... is too long")."""
+    variants = config.get("variants")
+    for name in (variants if isinstance(variants, dict) else ()):
+        if isinstance(name, str) and len(name) > VARIANT_NAME_MAX:
+            raise ConfigError(
+                f"variants.{name}: a variant's name is at most {VARIANT_NAME_MAX} "
+                f"characters (this one has {len(name)}): it names the recipe's results "
+                "folder and logs and a column header of the paper's fig_variants_key, "
+                f"which holds {VARIANT_NAME_MAX} characters at print size; choose a "
+                "shorter name (the description can say more)")
+
+
 def check_config_values(config: Config) -> None:
     """What the schema cannot say: every number finite (the schema's bounds let NaN
     through), seeds plain integers, something to train, no two λ of a method sharing a
@@ -259,6 +283,7 @@ def prepare(config: Config, configfiles: Iterable[str | Path] = (),
     check_files(configfiles)
     old_figure_key(config)  # before the schema, whose refusal would not say what to write
     old_methods_key(config)  # the same: `rule` was renamed `methods`
+    check_variant_names(config)  # the same: the schema would say only "too long"
     try:
         validate(config, str(Path(root) / paths.CONFIG_SCHEMA))
     except WorkflowError as err:
