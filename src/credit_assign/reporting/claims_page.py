@@ -60,13 +60,22 @@ def build(spec_path: str, tables: dict, root: str | Path = ".",
                    if history_path else []})
 
 
+def seed_counts(spec: dict) -> list[int]:
+    """The numbers of seeds the claims' intervals are taken over."""
+    return sorted({len(spec["seeds"][claims.verdict_set(c)]) for c in spec["claims"]}
+                  | {len(spec["seeds"]["study"])})
+
+
+def coverage_settings(settings: dict = claims.COVERAGE) -> dict:
+    return {**settings, "distributions": list(settings["distributions"])}
+
+
 def coverage(spec: dict, settings: dict = claims.COVERAGE) -> dict:
     """The coverage of the decision's interval and of the t-interval at each seed count
     the claims use (claims.coverage: a simulation; its settings beside it)."""
-    sizes = sorted({len(spec["seeds"][claims.verdict_set(c)]) for c in spec["claims"]}
-                   | {len(spec["seeds"]["study"])})
-    return {"settings": {**settings, "distributions": list(settings["distributions"])},
-            "by_n": {str(n): claims.coverage(n, spec["decision"], settings) for n in sizes}}
+    return {"settings": coverage_settings(settings),
+            "by_n": {str(n): claims.coverage(n, spec["decision"], settings)
+                     for n in seed_counts(spec)}}
 
 
 def page(record: dict) -> str:
@@ -121,9 +130,15 @@ def from_published(findings_path: str | Path, spec_path: str | Path,
                                                 history.utc(reader["time"])
                                                 > order["first_result"]))
     made = order.get("last_result") or "an unrecorded time"
+    # the simulation is deterministic in its settings, the decision and n: one published
+    # with today's settings for the same n is today's
+    cov = old.get("coverage")
+    if not (cov and cov["settings"] == coverage_settings() and old["decision"] == spec[
+            "decision"] and sorted(cov["by_n"]) == sorted(map(str, seed_counts(spec)))):
+        cov = coverage(spec)
     return _clean({"spec_path": history.repo_relative(root, spec_path), "seeds": spec["seeds"],
                    "decision": spec["decision"], "draws": spec["null"]["draws"],
-                   "claims": spec["claims"], **found, "coverage": coverage(spec),
+                   "claims": spec["claims"], **found, "coverage": cov,
                    "order": order,
                    "source": {"file": Path(findings_path).name, "made": made},
                    "history": history.read_events(root, history_path)

@@ -209,17 +209,19 @@ def out_of_date(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[s
     return out
 
 
-def claims_from_published(spec_path: str | Path = "config/claims.yaml") -> list[str]:
+def claims_from_published(spec_path: str | Path = "config/claims.yaml",
+                          root: str | Path = ".") -> list[str]:
     """The claims group rendered again from the findings already in docs/ (their effects
     seed by seed) with today's code, where the claims' per-run results are not in the
     record: the page says so (claims_page.from_published); every interval of record must
     come back from the published effects. The figure stays as published (it draws the
-    intervals of record, which come back unchanged). The files written, in docs/."""
+    intervals of record, which come back unchanged). ``root``: the checkout whose git
+    history the page reads. The files written, in docs/."""
     import pandas as pd
 
     from credit_assign.reporting import claims_page
 
-    record = claims_page.from_published(DOCS / DOCS_FINDINGS, spec_path, ".",
+    record = claims_page.from_published(DOCS / DOCS_FINDINGS, spec_path, root,
                                         paths.HISTORY)
     verdicts = pd.DataFrame(record["verdicts"]).drop(columns=["seeds", "diverged",
                                                               "unsettled"])

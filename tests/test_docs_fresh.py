@@ -1,0 +1,59 @@
+"""Published = rendered (issue #42): what docs/ holds is what today's code renders from
+the record. The claims group renders from the published per-seed effects (their runs
+are not in the record yet; the page says so): a template, a finding or a rule changed
+without republishing fails here, naming each file that differs."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from credit_assign.reporting import publish, render
+
+ROOT = Path(__file__).resolve().parents[1]
+CLAIMS_DOCS = ("claims.md", "claims.csv", "claims_by_seed.csv", publish.DOCS_FINDINGS)
+
+
+def _render_claims(tmp_path: Path, monkeypatch) -> list[str]:
+    """The claims group rendered from docs/ into a copy; the files that differ from
+    docs/ (and README's claims block)."""
+    docs = tmp_path / "docs"
+    docs.mkdir(parents=True)
+    for name in CLAIMS_DOCS:
+        shutil.copy(ROOT / "docs" / name, docs / name)
+    shutil.copytree(ROOT / "config", tmp_path / "config")
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    monkeypatch.chdir(tmp_path)
+    publish.claims_from_published(root=ROOT)  # the history: this checkout's git
+    differ = [f"docs/{n}" for n in CLAIMS_DOCS
+              if (docs / n).read_bytes() != (ROOT / "docs" / n).read_bytes()]
+    if (tmp_path / "README.md").read_bytes() != (ROOT / "README.md").read_bytes():
+        differ.append("README.md (its claims block)")
+    return differ
+
+
+@pytest.mark.process  # the history is read from git
+def test_the_published_claims_are_what_todays_code_renders(tmp_path, monkeypatch):
+    if not (ROOT / "docs" / publish.DOCS_FINDINGS).exists():
+        pytest.skip("no published claims")
+    differ = _render_claims(tmp_path, monkeypatch)
+    assert not differ, ("these published files are not what today's code renders from the "
+                        "record; republish them (make publish PUBLISH=--claims-from-published"
+                        f"): {', '.join(differ)}")
+
+
+@pytest.mark.process
+def test_a_template_edited_and_not_republished_is_named(tmp_path, monkeypatch):
+    if not (ROOT / "docs" / publish.DOCS_FINDINGS).exists():
+        pytest.skip("no published claims")
+    templates = tmp_path / "templates"
+    shutil.copytree(render.TEMPLATES, templates)
+    page = templates / "claims.md.j2"
+    page.write_text(page.read_text().replace("## The decision rule", "## The rule"))
+    monkeypatch.setattr(render, "TEMPLATES", templates)
+    render.environment.cache_clear()
+    try:
+        differ = _render_claims(tmp_path / "work", monkeypatch)
+    finally:
+        render.environment.cache_clear()
+    assert differ == ["docs/claims.md"]
