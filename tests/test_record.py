@@ -127,6 +127,29 @@ def test_a_record_file_naming_this_machine_is_refused(recorded):
     assert timings.is_file()
 
 
+def test_a_result_of_another_config_in_a_runs_place_is_named(tmp_path, monkeypatch):
+    """Snakemake's record of the job says which config it was given: a metrics.json
+    whose own config differs (another run's file copied in) is named by check and by
+    every reader, even where the index was written after the swap."""
+    config = {"dataset": "cifar10", "method": "dfa", "lam": 0.0, "seed": 42,
+              "training": {"epochs": 30}}
+    path = f"{RUN}/metrics.json"
+    _job(tmp_path, path, {"kind": "train", "config": {**config, "seed": 43}}, 1e6)
+    meta = tmp_path / record.SNAKEMAKE_METADATA / record.record_name(path)
+    meta.write_text(json.dumps({"params": ["'x'", repr(config)], "endtime": 1e6,
+                                "incomplete": False, "record_format_version": 6}))
+    record.save(tmp_path)
+    assert any("made by a run of another config" in p and "seed" in p
+               for p in record.check(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(record.RecordError, match="another config than its job's"):
+        record.check_file(path)
+    _job(tmp_path, path, {"kind": "train", "config": config}, 2e6)
+    meta.write_text(json.dumps({"params": ["'x'", repr(config)], "endtime": 2e6,
+                                "incomplete": False, "record_format_version": 6}))
+    record.check_file(path)  # its own config: read
+
+
 def test_the_record_patterns_are_the_pipelines_paths():
     assert record.pattern_of("results/cifar10/const_lr/measure/fa/lam0/seed1.json")
     assert record.pattern_of("results/ep_stack/tinyshakespeare/float32/seed3.json")

@@ -252,14 +252,51 @@ def _check_one(root: Path, path: str, entry: dict[str, Any]) -> str | None:
             f"{path}), or delete it and rerun the job that writes it")
 
 
+def _run_config(meta: dict | None) -> dict | None:
+    """The run config a training job was given (its ``run`` param, as Snakemake's
+    record writes it: a Python literal), or None."""
+    import ast
+
+    for param in (meta or {}).get("params") or []:
+        if isinstance(param, str) and param.startswith("{'dataset'"):
+            try:
+                return ast.literal_eval(param)
+            except (ValueError, SyntaxError):
+                return None
+    return None
+
+
+def _config_problem(root: Path, path: str) -> str | None:
+    """A training result whose recorded config is not the one its job was given (a file
+    from another run or config put in its place), named."""
+    if pattern_of(path)[1] != paths.METRICS:
+        return None
+    given = _run_config(_metadata(root, path))
+    if given is None:
+        return None
+    try:
+        ran = json.loads((root / path).read_text())["config"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # unreadable: named by the index, or by its reader's schema check
+    differ = sorted(k for k, v in given.items() if json.loads(json.dumps(v)) != ran.get(k))
+    if differ:
+        return (f"{path}: made by a run of another config than its job's ({', '.join(differ)} "
+                "differ from Snakemake's record of the job): a file of another run in its "
+                "place; delete it and rerun")
+    return None
+
+
 def check(root: str | Path = ".") -> list[str]:
-    """Every record file that does not match the record, named with what to do; and
-    every record file that names this machine's absolute paths."""
+    """Every record file that does not match the record, named with what to do; every
+    training result whose config is not its job's; and every record file that names
+    this machine's absolute paths."""
     root = Path(root)
     problems = []
     index = _read_index(root)
     for path, entry in sorted(index.items()):
         if (problem := _check_one(root, path, entry)) is not None:
+            problems.append(problem)
+        elif (problem := _config_problem(root, path)) is not None:
             problems.append(problem)
     where = str(root.resolve())
     for path in index:
@@ -284,6 +321,8 @@ def check_file(path: str | Path) -> None:
         return
     entry = _read_index(root).get(rel)
     if entry is not None and (problem := _check_one(root, rel, entry)) is not None:
+        raise RecordError(problem)
+    if (problem := _config_problem(root, rel)) is not None:
         raise RecordError(problem)
 
 
