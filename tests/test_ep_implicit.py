@@ -1,0 +1,108 @@
+"""The reference EP estimates (credit_assign.ep_stack.implicit, issue #44): the implicit
+gradient at a converged fixed point against BPTT run to convergence and against finite
+differences; the Jacobian's leading eigenvalues and its transient growth against dense
+linear algebra."""
+
+import numpy as np
+import pytest
+import torch
+
+from credit_assign.ep_stack import dynamics
+from credit_assign.ep_stack.implicit import (
+    implicit_grads,
+    leading_eigenvalues,
+    relax_to_convergence,
+    transient_growth,
+)
+
+EPS = 0.1
+
+
+@pytest.fixture(scope="module")
+def small():
+    """A small spring-coupled transformer stack in float64, a batch and its fixed point."""
+    g = torch.Generator().manual_seed(0)
+    stack = dynamics.SpringStack(vocab=7, blocks=2, width=8, heads=2, context=4,
+                                 generator=g).double()
+    idx = torch.randint(0, 7, (2, 4), generator=g)
+    y = torch.randint(0, 7, (2, 4), generator=g)
+    x = stack.embed(idx).detach()
+    relaxed = relax_to_convergence(stack, x, EPS, tol=1e-14, cap=20_000)
+    assert relaxed.converged, relaxed.log[-3:]
+    return stack, idx, y, x, relaxed
+
+
+def _rel(a, b):
+    a = torch.cat([t.reshape(-1) for t in a])
+    b = torch.cat([t.reshape(-1) for t in b])
+    return ((a - b).norm() / b.norm()).item()
+
+
+def test_the_residual_falls_below_the_bound_and_is_logged(small):
+    _, _, _, x, relaxed = small
+    steps, residuals = zip(*relaxed.log, strict=True)
+    assert relaxed.residual < 1e-14 and residuals[-1] == relaxed.residual
+    assert steps[0] == 0 and list(steps) == sorted(steps) and steps[-1] == relaxed.steps
+    stack = small[0]
+    short = relax_to_convergence(stack, x, EPS, tol=1e-14, cap=30)
+    assert not short.converged and short.steps == 30  # an outcome, not an error
+
+
+@pytest.mark.job
+def test_the_implicit_gradient_is_bptt_run_to_convergence(small):
+    stack, idx, y, _, relaxed = small
+    params = stack.field_params()
+    implicit, adj = implicit_grads(stack, idx, y, relaxed.z, tol=1e-12)
+    assert adj.converged and adj.residual < 1e-10
+    bptt = dynamics.bptt_grads(stack, idx, y, relaxed.steps + 500, EPS, params=params)
+    assert _rel(implicit, bptt) < 1e-6
+    # a transient is another gradient: BPTT through too few steps differs
+    early = dynamics.bptt_grads(stack, idx, y, 5, EPS, params=params)
+    assert _rel(implicit, early) > 1e-3
+
+
+def test_the_implicit_gradient_matches_finite_differences(small):
+    stack, idx, y, x, relaxed = small
+    implicit, _ = implicit_grads(stack, idx, y, relaxed.z, tol=1e-12)
+    params = stack.field_params()
+    h = 1e-6
+    g = torch.Generator().manual_seed(1)
+    for p_i in (0, 2, len(params) - 1):  # the token embedding, a block matrix, a bias
+        p = params[p_i]
+        j = int(torch.randint(0, p.numel(), (1,), generator=g))
+        losses = []
+        for sign in (1, -1):
+            with torch.no_grad():
+                p.view(-1)[j] += sign * h
+            xs = stack.embed(idx).detach()
+            z = relax_to_convergence(stack, xs, EPS, tol=1e-14, cap=20_000, z=relaxed.z).z
+            losses.append(stack.loss(z, y).item())
+            with torch.no_grad():
+                p.view(-1)[j] -= sign * h
+        fd = (losses[0] - losses[1]) / (2 * h)
+        assert implicit[p_i].reshape(-1)[j].item() == pytest.approx(fd, rel=1e-5, abs=1e-9)
+
+
+def _dense_jacobian(stack, z, x):
+    jac = torch.autograd.functional.jacobian(lambda s: stack.force(s, x), z)
+    n = z.numel()
+    return jac.reshape(n, n).numpy()
+
+
+def test_the_leading_eigenvalues_are_the_jacobians(small):
+    stack, _, _, x, relaxed = small
+    J = _dense_jacobian(stack, relaxed.z, x)
+    dense = np.linalg.eigvals(J)
+    dense = dense[np.argsort(-dense.real)]
+    got = leading_eigenvalues(stack, relaxed.z, x, k=4, tol=1e-10)
+    assert got.real == pytest.approx(dense[:4].real, abs=1e-7)
+    assert got[0].real < 0  # this stack's fixed point is stable
+
+
+def test_the_transient_growth_is_the_norm_of_the_steps_power(small):
+    stack, _, _, x, relaxed = small
+    M = np.eye(relaxed.z.numel()) + EPS * _dense_jacobian(stack, relaxed.z, x)
+    got = transient_growth(stack, relaxed.z, x, EPS, powers=(1, 5))
+    for n in (1, 5):
+        assert got[n] == pytest.approx(np.linalg.norm(np.linalg.matrix_power(M, n), 2),
+                                       rel=1e-6)
