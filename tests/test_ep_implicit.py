@@ -48,7 +48,6 @@ def test_the_residual_falls_below_the_bound_and_is_logged(small):
     assert not short.converged and short.steps == 30  # an outcome, not an error
 
 
-@pytest.mark.job
 def test_the_implicit_gradient_is_bptt_run_to_convergence(small):
     stack, idx, y, _, relaxed = small
     params = stack.field_params()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -64,8 +65,11 @@ def atomic_open(path: str | Path, mode: str = "w", errors=(OSError,)):
     as a WriteError naming the file; any other propagates as it is (a missing input the
     block reads names itself). The flush, fsync and rename are always the write's own."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:  # the folder, and the temporary file in it: a read-only folder is named
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:
+        raise WriteError(_write_advice(path, err)) from err
     written = False
     try:
         os.fchmod(fd, _umask_mode())  # mkstemp makes 0600; results are meant to be shared
@@ -103,6 +107,8 @@ def _write_advice(path: Path, err: BaseException) -> str:
     text = str(err).splitlines()[0] if str(err) else type(err).__name__
     full = "No space left" in str(err) or "enforce fail" in str(err) or getattr(
         err, "errno", None) == 28
-    why = "the disk is full" if full else text
+    denied = getattr(err, "errno", None) in (errno.EACCES, errno.EPERM, errno.EROFS)
+    why = "the disk is full" if full else (
+        f"its folder {path.parent} is not writable ({text})" if denied else text)
     return (f"cannot write {path}: {why}. The previous version of the file (if any) is "
             f"intact; free space or fix the folder's permissions and rerun snakemake.")

@@ -13,7 +13,7 @@ from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.comparison import compare, load_reference, number_key, paper_number
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
-from credit_assign.reporting import render
+from credit_assign.reporting import labels, render
 from credit_assign.reporting.render import flag
 
 
@@ -90,12 +90,17 @@ def context(config: dict, info: dict) -> str:
     never a machine's path), and what to expect."""
     t = config["training"]
     variant = config.get("variant")
+    ran = config.get("sweep", {}).get("methods")
+    if variant:  # a variant runs its own methods (the others are the default's)
+        ran = list(variant["methods"])
     return render.render(
         "reproduction_context.md.j2", config=config, training=t,
         summary=paths.fill(paths.SUMMARY, dataset=config["dataset"],
                            recipe=variant["name"] if variant else paths.DEFAULT_RECIPE),
+        dataset=labels.DATASETS.get(config["dataset"], {}).get("md", config["dataset"]),
+        # a method's own epochs only where it ran (a sweep the config left empty: not run)
         per_method=[(k, v["epochs"]) for k, v in t.get("per_method", {}).items()
-                    if "epochs" in v],
+                    if "epochs" in v and (k in ran if ran is not None else True)],
         schedule=t.get("schedule"), step=t.get("schedule_step", "batch"), info=info,
         variant=variant and {"name": variant["name"], "methods": variant["methods"],
                              "description": variant.get("description", ""),

@@ -264,13 +264,31 @@ def environment():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              undefined=jinja2.StrictUndefined, autoescape=False,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(num=num, short=short, signed=signed, sci=sci, sig=sig, lam=lam,
-                       cell=cell, seeds=seeds, lstrip=lambda text: str(text).lstrip("\n"),
-                       estimate=estimate, gap=gap, gap_sd=gap_sd, tolerance=tolerance,
-                       run_label=run_label, metric_label=metric_label, paper_text=paper_text,
-                       tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci, tex_norm=tex_norm,
-                       tex_lam=tex_lam, tex_cosine=tex_cosine)
+    filters = dict(num=num, short=short, signed=signed, sci=sci, sig=sig, lam=lam,
+                   cell=cell, seeds=seeds, lstrip=lambda text: str(text).lstrip("\n"),
+                   estimate=estimate, gap=gap, gap_sd=gap_sd, tolerance=tolerance,
+                   run_label=run_label, metric_label=metric_label, paper_text=paper_text,
+                   tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci, tex_norm=tex_norm,
+                   tex_lam=tex_lam, tex_cosine=tex_cosine)
+    env.filters.update({name: _defined(f) for name, f in filters.items()})
     return env
+
+
+def _defined(f):
+    """A filter that refuses a missing finding by its name (jinja2.UndefinedError: "'dict
+    object' has no attribute 'key'"), as a template that prints it does, before the
+    filter formats it (a format or abs() of an undefined value would say only
+    TypeError)."""
+    import jinja2
+
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        for value in (*args, *kwargs.values()):
+            if isinstance(value, jinja2.Undefined):
+                value._fail_with_undefined_error()
+        return f(*args, **kwargs)
+
+    return checked
 
 
 def render(template: str, **findings) -> str:

@@ -7,9 +7,11 @@ from __future__ import annotations
 # How each character is set: it prints as written (checked with pdftotext) and TeX reads
 # it as text, never as markup: no brace, backslash or ^ survives (^^5c is TeX's notation
 # for a backslash), no ligature forms (-- ,, !` ''), and the characters OT1 text fonts
-# lack come from the typewriter font by code. Anything outside printable ASCII and the
-# few symbols our own labels use becomes "?", but for a Latin letter with an accent (é,
-# ü, ç: TeX's accent command on the letter).
+# lack come from the typewriter font by code. Outside printable ASCII: the few symbols
+# our own labels use, a Latin letter with an accent (é, ü, ç: TeX's accent command on the
+# letter) and a Greek letter (µ, the micro sign, too) in math; any other character the
+# fonts cannot set (CJK, an emoji, ...) is written by its Unicode name in brackets
+# ([CJK UNIFIED IDEOGRAPH-4E2D], [GRINNING FACE]), never as a "?" that hides it.
 _TT_CHARS = set('\\{}^~_"<>|')
 _SYMBOLS = {"λ": "$\\lambda$", "‖": "$\\|$", "±": "$\\pm$", "Σ": "$\\Sigma$", "—": "---",
             "–": "--", "…": "\\dots{}", "≤": "$\\le$", "≥": "$\\ge$", "−": "$-$",
@@ -34,6 +36,33 @@ def _accented(c: str) -> str | None:
     return f"{{\\accent{_ACCENTS[parts[1]]} {parts[0]}}}" if parts[1] in _ACCENTS else None
 
 
+# a Greek letter, by the last word of its Unicode name, as TeX's math command (the
+# capitals TeX has its own command for; the others are the Latin capital's shape)
+_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
+          "kappa", "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon",
+          "phi", "chi", "psi", "omega"}
+_GREEK_CAPITALS = {"gamma", "delta", "theta", "lambda", "xi", "pi", "sigma", "upsilon",
+                   "phi", "psi", "omega"}
+
+
+def _by_name(c: str) -> str:
+    """A character outside what the fonts set: a Greek letter in math, else its Unicode
+    name (or code point) in brackets, in ASCII."""
+    import unicodedata
+
+    name = unicodedata.name(c, "")
+    if name == "MICRO SIGN":
+        return "$\\mu$"
+    words = name.split()
+    if len(words) == 4 and words[0] == "GREEK" and words[2] == "LETTER":
+        letter = words[3].lower().replace("lamda", "lambda")
+        if letter in _GREEK and words[1] == "SMALL":
+            return f"$\\{letter}$"
+        if letter in _GREEK_CAPITALS and words[1] == "CAPITAL":
+            return f"$\\{letter.capitalize()}$"
+    return "".join(_tex_char(ch) for ch in f"[{name or f'U+{ord(c):04X}'}]")
+
+
 def _tex_char(c: str) -> str:
     if c.isascii() and (c.isalnum() or c == " "):
         return c
@@ -54,7 +83,7 @@ def _tex_char(c: str) -> str:
         return _SYMBOLS[c]
     if accented := _accented(c):
         return accented
-    return " " if c.isspace() else "?"
+    return " " if c.isspace() else _by_name(c)
 
 
 def tex_escape(text: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from credit_assign.infra import paths
 from credit_assign.spec import ConfigError, catalog
-from credit_assign.spec.configfiles import check_files, seed_values
+from credit_assign.spec.configfiles import check_files, exponent_strings, seed_values
 from credit_assign.spec.matrix import (
     figure_lam,
     old_figure_key,
@@ -287,6 +287,14 @@ def prepare(config: Config, configfiles: Iterable[str | Path] = (),
     try:
         validate(config, str(Path(root) / paths.CONFIG_SCHEMA))
     except WorkflowError as err:
+        # a number YAML read as a string ('1.0e9' from --config: the files' check named
+        # those in files): the same hint, not only "'1.0e9' is not of type 'number'"
+        for key, value, fix in exponent_strings(config):
+            if repr(value) in str(err):
+                raise ConfigError(
+                    f"{key} = {value} is read as the string '{value}', not a number (a "
+                    "--config value is read by YAML as a config file is); write it with a "
+                    f"dot and a signed exponent: {fix}") from None
         raise ConfigError(str(err)) from None
     check_config(config, root)
     locate_files(config, root)

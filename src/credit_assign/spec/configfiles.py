@@ -55,17 +55,38 @@ def _check(node, key: str) -> None:
     elif (isinstance(node, yaml.ScalarNode) and node.style is None
           and (m := EXPONENT.fullmatch(node.value))
           and isinstance(yaml.safe_load(node.value), str)):
-        whole, frac, sign, digits = m.groups()
         raise ConfigFileError(
             f"{_where(node)}: {key} = {node.value} is read by YAML as the string "
             f"'{node.value}', not a number; write it with a dot and a signed exponent: "
-            f"{whole}{frac if frac and frac != '.' else '.0'}e{sign or '+'}{digits}")
+            f"{_exponent_fix(m)}")
     elif isinstance(node, yaml.ScalarNode) and _is_seed(key):
         if node.style is None and not PLAIN_DECIMAL.fullmatch(node.value):
             raise ConfigFileError(
                 f"{_where(node)}: {key} = {node.value} is not a plain decimal integer (YAML "
                 f"reads it as {yaml.safe_load(node.value)!r}); a seed is ≥ 0, written as "
                 f"digits without a leading zero, e.g. 42")
+
+
+def _exponent_fix(m: re.Match) -> str:
+    """A number in exponent form as YAML 1.1 reads it as a float: 1e-2 → 1.0e-2."""
+    whole, frac, sign, digits = m.groups()
+    return f"{whole}{frac if frac and frac != '.' else '.0'}e{sign or '+'}{digits}"
+
+
+def exponent_strings(cfg: Any, key: str = "") -> Iterator[tuple[str, str, str]]:
+    """(key, value, how to write it) of every string in a loaded config that looks like
+    a number in exponent form but that YAML read as a string: what a nested ``--config``
+    value such as ``training={'lr': 1.0e9}`` becomes (Snakemake reads it with YAML too,
+    and no file's line is there to name)."""
+    if isinstance(cfg, dict):
+        for k, v in cfg.items():
+            yield from exponent_strings(v, f"{key}.{k}" if key else str(k))
+    elif isinstance(cfg, list):
+        for i, v in enumerate(cfg):
+            yield from exponent_strings(v, f"{key}[{i}]")
+    elif isinstance(cfg, str) and (m := EXPONENT.fullmatch(cfg.strip())) \
+            and isinstance(yaml.safe_load(cfg.strip()), str):
+        yield key, cfg, _exponent_fix(m)
 
 
 def _is_seed(key: str) -> bool:

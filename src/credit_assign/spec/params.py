@@ -64,7 +64,9 @@ def reproduction_config(config: Config, recipe: str) -> Config:
         "training": {k: t[k] for k in keys if k in t}
         | {"per_method": {m: {"epochs": v["epochs"]}
                           for m, v in t.get("per_method", {}).items() if "epochs" in v}},
-        "sweep": {"seeds": cfg["sweep"]["seeds"]},
+        # the methods run (a sweep left empty is not run): the header's epochs name them
+        "sweep": {"seeds": cfg["sweep"]["seeds"],
+                  "methods": [m for m in catalog.methods() if cfg["sweep"].get(m)]},
         "diagnostics": {"n_samples": cfg["diagnostics"]["n_samples"]},
         "fresh_b_null": {"draws": cfg["fresh_b_null"]["draws"]},
         "reproduction": {"reference": cfg["reproduction"]["reference"]},
