@@ -529,6 +529,12 @@ def test_the_claims_runs_refuse_to_start_from_uncommitted_code(tmp_path):
     (repo / "data" / "cifar10.json").write_text("{}")  # untracked data: never code
     clean = snakemake(repo, "-n", "claims", check=False)
     assert "committed code" not in clean.stdout + clean.stderr
+    new = repo / "src/credit_assign/science/helper.py"  # a new module, not yet added
+    new.write_text("x = 1\n")
+    untracked = snakemake(repo, "-n", "claims", check=False)
+    assert untracked.returncode != 0 and "src/credit_assign/science/helper.py" in (
+        untracked.stdout + untracked.stderr)
+    new.unlink()
     model = repo / "src/credit_assign/science/model.py"
     model.write_text(model.read_text() + "\n# an edit\n")
     dirty = snakemake(repo, "-n", "claims", check=False)
@@ -536,3 +542,43 @@ def test_the_claims_runs_refuse_to_start_from_uncommitted_code(tmp_path):
     assert dirty.returncode != 0
     assert "start only from committed code" in out
     assert "src/credit_assign/science/model.py" in out and "git commit" in out
+    # a fresh seed's run asked for by its own file: refused the same way; a study seed's not
+    own = snakemake(repo, "-n", "results/cifar10/default/train/dfa/lam0/seed1001/metrics.json",
+                    check=False)
+    assert own.returncode != 0 and "start only from committed code" in own.stdout + own.stderr
+    study = snakemake(repo, "-n", "results/cifar10/default/train/dfa/lam0/seed42/metrics.json",
+                      check=False)
+    assert "committed code" not in study.stdout + study.stderr
+
+
+def test_the_prediction_interval_of_one_more_seed():
+    low, high = claims.prediction_interval([1.0, 2.0, 3.0], 0.95)
+    # mean 2, sd 1, n 3: t(0.975, 2) · sqrt(1 + 1/3)
+    assert (low, high) == pytest.approx((2 - 4.3026527 * math.sqrt(4 / 3),
+                                         2 + 4.3026527 * math.sqrt(4 / 3)), abs=1e-6)
+
+
+def test_a_version_2_claims_page_names_its_own_rule(tmp_path):
+    """Where the rule of record is the t-interval with Holm, the page says so, shows no
+    second rule 'added after the results', and labels the coverage table's columns."""
+    import yaml
+
+    base = yaml.safe_load(SPEC.read_text())
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump({**base, "version": 2, "decision": base["decision"] | {
+        "method": "t", "correction": "holm"}}))
+    spec = load(path)
+    found = claims.findings(spec, _synthetic(spec))
+    assert found["sensitivity"]["same_as_record"] and not found["sensitivity"]["changed"]
+    record = claims_page._clean({"spec_path": "claims.yaml", "seeds": spec["seeds"],
+                                 "decision": spec["decision"], "draws": 20,
+                                 "claims": spec["claims"], **found,
+                                 "coverage": claims_page.coverage(spec, QUICK_COVERAGE),
+                                 "order": {"spec": None},
+                                 "history": history.events(ROOT, _history())})
+    text = claims_page.page(record)
+    assert "95 % Student-t interval of the mean over seeds, and its" in text
+    assert "added after the results" not in text and "## The tests and their correction" in text
+    assert "| BCa bootstrap | t-interval (the rule of record) |" in text
+    readme = render.render("readme_claims.md.j2", **record)
+    assert "Student-t interval" in readme and "added after the results" not in readme

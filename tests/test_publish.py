@@ -80,7 +80,9 @@ FINDINGS = {"counts": {"verdict_claims": {"holds": 7, "claims": 11, "contradicte
                                         "undecided": 5},
                        "t_study_claims": {"holds": 2, "claims": 10, "contradicted": 0,
                                           "undecided": 8}},
-            "magnitude": {"given": 8, "inside_t": 2, "above_t": 1, "below_t": 5},
+            "magnitude": {"given": 8, "inside_t": 2, "above_t": 1, "below_t": 5,
+                          "inside_pred": 3},
+            "sensitivity": {"same_as_record": False},
             "seeds": {"fresh": list(range(1001, 1009)), "study": [42, 123, 456]},
             "decision": {"confidence": 0.95, "method": "BCa"},
             "claims": [{"id": "a"}, {"id": "fa", "seeds": "study"}],
@@ -105,10 +107,11 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
     assert "\nold\n" not in text
     assert ("**7 of the paper's 11 claims hold as directions** (1 contradicted, 3 undecided), "
             "each an effect with a 95 % BCa bootstrap interval over 8 seeds never used before "
-            "(1 of them on a seed set of its own, named on the page; one on the study's "
+            "(1 of the claims on a seed set of its own, named on the page; one on the study's "
             "seeds, seen before)") in text
     assert "By a t-interval with Holm's correction" in text and "6 hold, 1 contradicted" in text
-    assert "inside our t-interval for 2 of 8 parts (1 above, 5 below)" in text
+    assert ("inside our t-interval of the mean for 2 of 8 parts (1 above, 5 below; inside "
+            "the prediction interval of one seed's effect for 3)") in text
     assert "The 10 claims judged on those fresh seeds" in text and "`abc1234`" in text
     assert "study's 3 seeds (42, 123 and 456): 5 hold, 0 contradicted" in text
     assert ("alone and, with the code that reads them, before the first fresh-seed result "
@@ -255,7 +258,7 @@ def test_the_claims_render_again_from_the_published_findings(tmp_path, monkeypat
     (tmp_path / "config").mkdir()
     for name in (publish.DOCS_FINDINGS, "claims_by_seed.csv"):
         (tmp_path / "docs" / name).write_bytes((root / "docs" / name).read_bytes())
-    for name in ("claims.yaml", "history.yaml"):
+    for name in ("config.yaml", "claims.yaml", "history.yaml"):
         (tmp_path / "config" / name).write_bytes((root / "config" / name).read_bytes())
     (tmp_path / "README.md").write_text(f"{publish.BEGIN}\n{publish.END}\n")
     assert publish.main(["--claims-from-published"]) == 0

@@ -26,7 +26,7 @@ rule prepare_corpus:
 rule ep_stack_probe:
     """Pretrain the spring-coupled stack by BPTT, then EP vs BPTT per parameter group."""
     input:
-        paths.CORPUS_MANIFEST,
+        per_job.corpus_manifest,
     output:
         result=paths.EP_RESULT,
         timings=paths.EP_TIMINGS,

@@ -178,7 +178,7 @@ def decide(low: float, high: float, claim: dict) -> tuple[str, str | None]:
 # Added after the first claims file's results (issue #43): its own rule, a BCa bootstrap
 # interval at n = 3 and 8, covers the mean less often than it says (coverage()). The
 # verdict of record stays as committed; this one is shown beside it.
-SENSITIVITY = {"method": "t", "correction": "holm", "alpha": 0.05}
+SENSITIVITY = {"method": "t", "correction": "holm"}  # α = 1 − the decision's confidence
 
 
 def claim_p(values, claim: dict) -> float:
@@ -240,6 +240,20 @@ def position(value, low: float, high: float) -> str | None:
     return "below" if value < low else "above" if value > high else "inside"
 
 
+def prediction_interval(values, confidence: float) -> tuple[float, float]:
+    """The Student-t prediction interval of one more seed's effect (mean ± t·sd·√(1 + 1/n)):
+    what a single run — the paper's, say — would show, where the interval of the mean says
+    where the mean lies."""
+    from scipy import stats
+
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2:
+        return math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + confidence / 2, len(x) - 1)) * float(
+        np.std(x, ddof=1)) * math.sqrt(1 + 1 / len(x))
+    return float(x.mean()) - half, float(x.mean()) + half
+
+
 def sensitivity(verdicts: list[dict], values: dict, by_id: dict, confidence: float) -> None:
     """Add to each verdict the sensitivity rule's interval (``t_low``, ``t_high``), its
     p-value (``p``), Holm's adjustment over the parts of its table (the verdict sets' parts
@@ -255,6 +269,8 @@ def sensitivity(verdicts: list[dict], values: dict, by_id: dict, confidence: flo
             usable = v["reason"] not in ("diverged", "too_few")
             v["t_low"], v["t_high"] = t_interval(x, confidence) if usable else (
                 math.nan, math.nan)
+            v["pred_low"], v["pred_high"] = prediction_interval(x, confidence) if usable else (
+                math.nan, math.nan)
             v["p"] = claim_p(x, by_id[v["claim"]]) if usable else math.nan
         for v, adj in zip(members, holm([v["p"] for v in members]), strict=True):
             v["p_holm"] = adj
@@ -262,10 +278,11 @@ def sensitivity(verdicts: list[dict], values: dict, by_id: dict, confidence: flo
                 v["t_verdict"], v["t_reason"] = "undecided", v["reason"]
             else:
                 v["t_verdict"], v["t_reason"] = decide_p(
-                    v["mean"], adj, by_id[v["claim"]], SENSITIVITY["alpha"])
+                    v["mean"], adj, by_id[v["claim"]], 1 - confidence)
     for v in verdicts:
         v["paper_vs"] = position(v["paper"], v["low"], v["high"])
         v["paper_vs_t"] = position(v["paper"], v["t_low"], v["t_high"])
+        v["paper_vs_pred"] = position(v["paper"], v["pred_low"], v["pred_high"])
         within = v["side"] == "within"
         v["zero_vs"] = _invert(position(0.0, v["low"], v["high"])) if within else None
         v["zero_vs_t"] = _invert(position(0.0, v["t_low"], v["t_high"])) if within else None
@@ -394,6 +411,12 @@ def judged(spec: Spec, by_seed: list[dict]) -> dict:
             v["verdict"], v["reason"] = v["t_verdict"], v["t_reason"]
     return {"verdicts": verdicts, "by_seed": by_seed, "counts": counts(verdicts),
             "sensitivity": {**SENSITIVITY, "confidence": spec["decision"]["confidence"],
+                            "alpha": round(1 - spec["decision"]["confidence"], 12),
+                            "same_as_record": spec["decision"].get("correction") == "holm",
+                            "families": {
+                                name: sum(math.isfinite(v["p"]) for v in verdicts
+                                          if v["verdict_set"] is pick)
+                                for name, pick in (("verdict", True), ("study", False))},
                             "changed": changed(verdicts)},
             "magnitude": magnitude(verdicts)}
 
@@ -411,6 +434,8 @@ def magnitude(verdicts: list[dict]) -> dict:
     given = [v for v in verdicts if v["verdict_set"] and v["paper_vs_t"] is not None]
     return {"given": len(given),
             **{f"{k}_t": sum(v["paper_vs_t"] == k for v in given)
+               for k in ("inside", "above", "below")},
+            **{f"{k}_pred": sum(v["paper_vs_pred"] == k for v in given)
                for k in ("inside", "above", "below")},
             **{k: sum(v["paper_vs"] == k for v in given) for k in ("inside", "above", "below")}}
 

@@ -26,13 +26,14 @@ def git(root: str | Path, *args: str) -> str | None:
 
 def first_commit(root: str | Path, path: str, pickaxe: str | None = None) -> dict | None:
     """The oldest commit that added ``path`` (or, with ``pickaxe``, the oldest that
-    added that string to it): its hash, its commit time and every file it touched."""
-    args = ["log", "--reverse", "--format=%H %cI"]
+    added that string to it), following the file across renames (a module moved keeps
+    its history): its hash, its commit time and every file it touched."""
+    args = ["log", "--follow", "--format=%H %cI"]  # newest first: --follow ignores --reverse
     args += [f"-S{pickaxe}"] if pickaxe else ["--diff-filter=A"]
     out = git(root, *args, "--", path)
     if not out or not out.strip():
         return None
-    commit, time = out.splitlines()[0].split(" ", 1)
+    commit, time = out.strip().splitlines()[-1].split(" ", 1)
     files = (git(root, "show", "--name-only", "--format=", commit) or "").split()
     return {"commit": commit, "short": commit[:7], "time": time, "files": sorted(files),
             "alone": files == [path]}

@@ -36,12 +36,12 @@ NOT_CODE = ("results", "data")
 
 
 def uncommitted(root: str | Path) -> list[str]:
-    """The tracked files of the checkout at ``root`` whose changes are not committed —
-    the code a job would run differs from its commit — but the record's (results/,
-    data/: each run changes them). Raises OSError / SubprocessError where git cannot
-    say (no git, not a checkout)."""
+    """The files of the checkout at ``root`` whose changes are not committed — tracked
+    and changed, or new and not ignored: the code a job would run differs from its
+    commit — but the record's (results/, data/: each run changes them). Raises
+    OSError / SubprocessError where git cannot say (no git, not a checkout)."""
     status = subprocess.run(
-        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
+        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=normal", "--",
          ".", *(f":(exclude){p}" for p in NOT_CODE)],
         capture_output=True, text=True, timeout=10, check=True).stdout
     return [line[3:] for line in status.splitlines() if line.strip()]

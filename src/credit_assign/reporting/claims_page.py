@@ -122,14 +122,20 @@ def from_published(findings_path: str | Path, spec_path: str | Path,
                                      "its per-seed effects")
     order = dict(old["order"])
     reader = history.first_commit(root, history.READER)
-    order.update(reader=reader, by_kind={"train": {"results": order["results"], "dirty": 0,
-                                                   "dirty_unknown": order["results"]}},
-                 dirty=0, dirty_unknown=order["results"], all_after=False,
-                 reader_not_held=[],
-                 reader_after_first_result=bool(reader and order.get("first_result") and
-                                                history.utc(reader["time"])
-                                                > order["first_result"]))
-    made = order.get("last_result") or "an unrecorded time"
+    commits = order.get("result_commits", [])
+    n = order["results"]
+    order.update(
+        reader=reader, by_kind={"train": {"results": n, "dirty": 0, "dirty_unknown": n}},
+        dirty=0, dirty_unknown=n, all_after=False,
+        # what the published findings kept: the training results' commits and times only
+        kept_only_training=True,
+        reader_not_held=[c for c in commits if reader
+                         and not history.is_ancestor(root, reader["commit"], c)],
+        reader_after_first_result=bool(reader and order.get("first_result") and
+                                       history.utc(reader["time"]) > order["first_result"]))
+    published = history.first_commit(root, history.repo_relative(root, findings_path))
+    made = (f"commit {published['short']}, {history.utc(published['time'])}" if published
+            else "a commit this checkout lacks")
     # the simulation is deterministic in its settings, the decision and n: one published
     # with today's settings for the same n is today's
     cov = old.get("coverage")

@@ -209,7 +209,7 @@ def out_of_date(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[s
     return out
 
 
-def claims_from_published(spec_path: str | Path = "config/claims.yaml",
+def claims_from_published(config: str | Path = paths.DEFAULT_CONFIG,
                           root: str | Path = ".") -> list[str]:
     """The claims group rendered again from the findings already in docs/ (their effects
     seed by seed) with today's code, where the claims' per-run results are not in the
@@ -221,6 +221,7 @@ def claims_from_published(spec_path: str | Path = "config/claims.yaml",
 
     from credit_assign.reporting import claims_page
 
+    spec_path = yaml.safe_load(Path(config).read_text(encoding="utf-8"))["claims"]["file"]
     record = claims_page.from_published(DOCS / DOCS_FINDINGS, spec_path, root,
                                         paths.HISTORY)
     verdicts = pd.DataFrame(record["verdicts"]).drop(columns=["seeds", "diverged",
@@ -250,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
                              "runs are not in the record; the page says so")
     args = parser.parse_args(argv)
     if args.claims_from_published:
-        written = claims_from_published()
+        written = claims_from_published(args.config)
         print(f"rendered {len(written)} files of the claims group again from "
               f"{DOCS / DOCS_FINDINGS} into {DOCS}/, and README's claims block")
         return 0

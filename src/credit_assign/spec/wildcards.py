@@ -42,8 +42,18 @@ class JobFunctions:
         info and digest), which step prepare_data rewrites when the source changes, so
         that every job reading the data reruns in the same run. Not the cache: a deleted
         cache is rebuilt by the first job that reads it (credit_assign.infra.data.load),
-        so it reruns nothing. (Every recipe of a dataset reads the same.)"""
+        so it reruns nothing. (Every recipe of a dataset reads the same.) A job of a
+        pre-registered run still to be made is refused from uncommitted code
+        (:meth:`_pre_registered`)."""
+        if "seed" in w.keys():
+            self._pre_registered(w)
         return paths.fill(paths.DATA_MANIFEST, dataset=w.dataset)
+
+    def corpus_manifest(self, w) -> str:
+        """What an EP probe depends on: its corpus' manifest (the probe of a
+        pre-registered seed still to be made is refused from uncommitted code)."""
+        self._pre_registered(w)
+        return paths.fill(paths.CORPUS_MANIFEST, corpus=w.corpus)
 
     def dataset_cache_path(self, w) -> str:
         return paths.fill(paths.DATA_CACHE, dataset=w.dataset)
@@ -59,28 +69,61 @@ class JobFunctions:
     def claims_train(self, w) -> list[str]:
         """The claims' training results (targets.claims_train). While any of the claims'
         runs (training, nulls, EP) is still to be made, asked only from a checkout whose
-        code is committed: a pre-registered run made from uncommitted code runs code no
-        commit holds, and the claims page could not show what it ran. Outside a git
-        checkout there is no order to show, and nothing to refuse."""
+        code is committed (:meth:`_refuse_uncommitted`)."""
+        train = targets.claims_train(self.config)
+        runs = train + targets.claims_nulls(self.config) + targets.claims_ep(self.config)
+        if not all(Path(p).exists() for p in runs):  # a pre-registered run is to be made
+            self._refuse_uncommitted()
+        return train
+
+    def _pre_registered(self, w) -> None:
+        """Refuse (_refuse_uncommitted) a job of a pre-registered run — a claims fresh
+        seed's training, null or EP probe — that is still to be made, however asked
+        for (the claims target, or the run's own file)."""
+        spec = targets.claims_spec(self.config)
+        if spec is None:
+            return
+        seed = int(w.seed)
+        if "corpus" in w.keys():
+            fresh = {s for c in spec["claims"] if c["effect"]["kind"] == "value"
+                     for s in spec["seeds"][c.get("seeds", "fresh")]}
+            files = [paths.fill(paths.EP_RESULT, corpus=w.corpus, precision=w.precision,
+                                seed=seed)]
+        else:
+            fresh = set(spec["seeds"]["fresh"])
+            if w.recipe != paths.DEFAULT_RECIPE:
+                return
+            run = {"dataset": w.dataset, "recipe": w.recipe, "method": w.method,
+                   "lam": w.lam, "seed": seed}
+            files = [paths.fill(paths.METRICS, **run)] + (
+                [paths.fill(paths.NULL, **run)] if w.method == "dfa" else [])
+        if seed in fresh and not all(Path(f).exists() for f in files):
+            self._refuse_uncommitted()
+
+    def _refuse_uncommitted(self) -> None:
+        """A ConfigError naming the files whose changes are not committed (tracked, or new
+        and not ignored; the record's folders results/ and data/ are not code): a
+        pre-registered run made from uncommitted code runs code no commit holds, and the
+        claims page could not show what it ran. Outside a git checkout there is no order
+        to show, and nothing to refuse; a checkout git cannot read is refused."""
         from credit_assign.infra.provenance import uncommitted
         from credit_assign.spec import ConfigError
 
-        train = targets.claims_train(self.config)
-        runs = train + targets.claims_nulls(self.config) + targets.claims_ep(self.config)
-        if all(Path(p).exists() for p in runs):  # nothing pre-registered left to run
-            return train
         try:
             changed = uncommitted(self.basedir)
-        except (OSError, subprocess.SubprocessError):
-            changed = []
+        except (OSError, subprocess.SubprocessError) as err:
+            if (self.basedir / ".git").exists():
+                raise ConfigError(f"the claims' runs are pre-registered and start only from "
+                                  f"committed code, but git cannot tell whether the code in "
+                                  f"{self.basedir} is committed ({err})") from None
+            return
         if changed:
             raise ConfigError(
                 "the claims' runs are pre-registered (config/claims.yaml) and start only "
                 "from committed code, but these files have changes not committed: "
                 + ", ".join(changed[:10]) + (" ..." if len(changed) > 10 else "")
-                + ". Commit them (git commit -a) or set them aside (git stash), then run "
-                "the claims again")
-        return train
+                + ". Commit them (git add, git commit) or set them aside (git stash -u), "
+                "then run the claims again")
 
     # ---- training and the jobs that read a trained model
     def code(self, step: str) -> Callable[[Any], str]:
