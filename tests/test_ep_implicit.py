@@ -105,3 +105,29 @@ def test_the_transient_growth_is_the_norm_of_the_steps_power(small):
     for n in (1, 5):
         assert got[n] == pytest.approx(np.linalg.norm(np.linalg.matrix_power(M, n), 2),
                                        rel=1e-6)
+
+
+def test_one_probe_batch_against_both_references(small):
+    """The batch record issue #44 asks for: convergence, spectrum, growth, the adjoint,
+    and EP at each (T1, T2max, r) against the implicit gradient and each BPTT; on the
+    small stack, EP from the converged state nudged long enough meets the implicit
+    gradient closely at block 0."""
+    from credit_assign.ep_stack.implicit import fixed_point_batch
+
+    stack, idx, y, _, _ = small
+    s = {"eps": EPS, "probe": {"checkpoint_every": 0, "check_every": 10, "exit_mult": 5.0},
+         "fixed_point": {"tol": 1e-12, "cap": 20_000, "check_every": 100,
+                         "adjoint_tol": 1e-10, "eigenvalues": 3, "powers": [1, 10],
+                         "free_steps": [5], "nudged_steps_max": [300], "r": [1e-3],
+                         "reference_steps": [5, 600]}}
+    out = fixed_point_batch(stack, idx, y, s)
+    assert out["converged"] and out["adjoint"]["residual"] < 1e-8
+    assert len(out["eigenvalues"]) == 3 and out["eigenvalues"][0]["real"] < 0
+    assert [g["power"] for g in out["growth"]] == [1, 10]
+    by_t1 = {e["free_steps"]: e for e in out["ep"]}
+    assert set(by_t1) == {5, "converged"}
+    settled = by_t1["converged"]["cosine"]
+    assert settled["implicit"]["block0"] > 0.999
+    assert settled["bptt600"]["block0"] == pytest.approx(settled["implicit"]["block0"],
+                                                          abs=1e-6)
+    assert by_t1[5]["residual"] > by_t1["converged"]["residual"]

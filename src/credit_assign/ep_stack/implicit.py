@@ -208,3 +208,66 @@ def transient_growth(stack: SpringStack, z: torch.Tensor, x: torch.Tensor, eps: 
                             rmatvec=lambda v, n=n: power(v, n, lambda w: vjp(w)[0]))
         out[n] = float(svds(op, k=1, tol=tol, v0=v0, return_singular_vectors=False)[0])
     return out
+
+
+# ---- one probe batch against both references ---------------------------------------------
+def fixed_point_batch(stack: SpringStack, idx: torch.Tensor, y: torch.Tensor, s: dict
+                      ) -> dict:
+    """What issue #44 asks of one probe batch, with the probe's settings ``s`` (``eps``,
+    and ``fixed_point``: ``tol``, ``cap``, ``check_every``, ``adjoint_tol``,
+    ``eigenvalues``, ``powers``, ``free_steps``, ``nudged_steps_max``, ``r``,
+    ``reference_steps``; the probe's ``check_every`` and ``exit_mult``):
+
+    * the free phase run to convergence: converged or not, steps, residual log;
+    * at its end state, the Jacobian's leading eigenvalues and ‖(I + εJ)ⁿ‖₂;
+    * the implicit gradient there (where converged), with the adjoint's residual;
+    * BPTT through each of ``reference_steps`` relaxation steps;
+    * EP at every (T1, T2max, r): T1 in ``free_steps`` and "converged" (the end state
+      above), each compared per parameter group with the implicit gradient and with
+      every BPTT reference.
+
+    Plain data (floats, lists, dicts), for a result file."""
+    from credit_assign.ep_stack import dynamics as eps
+
+    fp = s["fixed_point"]
+    x = stack.embed(idx).detach()
+    relaxed = relax_to_convergence(stack, x, s["eps"], fp["tol"], fp["cap"], fp["check_every"])
+    out: dict = {"converged": relaxed.converged, "steps": relaxed.steps,
+                 "residual": relaxed.residual,
+                 "residual_log": [{"step": t, "residual": r} for t, r in relaxed.log]}
+    vals = leading_eigenvalues(stack, relaxed.z, x, k=fp["eigenvalues"])
+    out["eigenvalues"] = [{"real": float(v.real), "imag": float(v.imag)} for v in vals]
+    out["growth"] = [{"power": n, "norm": g} for n, g in
+                     transient_growth(stack, relaxed.z, x, s["eps"], tuple(fp["powers"])).items()]
+    params = stack.field_params()
+    references = {}
+    if relaxed.converged:
+        grads, adj = implicit_grads(stack, idx, y, relaxed.z, tol=fp["adjoint_tol"])
+        references["implicit"] = eps.as_dict(params, grads)
+        out["adjoint"] = {"residual": adj.residual, "iterations": adj.iterations,
+                          "converged": adj.converged}
+    for steps in fp["reference_steps"]:
+        grads = eps.bptt_grads(stack, idx, y, steps, s["eps"], params,
+                               s["probe"]["checkpoint_every"])
+        references[f"bptt{steps}"] = eps.as_dict(params, grads)
+    out["ep"] = []
+    for t1 in [*fp["free_steps"], "converged"]:
+        for t2 in fp["nudged_steps_max"]:
+            for r in fp["r"]:
+                if t1 == "converged":
+                    z_free, residual = relaxed.z, relaxed.residual
+                else:
+                    _, z_free, residual = eps.free_phase(stack, idx, t1, s["eps"])
+                a, hind = eps.nudged_phases(stack, z_free, x, y, r, t2, s["eps"],
+                                            s["probe"]["check_every"],
+                                            s["probe"]["exit_mult"], aep=True)
+                with torch.enable_grad():
+                    f = stack.force(z_free, stack.embed(idx))
+                    g = torch.autograd.grad((a * f).sum(), params, allow_unused=True)
+                ep = eps.as_dict(params, g)
+                out["ep"].append({
+                    "free_steps": t1, "nudged_steps_max": t2, "r": r, "residual": residual,
+                    "t_best": hind.t_best,
+                    "cosine": {name: eps.group_cosines(stack, ep, ref)
+                               for name, ref in references.items()}})
+    return out
