@@ -32,13 +32,19 @@ $(STAMP): pyproject.toml constraints/ci.txt Makefile
 
 setup: $(STAMP)
 
+# a fresh clone's record made usable first (python -m credit_assign.infra.record restore;
+# nothing where Snakemake's records are all there)
+RESTORE = $(BIN)/python -m credit_assign.infra.record restore
+
 quick: setup
 	$(BIN)/snakemake --cores $(CORES) --configfile config/quick.yaml
 
 paper: setup
+	$(RESTORE)
 	$(BIN)/snakemake --cores $(CORES)
 
 variants: setup
+	$(RESTORE)
 	$(BIN)/snakemake --cores $(CORES) variants paper/figures/fig4_penalty_rescue.png \
 		--configfile config/config.yaml config/variants.yaml $(SNAKEMAKE_ARGS)
 
@@ -47,6 +53,7 @@ variants: setup
 # stopped between recipes holds whole ones. SNAKEMAKE_ARGS: e.g. --config for a data source
 STUDY_FILES = config/config.yaml config/variants.yaml
 study: setup
+	$(RESTORE)
 	$(BIN)/python -m credit_assign.spec.estimate --steps $(STUDY_FILES) | \
 	while read -r step; do \
 		$(BIN)/snakemake --cores $(CORES) $$step --configfile $(STUDY_FILES) \
@@ -56,6 +63,7 @@ study: setup
 
 # the paper's claims judged on fresh seeds (config/claims.yaml): their runs, verdicts, page
 claims: setup
+	$(RESTORE)
 	$(BIN)/snakemake --cores $(CORES) claims $(SNAKEMAKE_ARGS)
 
 # The record (results/README.md): the results kept in git. `make record` writes its index
@@ -71,13 +79,14 @@ record: setup
 	$(BIN)/python -m credit_assign.infra.record size
 
 paper-from-record: setup
-	$(BIN)/python -m credit_assign.infra.record restore
+	$(RESTORE)
 	$(BIN)/snakemake --cores $(CORES) $(RECORD_TARGETS) --configfile $(RECORD_FILES) \
 		--allowed-rules $$($(BIN)/snakemake --list-rules 2>/dev/null | grep -E '^[a-z]' | \
 			awk '{print $$1}' | grep -vxE '$(COMPUTING)') $(SNAKEMAKE_ARGS)
 
 # the reproduction paper from the results present (with the study's when it was run)
 manuscript: setup
+	$(RESTORE)
 	$(BIN)/snakemake --cores $(CORES) paper/ms.pdf paper/arxiv.tar.gz \
 		--configfile config/config.yaml $(if $(wildcard results/cifar10/default/summary/variants_gap.csv),config/variants.yaml)
 

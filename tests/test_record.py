@@ -107,7 +107,9 @@ def test_a_restore_puts_back_snakemakes_records_and_orders_the_files(recorded):
         f"{RUN}/metrics.json")).is_file()
     assert not (clone / record.SNAKEMAKE_METADATA / record.record_name(
         "data/cifar10.json")).exists()
-    assert record.restore(clone, now=6e6)["metadata"] == 0  # once
+    later = {p: (clone / p).stat().st_mtime for p in FILES}
+    assert record.restore(clone, now=7e6) == {"files": 0, "metadata": 0}  # once
+    assert {p: (clone / p).stat().st_mtime for p in FILES} == later
 
 
 def test_a_result_file_without_a_finished_job_is_not_recorded(recorded, capsys):

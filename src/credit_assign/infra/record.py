@@ -203,7 +203,9 @@ def restore(root: str | Path = ".", now: float | None = None) -> dict[str, int]:
     """On a fresh clone: check the record (a RecordError names every file that does
     not match), put Snakemake's records back where it has none, and give the record's
     files modification times in the order of their jobs, after every file of the
-    checkout (the scripts: a script newer than a result reruns its job)."""
+    checkout (the scripts: a script newer than a result reruns its job). Where
+    Snakemake's records were all there already (a checkout in use), it changes nothing:
+    every make target that runs the workflow calls it first."""
     root = Path(root)
     problems = check(root)
     if problems:
@@ -222,11 +224,14 @@ def restore(root: str | Path = ".", now: float | None = None) -> dict[str, int]:
             shutil.copyfile(rec, dest)
             copied += 1
     index = _read_index(root)
+    if not copied:  # every job's record was here: a checkout in use, not a fresh clone
+        return {"files": 0, "metadata": 0}
     now = time.time() if now is None else now
     for path in index:
-        layer, _ = pattern_of(path)
-        t = now + layer
-        os.utime(root / path, (t, t))
+        if (root / path).is_file():
+            layer, _ = pattern_of(path)
+            t = now + layer
+            os.utime(root / path, (t, t))
     return {"files": len(index), "metadata": copied}
 
 
