@@ -204,6 +204,12 @@ def test_a_fresh_clone_trains_nothing_and_a_rule_edit_reruns_only_its_runs(tmp_p
                                   "-n").stdout)
     assert set(counts) == {"aggregate", "total"}  # the tables only: never in the record
 
+    # a run's config changed: exactly its runs rerun (Snakemake's restored records)
+    (clone / "config/bp3.yaml").write_text("training: {per_method: {bp: {epochs: 3}}}\n")
+    counts = job_counts(snakemake(clone, target, "--configfile", "config/tiny.yaml",
+                                  "config/bp3.yaml", "-n").stdout)
+    assert counts["train"] == 2 and "fresh_b_null" not in counts  # bp × 2 seeds
+
     dfa = clone / "src/credit_assign/science/rules/dfa.py"
     dfa.write_text(dfa.read_text() + "\n# an edit to DFA's code\n")
     assert _py(clone, "-m", "credit_assign.science.rules", "--write").returncode == 0

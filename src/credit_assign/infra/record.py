@@ -7,9 +7,11 @@ the data's manifests — the files git does not ignore that match :data:`PATTERN
 in :data:`paths.RECORD`, what Snakemake needs to trust them on another machine:
 
 * ``metadata/``: Snakemake's own record of the job that wrote each file (its params, the
-  code digest among them, its inputs, its script), copied from ``.snakemake/metadata``,
-  so that a changed config or learning rule reruns exactly the runs it touches on a
-  fresh clone too;
+  code digest among them, its inputs, its script), copied from ``.snakemake/metadata``
+  — of each of the job's outputs, the weights it does not keep included, since Snakemake
+  compares a job's params only where it has a record of every output — so that a
+  changed config or learning rule reruns exactly the runs it touches on a fresh clone
+  too;
 * ``index.json``: each file's sha256 and size, and the end time of the job that wrote it.
 
 ``save`` (after every successful ``snakemake``: the Snakefile's ``onsuccess``) writes
@@ -148,6 +150,16 @@ def _read_index(root: Path) -> dict[str, dict[str, Any]]:
                           "python -m credit_assign.infra.record save") from err
 
 
+def weights_of(path: str) -> list[str]:
+    """The temporary outputs of the job that wrote a record file (a training run's
+    model.pt and snapshots.pt): not kept, but Snakemake's record of them is — it asks
+    for a record of every output of a job before it compares the job's params, code and
+    inputs with their record."""
+    if pattern_of(path)[1] != paths.METRICS:
+        return []
+    return [str(paths.beside(path, p)) for p in (paths.MODEL, paths.SNAPSHOTS)]
+
+
 # ---- save
 def save(root: str | Path = ".") -> dict[str, int]:
     """Write the index and copy Snakemake's record of every record file present (its
@@ -171,19 +183,23 @@ def save(root: str | Path = ".") -> dict[str, int]:
                 unrecorded.append(path)
                 continue
             entries[path] = old  # restored from git and unchanged: its copy stands
-            kept_meta.add(record_name(path, longest))
+            kept_meta.update(record_name(p, longest) for p in [path, *weights_of(path)])
             continue
         entries[path] = {"sha256": sha256_file(root / path),
                          "bytes": (root / path).stat().st_size,
                          "endtime": meta.get("endtime") if meta else None}
         if pattern not in NO_METADATA and meta is not None:
-            name = record_name(path, longest)
-            kept_meta.add(name)
-            text = json.dumps(meta, sort_keys=True, indent=0) + "\n"
-            target = meta_dir / name
-            if not target.is_file() or target.read_text() != text:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_text(target, text)
+            for kept, kept_meta_of in [(path, meta)] + [
+                    (w, _metadata(root, w)) for w in weights_of(path)]:
+                if kept_meta_of is None:
+                    continue
+                name = record_name(kept, longest)
+                kept_meta.add(name)
+                text = json.dumps(kept_meta_of, sort_keys=True, indent=0) + "\n"
+                target = meta_dir / name
+                if not target.is_file() or target.read_text() != text:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    atomic_write_text(target, text)
     for old in [p for p in meta_dir.rglob("*") if p.is_file()]:
         if PurePosixPath(old.relative_to(meta_dir).as_posix()) not in kept_meta:
             old.unlink()
