@@ -131,3 +131,34 @@ def test_one_probe_batch_against_both_references(small):
     assert settled["bptt600"]["block0"] == pytest.approx(settled["implicit"]["block0"],
                                                           abs=1e-6)
     assert by_t1[5]["residual"] > by_t1["converged"]["residual"]
+
+
+@pytest.mark.workflow
+def test_the_fixed_point_step_runs_on_a_tiny_corpus(tmp_path):
+    """snakemake on ep_stack.fixed_point.seeds: one job per (corpus, seed), its result
+    valid against the schema, with every (T1, T2max, r) against each reference, and its
+    code param the digest of the probe and the fixed-point modules."""
+    import yaml
+    from conftest import TINY, fresh_copy, job_counts, snakemake
+
+    from credit_assign.infra import paths
+    from credit_assign.infra.results import read_result
+
+    repo = fresh_copy(tmp_path / "repo")
+    tiny = {**TINY, "ep_stack": {**TINY["ep_stack"], "compare_precisions": [], "fixed_point": {
+        "seeds": [0], "batches": 1, "tol": 1e-6, "cap": 400, "check_every": 50,
+        "eigenvalues": 2, "powers": [1, 5], "free_steps": [20], "nudged_steps_max": [30],
+        "r": [0.02], "reference_steps": [40]}}}
+    (repo / "config" / "tiny.yaml").write_text(yaml.safe_dump(tiny))
+    target = paths.fill(paths.EP_FIXED_POINT, corpus="pydoc", precision="float32", seed=0)
+    out = snakemake(repo, target, "--configfile", "config/tiny.yaml")
+    assert job_counts(out.stdout + out.stderr)["ep_fixed_point"] == 1
+    result = read_result(repo / target, "ep_fixed_point")
+    batch = result["batches"][0]
+    assert len(batch["eigenvalues"]) == 2 and batch["residual_log"][0]["step"] == 0
+    cells = {(e["free_steps"], e["nudged_steps_max"], e["r"]) for e in batch["ep"]}
+    assert cells == {(20, 30, 0.02), ("converged", 30, 0.02)}
+    references = {"bptt40"} | ({"implicit"} if batch["converged"] else set())
+    assert all(set(e["cosine"]) == references for e in batch["ep"])
+    again = snakemake(repo, target, "--configfile", "config/tiny.yaml", "-n")
+    assert "Nothing to be done" in again.stdout + again.stderr

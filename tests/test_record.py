@@ -154,7 +154,10 @@ def test_a_result_of_another_config_in_a_runs_place_is_named(tmp_path, monkeypat
 
 def test_the_record_patterns_are_the_pipelines_paths():
     assert record.pattern_of("results/cifar10/const_lr/measure/fa/lam0/seed1.json")
-    assert record.pattern_of("results/ep_stack/tinyshakespeare/float32/seed3.json")
+    assert record.pattern_of("results/ep_stack/tinyshakespeare/float32/seed3.json")[1] == \
+        paths.EP_RESULT
+    assert record.pattern_of("results/ep_stack/tinyshakespeare/float32/seed3.fixed_point.json"
+                             )[1] == paths.EP_FIXED_POINT
     assert record.pattern_of("results/cifar10/default/train/dfa/lam0/seed1/model.pt") is None
     assert record.pattern_of("results/cifar10/default/summary/runs.csv") is None
     assert paths.RECORD.startswith("results/.")  # no dataset wildcard matches it

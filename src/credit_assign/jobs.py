@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from credit_assign.ep_stack.corpus import CharCorpus
-from credit_assign.ep_stack.probe import peak_rss_mb, run_probe
+from credit_assign.ep_stack.probe import peak_rss_mb, run_fixed_point, run_probe
 from credit_assign.infra import data as datasets
 from credit_assign.infra.checkpoints import atomic_torch_save, load_checkpoint
 from credit_assign.infra.device import provenance, resolve_device
@@ -200,5 +200,22 @@ def ep_stack_probe(corpus_path, corpus_name: str, seed: int, settings: dict, out
         "corpus": corpus_name, "seed": seed, "precision": precision, **seconds,
         "total": job.elapsed(), "peak_rss_mb": peak_rss_mb(), "threads": threads,
         "record": run_record()}, timings_out, flags=True)
+    ResumeState(resume, {}).done()
+    return result
+
+
+def ep_fixed_point(corpus_path, corpus_name: str, seed: int, settings: dict, out,
+                   timings_out, resume=None, threads: int | None = None) -> dict:
+    """Step ep_fixed_point: one (corpus, seed): EP against the fixed-point gradient and
+    BPTT → result JSON (deterministic for a config on the CPU) + timings JSON."""
+    job = Job("ep_fixed_point", out, threads)
+    corpus = CharCorpus.load(corpus_path)
+    body, seconds = run_fixed_point(corpus, settings, seed, resume)
+    result = job.finish({"corpus": corpus_name, "seed": seed, "settings": settings, **body},
+                        torch.device("cpu"), timings=False)
+    Job.side_record("ep_fixed_point_timings", {
+        "corpus": corpus_name, "seed": seed, **seconds, "total": job.elapsed(),
+        "peak_rss_mb": peak_rss_mb(), "threads": threads, "record": run_record()},
+        timings_out, flags=True)
     ResumeState(resume, {}).done()
     return result

@@ -49,6 +49,31 @@ rule ep_stack_probe:
         "../../scripts/ep_stack_probe.py"
 
 
+rule ep_fixed_point:
+    """EP against the gradient it estimates: the fixed point's (ep_stack.implicit)."""
+    input:
+        per_job.corpus_manifest,
+    output:
+        result=paths.EP_FIXED_POINT,
+        timings=paths.EP_FIXED_POINT_TIMINGS,
+    log:
+        paths.LOGS["ep_fixed_point"],
+    priority: job_params.EP_PRIORITY
+    conda:
+        "../../envs/pytorch.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        settings=per_job.ep_fixed_point_settings,
+        code=per_job.code("ep_fixed_point"),
+        resume=paths.EP_FIXED_POINT_RESUME,
+        cache=paths.CORPUS_CACHE,
+    script:
+        "../../scripts/ep_fixed_point.py"
+
+
 rule ep_stack_summary:
     """Every probe's cosines (per batch, T1, group) and timings as one long table."""
     input:

@@ -83,17 +83,18 @@ def probe_batch(stack, idx, y, s: dict) -> tuple[dict, dict]:
     return out, seconds
 
 
-def run_probe(corpus: CharCorpus, settings: dict, seed: int, resume: str | Path | None = None,
-              progress: bool = True) -> tuple[dict, dict]:
-    """Pretrain, then probe; returns (result body, timings). Resumable through ``resume``."""
-    s, p, pr = settings, settings["pretrain"], settings["probe"]
+def pretrained(corpus: CharCorpus, settings: dict, seed: int, resume: ResumeState,
+               progress: bool = True):
+    """The stack pretrained by BPTT as the probe's (resumable through ``resume``), with
+    the job's state (``step``, ``losses``, ``val_loss``, ``probe_gen``, ``probes``,
+    ``seconds``) and a function that saves both to ``resume``."""
+    s, p = settings, settings["pretrain"]
     torch.manual_seed(seed)
     stack = build_stack(len(corpus.vocab), s, seed)
     opt = torch.optim.AdamW(stack.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
     gen = torch.Generator().manual_seed(seed + 1)
     state: dict[str, Any] = {"step": 0, "losses": [], "probes": [], "seconds": {
         "pretrain": 0.0, "probes": []}}
-    resume = ResumeState(resume, {"settings": s, "seed": seed, "code": library_digest()}, log)
     saved = resume.load()
     if saved is not None:
         stack.load_state_dict(saved["model"])
@@ -131,11 +132,24 @@ def run_probe(corpus: CharCorpus, settings: dict, seed: int, resume: str | Path 
             state["val_loss"] = stack.loss(z, vy).item()
         # probe batches come from their own stream: resuming mid-probe draws the same ones
         state["probe_gen"] = torch.Generator().manual_seed(seed + 3).get_state()
+    return stack, state, save
 
+
+def probe_batches(corpus: CharCorpus, settings: dict, state: dict, n: int) -> list:
+    """The ``n`` probe batches of a pretrained stack's state (the same on a resume)."""
     probe_gen = torch.Generator()
     probe_gen.set_state(state["probe_gen"])
-    batches = [corpus.get_batch("train", s["batch_size"], s["model"]["context"], probe_gen)
-               for _ in range(pr["batches"])]
+    return [corpus.get_batch("train", settings["batch_size"], settings["model"]["context"],
+                             probe_gen) for _ in range(n)]
+
+
+def run_probe(corpus: CharCorpus, settings: dict, seed: int, resume: str | Path | None = None,
+              progress: bool = True) -> tuple[dict, dict]:
+    """Pretrain, then probe; returns (result body, timings). Resumable through ``resume``."""
+    s, pr = settings, settings["probe"]
+    resume = ResumeState(resume, {"settings": s, "seed": seed, "code": library_digest()}, log)
+    stack, state, save = pretrained(corpus, s, seed, resume, progress)
+    batches = probe_batches(corpus, s, state, pr["batches"])
     for b in range(len(state["probes"]), pr["batches"]):
         log.info("probe batch %d/%d", b + 1, pr["batches"])
         out, seconds = probe_batch(stack, *batches[b], s)
@@ -145,4 +159,30 @@ def run_probe(corpus: CharCorpus, settings: dict, seed: int, resume: str | Path 
 
     body = {"pretrain": {"loss": state["losses"], "val_loss": state["val_loss"]},
             "probes": state["probes"]}
+    return body, state["seconds"]
+
+
+def run_fixed_point(corpus: CharCorpus, settings: dict, seed: int,
+                    resume: str | Path | None = None, progress: bool = True
+                    ) -> tuple[dict, dict]:
+    """Pretrain as the probe, then EP against the fixed-point gradient and BPTT on each
+    probe batch (ep_stack.implicit.fixed_point_batch); returns (result body, timings).
+    Resumable through ``resume`` (after pretraining and after every batch)."""
+    from credit_assign.ep_stack.implicit import fixed_point_batch
+
+    s, n = settings, settings["fixed_point"]["batches"]
+    resume = ResumeState(resume, {"settings": s, "seed": seed, "code": library_digest()}, log)
+    stack, state, save = pretrained(corpus, s, seed, resume, progress)
+    for b in range(len(state["probes"]), n):
+        log.info("fixed-point batch %d/%d", b + 1, n)
+        t0 = time.perf_counter()
+        out = fixed_point_batch(stack, *probe_batches(corpus, s, state, n)[b], s)
+        state["probes"].append({"batch": b, **out})
+        state["seconds"]["probes"].append({"batch": b, "total": time.perf_counter() - t0})
+        log.info("  converged %s after %d steps (residual %.1e), leading Re λ %.3g",
+                 out["converged"], out["steps"], out["residual"],
+                 out["eigenvalues"][0]["real"])
+        save()
+    body = {"pretrain": {"loss": state["losses"], "val_loss": state["val_loss"]},
+            "batches": state["probes"]}
     return body, state["seconds"]

@@ -89,6 +89,10 @@ PRIMER_CHECK = "results/primer_check/primer_check.json"
 EP_RESULT = "results/ep_stack/{corpus}/{precision}/seed{seed}.json"
 EP_TIMINGS = "results/ep_stack/{corpus}/{precision}/seed{seed}.timings.json"
 EP_RESUME = "results/ep_stack/{corpus}/{precision}/seed{seed}.resume.pt"
+# EP against the fixed-point gradient (ep_stack.implicit): one result per (corpus, seed)
+EP_FIXED_POINT = "results/ep_stack/{corpus}/{precision}/seed{seed}.fixed_point.json"
+EP_FIXED_POINT_TIMINGS = "results/ep_stack/{corpus}/{precision}/seed{seed}.fixed_point.timings.json"
+EP_FIXED_POINT_RESUME = "results/ep_stack/{corpus}/{precision}/seed{seed}.fixed_point.resume.pt"
 EP_SUMMARY = "results/ep_stack/summary"
 EP_COSINES = f"{EP_SUMMARY}/cosines.csv"
 EP_INCREMENTS = f"{EP_SUMMARY}/increments.csv"
@@ -133,6 +137,7 @@ LOGS = {
     "primer_check": "logs/primer_check/primer_check.log",
     # the EP stack probe
     "ep_stack_probe": "logs/ep_stack/{corpus}_{precision}_seed{seed}.log",
+    "ep_fixed_point": "logs/ep_stack/{corpus}_{precision}_seed{seed}_fixed_point.log",
     "ep_stack_summary": "logs/ep_stack/summary.log",
     # figures and the paper
     "fig_ep_stack_cosines": "logs/figures/fig_ep_stack_cosines.log",

@@ -48,7 +48,8 @@ from credit_assign.infra.files import atomic_write_text, sha256_file
 # are inputs of the next layer's jobs only (restore's modification times)
 LAYERS: tuple[tuple[str, ...], ...] = (
     (paths.DATA_MANIFEST, paths.CORPUS_MANIFEST),
-    (paths.METRICS, paths.TIMINGS, paths.EP_RESULT, paths.EP_TIMINGS),
+    (paths.METRICS, paths.TIMINGS, paths.EP_RESULT, paths.EP_TIMINGS, paths.EP_FIXED_POINT,
+     paths.EP_FIXED_POINT_TIMINGS),
     (paths.NULL, paths.PROBE, paths.MEASURE),
 )
 PATTERNS = tuple(p for layer in LAYERS for p in layer)
@@ -65,12 +66,15 @@ class RecordError(ValueError):
     """A recorded file that does not match its record."""
 
 
+FIELDS = {"seed": "[0-9]+", "lam": "[0-9.e+-]+"}  # as the workflow's wildcards
+
+
 def _regex(pattern: str) -> re.Pattern:
     parts = []
     for text, field, _, _ in Formatter().parse(pattern):
         parts.append(re.escape(text))
         if field:
-            parts.append("[^/]+")
+            parts.append(FIELDS.get(field, "[^/]+"))
     return re.compile("".join(parts))
 
 

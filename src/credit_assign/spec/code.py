@@ -32,6 +32,7 @@ ENTRY: dict[str, tuple[str, ...]] = {
     "alignment_probe": ("science/alignment_probes.py", "science/assemble.py",
                         "infra/data.py"),
     "ep_stack_probe": ("ep_stack/probe.py",),
+    "ep_fixed_point": ("ep_stack/probe.py", "ep_stack/implicit.py"),
 }
 
 # what computes nothing a result holds: where and how files are written, the paths, the

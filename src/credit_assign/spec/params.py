@@ -121,9 +121,16 @@ def ep_settings(config: Config, precision: str) -> Config:
     has), with the pretraining precision of its path."""
     ep = config["ep_stack"]
     settings = {k: v for k, v in ep.items()
-                if k not in ("corpora", "seeds", "compare_precisions", "settle")}
+                if k not in ("corpora", "seeds", "compare_precisions", "settle", "fixed_point")}
     settings["pretrain"] = {**ep["pretrain"], "precision": precision}
     return settings
+
+
+def ep_fixed_point_settings(config: Config, precision: str) -> Config:
+    """What a fixed-point job depends on: the probe's settings (its pretraining among them)
+    and the fixed-point block, less its seeds."""
+    fp = {k: v for k, v in config["ep_stack"]["fixed_point"].items() if k != "seeds"}
+    return {**ep_settings(config, precision), "fixed_point": fp}
 
 
 def ep_settle(config: Config) -> Config:

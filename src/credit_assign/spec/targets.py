@@ -193,6 +193,14 @@ def ep_timings(config: Config) -> list[str]:
     return _ep(config, paths.EP_TIMINGS)
 
 
+def ep_fixed_point_results(config: Config, pattern: str = paths.EP_FIXED_POINT) -> list[str]:
+    """One fixed-point job per (corpus, fixed_point seed), at the config's pretraining
+    precision (none where ep_stack.fixed_point.seeds is empty)."""
+    ep = config["ep_stack"]
+    return [paths.fill(pattern, corpus=corpus, precision=ep["pretrain"]["precision"], seed=s)
+            for corpus in ep["corpora"] for s in ep["fixed_point"]["seeds"]]
+
+
 def ep_targets(config: Config) -> list[str]:
     if not config["ep_stack"]["corpora"]:
         return []
@@ -284,7 +292,8 @@ def intermediates(config: Config) -> list[str]:
         out += [r.path(f"{paths.RUN_DIR}/{name}") for name in paths.TRAIN_OUTPUTS]
     out += null_results(config) + probe_results(config) + measure_results(config)
     out += [paths.fill(paths.CORPUS_MANIFEST, corpus=c) for c in config["ep_stack"]["corpora"]]
-    return out + ep_results(config) + ep_timings(config)
+    return (out + ep_results(config) + ep_timings(config) + ep_fixed_point_results(config)
+            + ep_fixed_point_results(config, paths.EP_FIXED_POINT_TIMINGS))
 
 
 def all_targets(config: Config) -> list[str]:

@@ -126,6 +126,9 @@ class JobFunctions:
                 "then run the claims again")
 
     # ---- training and the jobs that read a trained model
+    def ep_fixed_point_settings(self, w) -> Config:
+        return params.ep_fixed_point_settings(self.config, w.precision)
+
     def code(self, step: str) -> Callable[[Any], str]:
         """The ``code`` param of a ``step`` job: the digest of the science it computes
         with (credit_assign.spec.code), its own learning rule's module included."""
