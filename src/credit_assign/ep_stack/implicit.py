@@ -252,12 +252,12 @@ def fixed_point_batch(stack: SpringStack, idx: torch.Tensor, y: torch.Tensor, s:
         references[f"bptt{steps}"] = eps.as_dict(params, grads)
     out["ep"] = []
     for t1 in [*fp["free_steps"], "converged"]:
+        if t1 == "converged":
+            z_free, residual = relaxed.z, relaxed.residual
+        else:  # once per T1: every (T2max, r) nudges from the same free state
+            _, z_free, residual = eps.free_phase(stack, idx, t1, s["eps"])
         for t2 in fp["nudged_steps_max"]:
             for r in fp["r"]:
-                if t1 == "converged":
-                    z_free, residual = relaxed.z, relaxed.residual
-                else:
-                    _, z_free, residual = eps.free_phase(stack, idx, t1, s["eps"])
                 a, hind = eps.nudged_phases(stack, z_free, x, y, r, t2, s["eps"],
                                             s["probe"]["check_every"],
                                             s["probe"]["exit_mult"], aep=True)
