@@ -582,3 +582,27 @@ def test_a_version_2_claims_page_names_its_own_rule(tmp_path):
     assert "| BCa bootstrap | t-interval (the rule of record) |" in text
     readme = render.render("readme_claims.md.j2", **record)
     assert "Student-t interval" in readme and "added after the results" not in readme
+
+
+@pytest.mark.process  # the order is read from git
+def test_the_page_renders_the_order_the_workflow_finds():
+    """claims_verdicts' path: the order as history.order states it (not the published
+    findings' shape) renders, and a claims seed set of one seed has no interval and no
+    coverage row (it crashed the coverage simulation)."""
+    spec = load(SPEC)
+    spec = {**spec, "seeds": {**spec["seeds"], "ep_fresh": [3]}}
+    found = claims.findings(spec, _synthetic(spec))
+    prov = pd.DataFrame({"kind": ["train"], "seed": [1001], "git_commit": [None],
+                         "git_dirty": [None], "finished_at": [None]})
+    cov = claims_page.coverage(spec, QUICK_COVERAGE)
+    assert sorted(cov["by_n"]) == ["3", "8"]
+    record = claims_page._clean({"spec_path": "config/claims.yaml", "seeds": spec["seeds"],
+                                 "decision": spec["decision"], "draws": 20,
+                                 "claims": spec["claims"], **found, "coverage": cov,
+                                 "source": None,
+                                 "order": history.order(ROOT, "config/claims.yaml", prov),
+                                 "history": history.events(ROOT, _history())})
+    text = claims_page.page(record)
+    assert "## When the rule was written down" in text and "published findings" not in text
+    with pytest.raises(ValueError, match="two or more"):
+        claims.coverage(1, DECISION)

@@ -316,6 +316,8 @@ def coverage(n: int, decision: dict, settings: dict = COVERAGE) -> dict[str, dic
     decision's confidence. distribution → {method: share covered}."""
     from scipy.stats import bootstrap
 
+    if n < 2:
+        raise ValueError(f"coverage of an interval over {n} seed: an interval needs two or more")
     rng = np.random.default_rng(settings["seed"])
     out = {}
     for dist in settings["distributions"]:

@@ -61,9 +61,10 @@ def build(spec_path: str, tables: dict, root: str | Path = ".",
 
 
 def seed_counts(spec: dict) -> list[int]:
-    """The numbers of seeds the claims' intervals are taken over."""
-    return sorted({len(spec["seeds"][claims.verdict_set(c)]) for c in spec["claims"]}
-                  | {len(spec["seeds"]["study"])})
+    """The numbers of seeds the claims' intervals are taken over (two or more: one seed
+    has no interval)."""
+    return sorted(n for n in {len(spec["seeds"][claims.verdict_set(c)]) for c in spec["claims"]}
+                  | {len(spec["seeds"]["study"])} if n >= 2)
 
 
 def coverage_settings(settings: dict = claims.COVERAGE) -> dict:
