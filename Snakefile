@@ -6,14 +6,18 @@ import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import min_version
+from snakemake.utils import min_version, update_config
 
 min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.infra import paths  # noqa: E402 (stdlib only)
 from credit_assign.spec import ConfigError, targets  # noqa: E402 (torch-free)
-from credit_assign.spec.checks import check_default_loaded, prepare  # noqa: E402
+from credit_assign.spec.checks import (  # noqa: E402
+    check_default_loaded,
+    prepare,
+    typed_overrides,
+)
 
 
 # The paper config, found from the Snakefile's folder wherever Snakemake runs
@@ -24,6 +28,10 @@ configfile: str(Path(workflow.basedir) / paths.DEFAULT_CONFIG)
 # The one parse sequence (credit_assign.spec.checks.prepare), before any job: what
 # YAML would read silently (a duplicate key, a seed like 042: octal 34), the schema (its
 # defaults filled in), what the schema cannot say (the methods' options filled in).
+# --config's nested numbers arrive as strings (Snakemake's YAML base loader): typed as
+# a config file's are, then laid over the config again (checks.typed_overrides)
+update_config(config, typed_overrides(dict(workflow.config_settings.config)))
+
 try:
     check_default_loaded(workflow.configfiles, workflow.basedir)
     prepare(config, workflow.configfiles, workflow.basedir)

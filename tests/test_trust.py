@@ -853,3 +853,32 @@ def test_a_config_number_yaml_reads_as_a_string_gets_the_hint():
                                           r"'1\.0e9', not a number .* signed exponent: "
                                           r"1\.0e\+9"):
         checks.load_config(["config/quick.yaml"], ROOT, overrides=overrides)
+
+
+def test_a_nested_config_number_on_the_command_line_is_a_number():
+    """--config "training={'lr': 0.5, 'epochs': 41}": Snakemake keeps nested scalars as
+    strings; they are typed as a config file types them, so plain numbers pass, and the
+    form the hint asks for (1.0e+9) is a number too; paths and names stay strings."""
+    from snakemake.cli import parse_config
+
+    from credit_assign.spec import checks
+
+    overrides = parse_config(["training={'lr': 0.5, 'epochs': 41}"])
+    assert overrides["training"] == {"lr": "0.5", "epochs": "41"}  # as Snakemake reads them
+    cfg = checks.load_config(["config/quick.yaml"], ROOT, overrides=overrides)
+    assert cfg["training"]["lr"] == 0.5 and cfg["training"]["epochs"] == 41
+    typed = checks.typed_overrides(parse_config(["training={'lr': 1.0e+9}"]))
+    assert typed["training"]["lr"] == 1.0e9
+    assert checks.typed_overrides({"x": {"s": "a/b", "t": "1.0e9", "n": "null"}}) == {
+        "x": {"s": "a/b", "t": "1.0e9", "n": None}}
+
+
+@pytest.mark.workflow
+def test_a_nested_config_number_runs_from_the_command_line(tmp_path):
+    repo = fresh_copy(tmp_path / "repo")
+    out = snakemake(repo, "-n", "--configfile", "config/quick.yaml",
+                    "--config", "training={'lr': 0.5, 'epochs': 41}", check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    bad = snakemake(repo, "-n", "--configfile", "config/quick.yaml",
+                    "--config", "training={'lr': 1.0e9}", check=False)
+    assert bad.returncode != 0 and "1.0e+9" in bad.stdout + bad.stderr

@@ -303,6 +303,32 @@ def prepare(config: Config, configfiles: Iterable[str | Path] = (),
     claims_spec(config)  # the claims file, if the config names one (a ClaimsError)
 
 
+def typed_overrides(overrides: Config) -> Config:
+    """``--config``'s values with the scalars Snakemake left as strings typed as a config
+    file types them: Snakemake reads a nested value (``training={'lr': 0.5}``) with YAML's
+    base loader, which keeps every scalar a string, so ``0.5`` reached the schema as
+    '0.5'. Each nested string that YAML reads as a number, a boolean or null becomes one;
+    any other string (a path, a name, ``1.0e9``, which YAML 1.1 reads as a string and the
+    schema's refusal then explains) stays as written."""
+    import yaml
+
+    def typed(value, nested):
+        if isinstance(value, dict):
+            return {k: typed(v, True) for k, v in value.items()}
+        if isinstance(value, list):
+            return [typed(v, True) for v in value]
+        if nested and isinstance(value, str):
+            try:
+                read = yaml.safe_load(value)
+            except yaml.YAMLError:
+                return value
+            if read is None or isinstance(read, bool | int | float):
+                return read
+        return value
+
+    return {k: typed(v, False) for k, v in (overrides or {}).items()}
+
+
 def load_config(configfiles=(), root: str | Path = ".", overrides: Config | None = None
                 ) -> Config:
     """The config the workflow parses from ``root`` with ``--configfile *configfiles``
@@ -321,7 +347,7 @@ def load_config(configfiles=(), root: str | Path = ".", overrides: Config | None
     command_line: Config = {}
     for path in files:
         _update(command_line, load(path))
-    _update(command_line, copy.deepcopy(overrides or {}))
+    _update(command_line, typed_overrides(copy.deepcopy(overrides or {})))
     config = copy.deepcopy(command_line)
     _update(config, load(root / paths.DEFAULT_CONFIG))
     _update(config, copy.deepcopy(command_line))
