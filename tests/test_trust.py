@@ -403,14 +403,23 @@ def test_stale_lists_the_runs_a_rules_code_change_reruns(tmp_path, monkeypatch, 
                         lambda f: "e" * 64 if f.endswith("rules/dfa.py") else real(f))
     code.digest.cache_clear()
     fresh, old, unknown = stale.scan(Path("results"))
+    # the probe of BP's run is stale and its snapshots (temp) are gone: Snakemake reruns
+    # BP's run to remake them (the same bytes), and stale says so (round five, case 11)
     assert sorted(p.as_posix() for p, _ in old) == sorted(
-        [runs["train", "dfa"], runs["fresh_b_null", "dfa"], runs["alignment_probe", "bp"]])
+        [runs["train", "dfa"], runs["fresh_b_null", "dfa"], runs["alignment_probe", "bp"],
+         runs["train", "bp"]])
+    assert "reruns to remake snapshots.pt" in dict(
+        (p.as_posix(), why) for p, why in old)[runs["train", "bp"]]
     assert sorted(p.as_posix() for p in fresh) == sorted(
-        [runs["train", "bp"], runs["train", "bp2"], runs["ep_stack_probe", None]])
+        [runs["train", "bp2"], runs["ep_stack_probe", None]])
     assert [p.as_posix() for p in unknown] == [unrecorded]
+    # with the snapshots there, BP's run is not rerun
+    (work / "results/digits/default/train/bp/lam0/seed1/snapshots.pt").write_bytes(b"x")
+    assert runs["train", "bp"] not in [p.as_posix() for p, _ in stale.scan(Path("results"))[1]]
+    (work / "results/digits/default/train/bp/lam0/seed1/snapshots.pt").unlink()
     assert stale.main(["results", "--rerun"]) == 1
     out = capsys.readouterr().out
-    assert "3 made by other code" in out and "1 results without a finished record" in out
+    assert "4 made by other code" in out and "1 results without a finished record" in out
     assert "--force " + " ".join(p.as_posix() for p, _ in old) in out
 
 

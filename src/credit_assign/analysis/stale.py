@@ -131,7 +131,39 @@ def scan(root: Path, workdir: Path | None = None
             old = next((p.strip("'") for p in params if _DIGEST.fullmatch(p)), None)
             stale.append((path, f"{step} code {old[:12] if old else 'not recorded'}, "
                                 f"now {want[:12]}"))
-    return fresh, stale, unknown
+    again = retrained(workdir, stale)
+    rerun = {Path(os.path.abspath(p)) for p, _ in again}
+    return [p for p in fresh if Path(os.path.abspath(p)) not in rerun], stale + again, unknown
+
+
+# the weights a step reads from its run: temp(), so a stale reader of a run whose
+# weights are gone reruns the run too (Snakemake remakes them: the same bytes)
+READS_WEIGHTS = {"fresh_b_null": paths.MODEL, "measure": paths.MODEL,
+                 "alignment_probe": paths.SNAPSHOTS}
+
+
+def retrained(workdir: Path, stale: list[tuple[Path, str]]) -> list[tuple[Path, str]]:
+    """The training results a stale null, measurement or probe makes Snakemake rerun:
+    those of its run whose weights (temp) are gone, unless already stale themselves."""
+    listed = {Path(os.path.abspath(p)) for p, _ in stale}
+    out = []
+    for path, _ in stale:
+        try:
+            rel = Path(os.path.abspath(path)).relative_to(workdir).as_posix()
+        except ValueError:
+            continue
+        job = job_of(rel)
+        if job is None or job[0] not in READS_WEIGHTS:
+            continue
+        run = next(m.groupdict() for regex, _ in _PATTERNS if (m := regex.fullmatch(rel)))
+        weights = workdir / paths.fill(READS_WEIGHTS[job[0]], **run)
+        metrics = workdir / paths.fill(paths.METRICS, **run)
+        if not weights.exists() and metrics.exists() and metrics not in listed:
+            listed.add(metrics)
+            out.append((Path(os.path.relpath(metrics)) if not path.is_absolute() else metrics,
+                        f"train: reruns to remake {weights.name} (temp, gone) for the "
+                        f"stale {job[0]} {rel}"))
+    return out
 
 
 def main(argv=None) -> int:
