@@ -90,15 +90,21 @@ def test_read_result_refuses_a_record_file_that_does_not_match(recorded, monkeyp
 
 def test_a_restore_puts_back_snakemakes_records_and_orders_the_files(recorded):
     clone = recorded / "clone"
-    for path in list(FILES) + [record.INDEX] + [
+    # a clone: the results, the index, Snakemake's records and the manifests' copies; no
+    # data/ (never committed)
+    for path in [f for f in FILES if not f.startswith("data/")] + [record.INDEX] + [
             p.relative_to(recorded).as_posix()
-            for p in (recorded / record.METADATA).rglob("*") if p.is_file()]:
+            for folder in (record.METADATA, record.MANIFESTS)
+            for p in (recorded / folder).rglob("*") if p.is_file()]:
         (clone / path).parent.mkdir(parents=True, exist_ok=True)
         (clone / path).write_bytes((recorded / path).read_bytes())
-    # git checks files out in any order: the null first, the data's manifest last
-    for i, path in enumerate(reversed(list(FILES))):
+    # git checks files out in any order: the null first
+    for i, path in enumerate(reversed([f for f in FILES if not f.startswith("data/")])):
         os.utime(clone / path, (5e6 + i, 5e6 + i))
+    assert not (clone / "data").exists()
     out = record.restore(clone, now=6e6)
+    assert (clone / "data/cifar10.json").read_bytes() == (
+        recorded / "data/cifar10.json").read_bytes()
     assert out == {"files": 4, "metadata": 3}
     t = {p: (clone / p).stat().st_mtime for p in FILES}
     assert t["data/cifar10.json"] < t[f"{RUN}/metrics.json"] < t[
@@ -186,7 +192,7 @@ def test_a_fresh_clone_trains_nothing_and_a_rule_edit_reruns_only_its_runs(tmp_p
     (repo / "config/tiny.yaml").write_text(yaml.safe_dump(tiny))
     # this test's repository records the digits runs (the project's records CIFAR-10's)
     (repo / ".gitignore").write_text((ROOT / ".gitignore").read_text()
-                                     + "!/results/digits/\n!/data/digits.json\n")
+                                     + "!/results/digits/\n")
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "code")
@@ -195,6 +201,8 @@ def test_a_fresh_clone_trains_nothing_and_a_rule_edit_reruns_only_its_runs(tmp_p
     index = json.loads((repo / record.INDEX).read_text())["files"]
     assert len([p for p in index if p.endswith("metrics.json")]) == 6
     assert "data/digits.json" in index and not list(repo.glob("results/**/*.pt"))
+    assert (repo / record.MANIFESTS / "data/digits.json").read_bytes() == (
+        repo / "data/digits.json").read_bytes()
     _git(repo, "add", "-A")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "record")
 

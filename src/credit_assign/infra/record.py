@@ -2,10 +2,14 @@
 
 Training a study takes hours and a machine's ``results/`` lasts only as long as the
 machine. The record is what outlives it (results/README.md): each run's metrics and
-timings, each fresh-B null, measurement and alignment probe, each EP probe's result and
-the data's manifests — the files git does not ignore that match :data:`PATTERNS` — plus,
-in :data:`paths.RECORD`, what Snakemake needs to trust them on another machine:
+timings, each fresh-B null, measurement and alignment probe, each EP probe's result —
+the files under results/ git does not ignore that match :data:`PATTERNS` — plus, in
+:data:`paths.RECORD`, what Snakemake needs to trust them on another machine:
 
+* ``manifests/``: copies of the data's manifests the results were made from
+  (``data/<dataset>.json``, ``data/corpus/<corpus>.json``: the data's digest and its
+  source's name and checksum; data/ itself is never committed), put back in data/ by
+  ``restore``;
 * ``metadata/``: Snakemake's own record of the job that wrote each file (its params, the
   code digest among them, its inputs, its script), copied from ``.snakemake/metadata``
   — of each of the job's outputs, the weights it does not keep included, since Snakemake
@@ -15,7 +19,7 @@ in :data:`paths.RECORD`, what Snakemake needs to trust them on another machine:
 * ``index.json``: each file's sha256 and size, and the end time of the job that wrote it.
 
 ``save`` (after every successful ``snakemake``: the Snakefile's ``onsuccess``) writes
-both; ``restore`` (a fresh clone: ``make paper-from-record``) puts Snakemake's records
+them; ``restore`` (a fresh clone: ``make paper-from-record``) puts Snakemake's records
 back and gives the files modification times in the order of the jobs (git checks files
 out in any order: an input newer than its output reruns the job); ``check`` names every
 file that does not match its record. :func:`check_file` is asked by every reader of a
@@ -58,6 +62,7 @@ NO_METADATA = (paths.DATA_MANIFEST, paths.CORPUS_MANIFEST)
 SNAKEMAKE_METADATA = ".snakemake/metadata"
 INDEX = f"{paths.RECORD}/index.json"
 METADATA = f"{paths.RECORD}/metadata"
+MANIFESTS = f"{paths.RECORD}/manifests"  # copies of the data's manifests (data/ is ignored)
 # a file written this long after its job's recorded end was not written by it
 SLACK_S = 5.0
 
@@ -102,16 +107,32 @@ def _git_files(root: Path) -> list[str] | None:
     return [p for p in out.decode().split("\0") if p]
 
 
+def manifests_of(results: list[str]) -> list[str]:
+    """The data's manifests the recorded results were made from: the dataset of each
+    results/<dataset>/... and the corpus of each results/ep_stack/<corpus>/...."""
+    out = set()
+    for path in results:
+        parts = path.split("/")
+        if parts[1] == "ep_stack":
+            out.add(paths.fill(paths.CORPUS_MANIFEST, corpus=parts[2]))
+        else:
+            out.add(paths.fill(paths.DATA_MANIFEST, dataset=parts[1]))
+    return sorted(out)
+
+
 def files(root: str | Path = ".") -> list[str]:
-    """The record's files present under ``root``: those matching PATTERNS that git does
-    not ignore (.gitignore says which datasets and corpora are recorded); outside a
-    checkout, every match."""
+    """The record's files present under ``root``: the results matching PATTERNS that git
+    does not ignore (.gitignore says which datasets and corpora are recorded; outside a
+    checkout, every match) and the manifests of the data they were made from (data/ is
+    ignored: the record keeps their copies, MANIFESTS)."""
     root = Path(root)
     listed = _git_files(root)
     if listed is None:
-        listed = [p.relative_to(root).as_posix() for top in ("results", "data")
-                  if (root / top).is_dir() for p in (root / top).rglob("*") if p.is_file()]
-    return sorted(p for p in listed if pattern_of(p) and (root / p).is_file())
+        listed = [p.relative_to(root).as_posix() for p in (root / "results").rglob("*")
+                  if p.is_file()] if (root / "results").is_dir() else []
+    results = sorted(p for p in listed if p.startswith("results/") and pattern_of(p)
+                     and (root / p).is_file())
+    return sorted(results + [m for m in manifests_of(results) if (root / m).is_file()])
 
 
 # ---- Snakemake's records, named as Snakemake names them (persistence/file.py)
@@ -207,6 +228,18 @@ def save(root: str | Path = ".") -> dict[str, int]:
     for old in [p for p in meta_dir.rglob("*") if p.is_file()]:
         if PurePosixPath(old.relative_to(meta_dir).as_posix()) not in kept_meta:
             old.unlink()
+    copies = root / MANIFESTS
+    kept_copies = set()
+    for path in entries:
+        if pattern_of(path)[1] in NO_METADATA:
+            copy = copies / path
+            kept_copies.add(copy)
+            if not copy.is_file() or copy.read_bytes() != (root / path).read_bytes():
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(copy, (root / path).read_text())
+    for old in [p for p in copies.rglob("*") if p.is_file()] if copies.is_dir() else []:
+        if old not in kept_copies:
+            old.unlink()
     text = json.dumps({"about": "the record: results/README.md; written by python -m "
                        "credit_assign.infra.record save", "files": entries},
                       sort_keys=True, indent=1) + "\n"
@@ -227,6 +260,13 @@ def restore(root: str | Path = ".", now: float | None = None) -> dict[str, int]:
     Snakemake's records were all there already (a checkout in use), it changes nothing:
     every make target that runs the workflow calls it first."""
     root = Path(root)
+    copies, restored = root / MANIFESTS, 0
+    for copy in sorted(p for p in copies.rglob("*") if p.is_file()) if copies.is_dir() else []:
+        live = root / copy.relative_to(copies)
+        if not live.exists():  # a fresh clone has no data/: the manifests the results name
+            live.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(copy, live)
+            restored += 1
     problems = check(root)
     if problems:
         raise RecordError("the record does not match its files; nothing restored:\n  "
@@ -244,7 +284,7 @@ def restore(root: str | Path = ".", now: float | None = None) -> dict[str, int]:
             shutil.copyfile(rec, dest)
             copied += 1
     index = _read_index(root)
-    if not copied:  # every job's record was here: a checkout in use, not a fresh clone
+    if not copied and not restored:  # a checkout in use, not a fresh clone
         return {"files": 0, "metadata": 0}
     now = time.time() if now is None else now
     for path in index:
