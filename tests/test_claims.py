@@ -182,12 +182,7 @@ def test_the_findings_judge_every_claim_and_the_page_renders_them():
     assert (ep["verdict"], ep["reason"], ep["unsettled"]) == ("undecided", "too_few", [4])
     assert found["counts"]["verdict"]["effects"] == sum(r["verdict_set"]
                                                        for r in found["verdicts"])
-    record = claims_page._clean({"spec_path": "config/claims.yaml", "seeds": spec["seeds"],
-                                 "decision": spec["decision"], "draws": 20,
-                                 "claims": spec["claims"], **found,
-                                 "coverage": claims_page.coverage(spec, QUICK_COVERAGE),
-                                 "order": {"spec": None},
-                                 "history": history.events(ROOT, _history())})
+    record = _page_record(spec, found, "config/claims.yaml")
     text = claims_page.page(record)
     assert "the rescue" not in text and "penalty rescues DFA's accuracy" in text
     assert "**undecided** (2 usable seeds of 3, fewer than 3; seed 4 unsettled)" in text
@@ -195,6 +190,17 @@ def test_the_findings_judge_every_claim_and_the_page_renders_them():
     assert "## How this study was made" in text
     for event in record["history"]:  # each event: its commit, or the page says it lacks it
         assert (event["commit"] or event["time"] or "not in this checkout's history") in text
+
+
+def _page_record(spec, found, spec_path, order=None):
+    """What claims_verdicts renders the page from: the findings, a small coverage
+    simulation, the order (none by default) and the history."""
+    return claims_page._clean({"spec_path": spec_path, "seeds": spec["seeds"],
+                               "decision": spec["decision"], "draws": 20,
+                               "claims": spec["claims"], **found,
+                               "coverage": claims_page.coverage(spec, QUICK_COVERAGE),
+                               "order": order or {"spec": None},
+                               "history": history.events(ROOT, _history())})
 
 
 def _history():
@@ -570,12 +576,7 @@ def test_a_version_2_claims_page_names_its_own_rule(tmp_path):
     spec = load(path)
     found = claims.findings(spec, _synthetic(spec))
     assert found["sensitivity"]["same_as_record"] and not found["sensitivity"]["changed"]
-    record = claims_page._clean({"spec_path": "claims.yaml", "seeds": spec["seeds"],
-                                 "decision": spec["decision"], "draws": 20,
-                                 "claims": spec["claims"], **found,
-                                 "coverage": claims_page.coverage(spec, QUICK_COVERAGE),
-                                 "order": {"spec": None},
-                                 "history": history.events(ROOT, _history())})
+    record = _page_record(spec, found, "claims.yaml")
     text = claims_page.page(record)
     assert "95 % Student-t interval of the mean over seeds, and its" in text
     assert "added after the results" not in text and "## The tests and their correction" in text
