@@ -158,6 +158,12 @@ def test_a_result_of_another_config_in_a_runs_place_is_named(tmp_path, monkeypat
     record.check_file(path)  # its own config: read
 
 
+def test_a_run_that_made_no_result_records_nothing(tmp_path):
+    (tmp_path / "paper").mkdir()
+    assert record.save(tmp_path) == {"files": 0, "unrecorded": 0}
+    assert not (tmp_path / "results").exists()
+
+
 def test_the_record_patterns_are_the_pipelines_paths():
     assert record.pattern_of("results/cifar10/const_lr/measure/fa/lam0/seed1.json")
     assert record.pattern_of("results/ep_stack/tinyshakespeare/float32/seed3.json")[1] == \

@@ -193,6 +193,8 @@ def save(root: str | Path = ".") -> dict[str, int]:
     left out of the index, and named."""
     root = Path(root)
     present = files(root)
+    if not present and not (root / paths.RECORD).exists():
+        return {"files": 0, "unrecorded": 0}  # nothing to record: no folder is made
     meta_dir = root / METADATA
     longest = _longest(meta_dir)
     entries, kept_meta, unrecorded = {}, set(), []
