@@ -244,3 +244,15 @@ def test_a_fresh_clone_trains_nothing_and_a_rule_edit_reruns_only_its_runs(tmp_p
     assert failed.returncode != 0
     assert "bp/lam0/seed1/metrics.json: does not match the record" in \
         failed.stdout + failed.stderr
+
+
+def test_a_manifest_deleted_or_prepared_again_is_a_change_of_data(recorded):
+    """Deleting data/<dataset>.json reruns what reads the data (README): no restore puts
+    it back in a checkout in use, and check names no problem; a manifest its job wrote
+    again here is a change of data, not an edit."""
+    (recorded / "data/cifar10.json").unlink()
+    assert record.check(recorded) == []
+    assert record.restore(recorded)["files"] == 0
+    assert not (recorded / "data/cifar10.json").exists()
+    _job(recorded, "data/cifar10.json", {"digest": "other"}, 3e6)
+    assert record.check(recorded) == []

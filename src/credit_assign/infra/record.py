@@ -214,7 +214,9 @@ def save(root: str | Path = ".") -> dict[str, int]:
             continue
         entries[path] = {"sha256": sha256_file(root / path),
                          "bytes": (root / path).stat().st_size,
-                         "endtime": meta.get("endtime") if meta else None}
+                         # a manifest's job record stays on its machine: no end time
+                         "endtime": meta.get("endtime") if meta and pattern not in NO_METADATA
+                         else None}
         if pattern not in NO_METADATA and meta is not None:
             for kept, kept_meta_of in [(path, meta)] + [
                     (w, _metadata(root, w)) for w in weights_of(path)]:
@@ -262,29 +264,30 @@ def restore(root: str | Path = ".", now: float | None = None) -> dict[str, int]:
     Snakemake's records were all there already (a checkout in use), it changes nothing:
     every make target that runs the workflow calls it first."""
     root = Path(root)
+    meta_dir, target = root / METADATA, root / SNAKEMAKE_METADATA
+    records = [(rec, record_path(PurePosixPath(rec.relative_to(meta_dir).as_posix())))
+               for rec in sorted(p for p in meta_dir.rglob("*") if p.is_file())]
+    longest = _longest(target) if records else 255
+    missing = [(rec, path) for rec, path in records if path is not None
+               and not (target / record_name(path, longest)).exists()]
     copies, restored = root / MANIFESTS, 0
-    for copy in sorted(p for p in copies.rglob("*") if p.is_file()) if copies.is_dir() else []:
-        live = root / copy.relative_to(copies)
-        if not live.exists():  # a fresh clone has no data/: the manifests the results name
-            live.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(copy, live)
-            restored += 1
+    if missing and copies.is_dir():  # a fresh clone: no data/, the manifests the results name
+        for copy in sorted(p for p in copies.rglob("*") if p.is_file()):
+            live = root / copy.relative_to(copies)
+            if not live.exists():
+                live.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(copy, live)
+                restored += 1
     problems = check(root)
     if problems:
         raise RecordError("the record does not match its files; nothing restored:\n  "
                           + "\n  ".join(problems))
-    meta_dir, target = root / METADATA, root / SNAKEMAKE_METADATA
-    longest = _longest(target)
     copied = 0
-    for rec in sorted(p for p in meta_dir.rglob("*") if p.is_file()):
-        path = record_path(PurePosixPath(rec.relative_to(meta_dir).as_posix()))
-        if path is None:
-            continue
+    for rec, path in missing:
         dest = target / record_name(path, longest)
-        if not dest.exists():
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(rec, dest)
-            copied += 1
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(rec, dest)
+        copied += 1
     index = _read_index(root)
     if not copied and not restored:  # a checkout in use, not a fresh clone
         return {"files": 0, "metadata": 0}
@@ -300,6 +303,11 @@ def restore(root: str | Path = ".", now: float | None = None) -> dict[str, int]:
 # ---- check
 def _check_one(root: Path, path: str, entry: dict[str, Any]) -> str | None:
     f = root / path
+    manifest = pattern_of(path)[1] in NO_METADATA
+    if manifest and (not f.is_file() or (_metadata(root, path) or {}).get("incomplete") is False):
+        # deleted to prepare the data again, or prepared again by its job here: a change
+        # of data, which reruns what reads it (the record follows at the next save)
+        return None
     if not f.is_file():
         return f"{path}: in the record ({INDEX}) but missing; restore it with git " \
                f"(git checkout -- {path}) or delete its entry: python -m " \
