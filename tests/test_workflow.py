@@ -372,7 +372,10 @@ def test_the_claims_target_judges_fresh_seeds_beside_the_study(tiny_run):
     by_seed = pd.read_csv(out / "claims_by_seed.csv")
     assert set(by_seed.status) <= {"ok", "unsettled"}  # nothing diverged on the digits
     found = json.loads((out / "findings.json").read_text())
-    assert found["order"]["results"] == 15
+    # the order check reads every pre-registered result: training, nulls and the EP probe
+    assert found["order"]["results"] == 15 + 6 + 1
+    assert {k: v["results"] for k, v in found["order"]["by_kind"].items()} == {
+        "train": 15, "fresh_b_null": 6, "ep_stack": 1}
     page = (out / "claims.md").read_text()
     assert page.startswith("# The paper's claims") and "nan" not in page
     for fmt in ("pdf", "png", "svg"):
