@@ -33,6 +33,7 @@ machine's copy of the data.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -165,10 +166,19 @@ def _metadata(root: Path, path: str) -> dict[str, Any] | None:
 
 def _read_index(root: Path) -> dict[str, dict[str, Any]]:
     index = root / INDEX
-    if not index.is_file():
-        return {}
     try:
-        return json.loads(index.read_text())["files"]
+        st = index.stat()
+    except OSError:
+        return {}
+    return _parsed_index(str(index.resolve()), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_index(index: str, mtime_ns: int, size: int) -> dict[str, dict[str, Any]]:
+    """The index file's entries, parsed once per version of the file (every reader of a
+    result asks: check_file)."""
+    try:
+        return json.loads(Path(index).read_text())["files"]
     except (ValueError, KeyError, TypeError) as err:
         raise RecordError(f"{INDEX}: not a record index ({err}); restore it from git "
                           "(git checkout -- results/.record) or write it again: "
@@ -198,6 +208,7 @@ def save(root: str | Path = ".") -> dict[str, int]:
     meta_dir = root / METADATA
     longest = _longest(meta_dir)
     entries, kept_meta, unrecorded = {}, set(), []
+    index = _read_index(root)
     for path in present:
         _, pattern = pattern_of(path)
         meta = _metadata(root, path)
@@ -205,7 +216,7 @@ def save(root: str | Path = ".") -> dict[str, int]:
             unrecorded.append(path)
             continue
         if meta is None and pattern not in NO_METADATA:
-            old = _read_index(root).get(path)
+            old = index.get(path)
             if old is None or old["sha256"] != sha256_file(root / path):
                 unrecorded.append(path)
                 continue
