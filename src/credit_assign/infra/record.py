@@ -131,7 +131,7 @@ def files(root: str | Path = ".") -> list[str]:
     if listed is None:
         listed = [p.relative_to(root).as_posix() for p in (root / "results").rglob("*")
                   if p.is_file()] if (root / "results").is_dir() else []
-    results = sorted(p for p in listed if p.startswith("results/") and pattern_of(p)
+    results = sorted(p for p in listed if p.split("/")[0] == "results" and pattern_of(p)
                      and (root / p).is_file())
     return sorted(results + [m for m in manifests_of(results) if (root / m).is_file()])
 
