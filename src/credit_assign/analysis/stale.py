@@ -36,7 +36,6 @@ import os
 import re
 import sys
 from pathlib import Path
-from string import Formatter
 
 from credit_assign.analysis.tables import audit
 from credit_assign.infra import paths
@@ -56,25 +55,22 @@ RESULTS: tuple[tuple[str, str], ...] = (
 _DIGEST = re.compile(r"'[0-9a-f]{64}'")
 
 
-def _regex(pattern: str) -> re.Pattern:
-    parts = []
-    for text, field, _, _ in Formatter().parse(pattern):
-        parts.append(re.escape(text))
-        if field:
-            parts.append(f"(?P<{field}>[^/]+)")
-    return re.compile("".join(parts))
+_PATTERNS = [(paths.regex(p), step) for p, step in RESULTS]
 
 
-_PATTERNS = [(_regex(p), step) for p, step in RESULTS]
+def _job(path: str) -> tuple[str, dict[str, str]] | None:
+    """(step, wildcards) of a computing job's result path, or None for any other file."""
+    for regex, step in _PATTERNS:
+        if m := regex.fullmatch(path):
+            return step, m.groupdict()
+    return None
 
 
 def job_of(path: str) -> tuple[str, str | None] | None:
     """(step, method or None) of a computing job's result path (relative to the
     workflow's folder, posix), or None for any other file."""
-    for regex, step in _PATTERNS:
-        if m := regex.fullmatch(path):
-            return step, m.groupdict().get("method")
-    return None
+    job = _job(path)
+    return (job[0], job[1].get("method")) if job else None
 
 
 def expected(step: str, method: str | None) -> str:
@@ -152,10 +148,10 @@ def retrained(workdir: Path, stale: list[tuple[Path, str]]) -> list[tuple[Path, 
             rel = Path(os.path.abspath(path)).relative_to(workdir).as_posix()
         except ValueError:
             continue
-        job = job_of(rel)
+        job = _job(rel)
         if job is None or job[0] not in READS_WEIGHTS:
             continue
-        run = next(m.groupdict() for regex, _ in _PATTERNS if (m := regex.fullmatch(rel)))
+        run = job[1]
         weights = workdir / paths.fill(READS_WEIGHTS[job[0]], **run)
         metrics = workdir / paths.fill(paths.METRICS, **run)
         if not weights.exists() and metrics.exists() and metrics not in listed:

@@ -194,6 +194,22 @@ def manifest(cache: str | Path) -> Path:
     raise ValueError(f"{cache}: not a cache's name ({', '.join(MANIFESTS)})")
 
 
+# what each wildcard matches, as the workflow constrains it (workflow/rules/common.smk);
+# any other field: one path part
+WILDCARD_REGEX = {"seed": "[0-9]+", "lam": "[0-9.e+-]+"}
+
+
+def regex(pattern: str) -> re.Pattern:
+    """A path pattern as a regular expression over whole relative paths, each wildcard a
+    named group (its match as the workflow's wildcards constrain it)."""
+    parts = []
+    for text, field, _, _ in Formatter().parse(pattern):
+        parts.append(re.escape(text))
+        if field:
+            parts.append(f"(?P<{field}>{WILDCARD_REGEX.get(field, '[^/]+')})")
+    return re.compile("".join(parts))
+
+
 def _match(pattern: str, name: str) -> dict[str, str] | None:
     """The fields of ``pattern`` (``{dataset}.pt``) that make it ``name``, or None."""
     regex = "".join(re.escape(text) + (f"(?P<{field}>.+)" if field else "")

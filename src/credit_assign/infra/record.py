@@ -36,14 +36,12 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import time
 from base64 import urlsafe_b64decode, urlsafe_b64encode
 from pathlib import Path, PurePosixPath
-from string import Formatter
 from typing import Any
 
 from credit_assign.infra import paths
@@ -72,19 +70,7 @@ class RecordError(ValueError):
     """A recorded file that does not match its record."""
 
 
-FIELDS = {"seed": "[0-9]+", "lam": "[0-9.e+-]+"}  # as the workflow's wildcards
-
-
-def _regex(pattern: str) -> re.Pattern:
-    parts = []
-    for text, field, _, _ in Formatter().parse(pattern):
-        parts.append(re.escape(text))
-        if field:
-            parts.append(FIELDS.get(field, "[^/]+"))
-    return re.compile("".join(parts))
-
-
-_REGEXES = [(layer, _regex(p), p) for layer, ps in enumerate(LAYERS) for p in ps]
+_REGEXES = [(layer, paths.regex(p), p) for layer, ps in enumerate(LAYERS) for p in ps]
 
 
 def pattern_of(path: str) -> tuple[int, str] | None:
