@@ -158,6 +158,16 @@ def test_a_result_of_another_config_in_a_runs_place_is_named(tmp_path, monkeypat
     record.check_file(path)  # its own config: read
 
 
+def test_a_clone_without_the_data_keeps_its_manifest_in_the_record(recorded):
+    """A checkout that never prepared the recorded results' data (a fresh clone that ran
+    only make quick, say) saves the record unchanged: the manifest's copy and entry stay."""
+    index = (recorded / record.INDEX).read_bytes()
+    (recorded / "data/cifar10.json").unlink()
+    record.save(recorded)
+    assert (recorded / record.INDEX).read_bytes() == index
+    assert (recorded / record.MANIFESTS / "data/cifar10.json").is_file()
+
+
 def test_a_run_that_made_no_result_records_nothing(tmp_path):
     (tmp_path / "paper").mkdir()
     assert record.save(tmp_path) == {"files": 0, "unrecorded": 0}

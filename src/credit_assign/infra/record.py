@@ -230,12 +230,18 @@ def save(root: str | Path = ".") -> dict[str, int]:
         if PurePosixPath(old.relative_to(meta_dir).as_posix()) not in kept_meta:
             old.unlink()
     copies = root / MANIFESTS
+    # a manifest the recorded results name but this machine never prepared (a clone that
+    # ran only something else, make quick say): the record's copy and entry stand
+    for path in manifests_of([p for p in entries if pattern_of(p)[1] not in NO_METADATA]):
+        if path not in entries and path in index and (copies / path).is_file():
+            entries[path] = index[path]
     kept_copies = set()
     for path in entries:
         if pattern_of(path)[1] in NO_METADATA:
             copy = copies / path
             kept_copies.add(copy)
-            if not copy.is_file() or copy.read_bytes() != (root / path).read_bytes():
+            if (root / path).is_file() and (
+                    not copy.is_file() or copy.read_bytes() != (root / path).read_bytes()):
                 copy.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write_text(copy, (root / path).read_text())
     for old in [p for p in copies.rglob("*") if p.is_file()] if copies.is_dir() else []:
