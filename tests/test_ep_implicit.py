@@ -131,6 +131,21 @@ def test_one_probe_batch_against_both_references(small):
     assert settled["bptt600"]["block0"] == pytest.approx(settled["implicit"]["block0"],
                                                           abs=1e-6)
     assert by_t1[5]["residual"] > by_t1["converged"]["residual"]
+    # the judge reads the batch as written: the claim's cell is this one
+    from credit_assign.analysis import ep_question
+
+    spec = {"seeds": {"fresh": [0], "seen": []},
+            "claim": {"effect": {"reference": "implicit", "free_steps": "converged",
+                                 "nudged_steps_max": 300, "r": 1e-3}}}
+    (row,) = ep_question.seed_rows(spec, *_tables([{"seed": 0,
+                                                    "batches": [{"batch": 0, **out}]}]))
+    assert row["stable"] and row["effect"] == settled["implicit"]["block0"]
+
+
+def _tables(results):
+    from credit_assign.analysis import ep_question
+
+    return ep_question.batch_table(results), ep_question.cosine_table(results)
 
 
 @pytest.mark.workflow

@@ -52,7 +52,7 @@ rule ep_stack_probe:
 rule ep_fixed_point:
     """EP against the gradient it estimates: the fixed point's (ep_stack.implicit)."""
     input:
-        per_job.corpus_manifest,
+        per_job.fixed_point_manifest,
     output:
         result=paths.EP_FIXED_POINT,
         timings=paths.EP_FIXED_POINT_TIMINGS,
@@ -99,6 +99,29 @@ rule ep_stack_summary:
         settle=per_job.ep_settle,
     script:
         "../../scripts/ep_stack_summary.py"
+
+
+rule ep_question:
+    """The EP question judged (config/claims_ep.yaml): its seeds' fixed-point results."""
+    input:
+        results=lambda w: targets.ep_question_runs(config),
+        spec=lambda w: config["claims"]["ep"] or [],
+    output:
+        findings=paths.EP_QUESTION_FINDINGS,
+        batches=paths.EP_QUESTION_BATCHES,
+        cosines=paths.EP_QUESTION_COSINES,
+    log:
+        paths.LOGS["ep_question"],
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        spec=lambda w: config["claims"]["ep"],
+    script:
+        "../../scripts/ep_question.py"
 
 
 rule fig_ep_stack_cosines:

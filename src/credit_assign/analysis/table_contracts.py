@@ -150,6 +150,17 @@ CONTRACTS: dict[str, tuple[pa.DataFrameSchema, bool]] = {
                             ("corpus", "precision", "seed", "step")), False),
     "ep_timings": (_schema({"corpus": _str(), "precision": _str(), "seed": _int(),
                             "phase": _str(), "seconds": _num()}, None), False),
+    # the EP question (analysis.ep_question): per probe batch, per EP cosine, per seed
+    "ep_fp_batches": (_schema({"seed": _int(), "batch": _int(), "converged": _bool(),
+                               "steps": _int(), "residual": _num(),
+                               "leading_real": _num(), "leading_imag": _num(),
+                               "adjoint_residual": _num()}, ("seed", "batch")), False),
+    "ep_fp_cosines": (_schema({"seed": _int(), "batch": _int(), "free_steps": _str(),
+                               "nudged_steps_max": _int(), "r": _num(False),
+                               "residual": _num(), "t_best": _num(), "reference": _str(),
+                               "group": _str(), "cosine": _num()},
+                              ("seed", "batch", "free_steps", "nudged_steps_max", "r",
+                               "reference", "group")), False),
     # what made each result the claims read (the order check): git_dirty unknown as <NA>
     "claims_provenance": (_schema({"kind": _str(), "seed": _int(), "git_commit": _str(True),
                                    "git_dirty": pa.Column("boolean", nullable=True,

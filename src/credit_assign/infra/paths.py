@@ -100,6 +100,11 @@ EP_PRETRAIN = f"{EP_SUMMARY}/pretrain.csv"
 EP_TIMINGS_TABLE = f"{EP_SUMMARY}/timings.csv"
 EP_BY_SEED = f"{EP_SUMMARY}/by_seed.csv"
 EP_REPORT = f"{EP_SUMMARY}/report.md"
+# the EP question judged (config/claims_ep.yaml): its findings and the tables they rest on
+EP_QUESTION = f"{EP_SUMMARY}/ep_question"
+EP_QUESTION_FINDINGS = f"{EP_QUESTION}/findings.json"
+EP_QUESTION_BATCHES = f"{EP_QUESTION}/batches.csv"
+EP_QUESTION_COSINES = f"{EP_QUESTION}/cosines.csv"
 
 # ---- figures (one file per format) and the paper
 FIG_FORMATS = ("pdf", "png", "svg")
@@ -139,6 +144,7 @@ LOGS = {
     "ep_stack_probe": "logs/ep_stack/{corpus}_{precision}_seed{seed}.log",
     "ep_fixed_point": "logs/ep_stack/{corpus}_{precision}_seed{seed}_fixed_point.log",
     "ep_stack_summary": "logs/ep_stack/summary.log",
+    "ep_question": "logs/ep_stack/ep_question.log",
     # figures and the paper
     "fig_ep_stack_cosines": "logs/figures/fig_ep_stack_cosines.log",
     "fig4_penalty_rescue": "logs/figures/fig4_penalty_rescue.log",

@@ -35,3 +35,23 @@ def report(results: list[dict], seeds, pre, tim, cos=None) -> str:
     from the results (nothing typed). Spreads are over settled seeds only, beside the
     count of unsettled ones and why they did not settle."""
     return render.render("ep_stack.md.j2", **page_findings(results, seeds, pre, tim, cos))
+
+
+def write_question(result_paths, spec_path, outputs) -> dict:
+    """The EP question judged (analysis.ep_question): findings.json (the verdict and each
+    seed's row) and the tables it rests on, from the fixed-point results."""
+    import json
+
+    from credit_assign.analysis import ep_question
+    from credit_assign.spec.claims import load_ep
+
+    spec = load_ep(spec_path)
+    results = [read_result(p, "ep_fixed_point") for p in result_paths]
+    found = ep_question.findings(spec, results)
+    inputs = list(result_paths)
+    write_table(ep_question.batch_table(results), outputs.batches, "ep_fp_batches", inputs,
+                float_format="%.6g")
+    write_table(ep_question.cosine_table(results), outputs.cosines, "ep_fp_cosines", inputs,
+                float_format="%.6g")
+    atomic_write_text(outputs.findings, json.dumps(found, indent=1, allow_nan=False) + "\n")
+    return found

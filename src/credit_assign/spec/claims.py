@@ -15,6 +15,7 @@ from credit_assign.spec.matrix import same_lam
 
 Spec = dict[str, Any]
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "claims.schema.yaml"
+EP_SCHEMA = SCHEMA.with_name("claims_ep.schema.yaml")
 
 
 class ClaimsError(ConfigError):
@@ -23,28 +24,46 @@ class ClaimsError(ConfigError):
 
 
 # ---- the file ------------------------------------------------------------------------
-def load(path: str | Path) -> Spec:
-    """config/claims.yaml, checked against its schema (a wrong key is named)."""
+def _read_checked(path: Path, schema_path: Path) -> Spec:
+    """A claims file read (a key written twice, a seed like 042: named) and checked against
+    its schema (the first wrong key named with its place)."""
     import jsonschema
 
     from credit_assign.spec.configfiles import check_yaml
 
-    path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
-        check_yaml(text, str(path))  # a key written twice, a seed like 042: named
+        check_yaml(text, str(path))
         spec = yaml.safe_load(text)
     except (OSError, yaml.YAMLError) as err:
         raise ClaimsError(f"{path}: cannot read the claims file: {err}") from None
     if isinstance(spec, dict) and None in spec:  # YAML 1.1 reads the key `null:` as None
         spec["null"] = spec.pop(None)
-    schema = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+    schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(spec),
                     key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
         raise ClaimsError(f"{path}: {where}: {e.message}")
+    return spec
+
+
+def load_ep(path: str | Path) -> Spec:
+    """config/claims_ep.yaml (the EP question, issue #44), checked against its schema; a
+    seed both fresh and seen is named."""
+    path = Path(path)
+    spec = _read_checked(path, EP_SCHEMA)
+    both = sorted(set(spec["seeds"]["fresh"]) & set(spec["seeds"]["seen"]))
+    if both:
+        raise ClaimsError(f"{path}: seeds {both} are both fresh and seen")
+    return spec
+
+
+def load(path: str | Path) -> Spec:
+    """config/claims.yaml, checked against its schema (a wrong key is named)."""
+    path = Path(path)
+    spec = _read_checked(path, SCHEMA)
     ids = [c["id"] for c in spec["claims"]]
     if len(set(ids)) != len(ids):
         raise ClaimsError(f"{path}: claim ids repeat: {sorted(i for i in ids if ids.count(i) > 1)}")

@@ -201,6 +201,20 @@ def ep_fixed_point_results(config: Config, pattern: str = paths.EP_FIXED_POINT) 
             for corpus in ep["corpora"] for s in ep["fixed_point"]["seeds"]]
 
 
+def ep_question_runs(config: Config, pattern: str = paths.EP_FIXED_POINT) -> list[str]:
+    """The fixed-point jobs the EP question (claims.ep) judges and shows: its fresh seeds,
+    then its seen ones (none where claims.ep is null)."""
+    path = config["claims"].get("ep")
+    if not path:
+        return []
+    from credit_assign.spec.claims import load_ep
+
+    spec = load_ep(path)
+    run = spec["runs"]
+    return [paths.fill(pattern, corpus=run["corpus"], precision=run["precision"], seed=s)
+            for s in spec["seeds"]["fresh"] + spec["seeds"]["seen"]]
+
+
 def ep_targets(config: Config) -> list[str]:
     if not config["ep_stack"]["corpora"]:
         return []

@@ -55,6 +55,24 @@ class JobFunctions:
         self._pre_registered(w)
         return paths.fill(paths.CORPUS_MANIFEST, corpus=w.corpus)
 
+    def fixed_point_manifest(self, w) -> str:
+        """What a fixed-point job depends on: its corpus' manifest. A job of a seed of the
+        EP question (claims.ep, fresh or seen) still to be made is refused from
+        uncommitted code: the file was committed before its runs, and each run's commit
+        shows it."""
+        path = self.config["claims"].get("ep")
+        if path:
+            from credit_assign.spec.claims import load_ep
+
+            spec = load_ep(path)
+            run = spec["runs"]
+            if (w.corpus, w.precision) == (run["corpus"], run["precision"]) and (
+                    int(w.seed) in spec["seeds"]["fresh"] + spec["seeds"]["seen"]) and not (
+                    Path(paths.fill(paths.EP_FIXED_POINT, corpus=w.corpus,
+                                    precision=w.precision, seed=int(w.seed))).exists()):
+                self._refuse_uncommitted(path)
+        return paths.fill(paths.CORPUS_MANIFEST, corpus=w.corpus)
+
     def dataset_cache_path(self, w) -> str:
         return paths.fill(paths.DATA_CACHE, dataset=w.dataset)
 
@@ -100,7 +118,7 @@ class JobFunctions:
         if seed in fresh and not all(Path(f).exists() for f in files):
             self._refuse_uncommitted()
 
-    def _refuse_uncommitted(self) -> None:
+    def _refuse_uncommitted(self, file: str | None = None) -> None:
         """A ConfigError naming the files whose changes are not committed (tracked, or new
         and not ignored; the record's folders results/ and data/ are not code): a
         pre-registered run made from uncommitted code runs code no commit holds, and the
@@ -118,8 +136,9 @@ class JobFunctions:
                                   f"{self.basedir} is committed ({err})") from None
             return
         if changed:
+            file = file or self.config["claims"]["file"]
             raise ConfigError(
-                "the claims' runs are pre-registered (config/claims.yaml) and start only "
+                f"the claims' runs are pre-registered ({file}) and start only "
                 "from committed code, but these files have changes not committed: "
                 + ", ".join(changed[:10]) + (" ..." if len(changed) > 10 else "")
                 + ". Commit them (git add, git commit) or set them aside (git stash -u), "

@@ -1,0 +1,134 @@
+"""The EP question's judge (credit_assign.analysis.ep_question, config/claims_ep.yaml):
+a seed without a stable fixed point is named and never judged, the seen seeds never
+enter the verdict, and the verdict is the file's t-interval against its threshold."""
+
+import copy
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from credit_assign.analysis import ep_question as q
+from credit_assign.spec.claims import ClaimsError, load_ep
+
+SPEC = load_ep("config/claims_ep.yaml")
+CELL = SPEC["claim"]["effect"]
+
+
+def _batch(b: int, cos: float, converged=True, lead=-0.5, residual=1e-8, other=0.2):
+    """A probe batch as fixed_point_batch writes it: the claim's cell at block 0 has
+    ``cos``; every other cell and group ``other``."""
+    ep = []
+    for t1 in (150, "converged"):
+        for t2 in (120, 500):
+            for r in (0.005, 0.02):
+                mine = (t1 == CELL["free_steps"] and t2 == CELL["nudged_steps_max"]
+                        and r == CELL["r"])
+                refs = {"bptt400": {"block0": other, "block1": other}}
+                if converged:
+                    refs["implicit"] = {"block0": cos if mine else other, "block1": other}
+                ep.append({"free_steps": t1, "nudged_steps_max": t2, "r": r,
+                           "residual": residual, "t_best": 50.0, "cosine": refs})
+    out = {"batch": b, "converged": converged, "steps": 900 if converged else 20000,
+           "residual": residual if converged else 1e-4, "residual_log": [],
+           "eigenvalues": [{"real": lead, "imag": 0.0}],
+           "growth": [{"power": 1, "norm": 1.0}, {"power": 10, "norm": 3.0}], "ep": ep}
+    if converged:
+        out["adjoint"] = {"residual": 1e-9, "iterations": 40, "converged": True}
+    return out
+
+
+def _result(seed: int, cosines, **kw) -> dict:
+    return {"seed": seed, "batches": [_batch(b, c, **kw) for b, c in enumerate(cosines)]}
+
+
+def _all(fresh, seen=None, **kw):
+    seen = seen or {}
+    out = [_result(s, v, **kw) for s, v in fresh.items()]
+    return out + [_result(s, v) for s, v in seen.items()]
+
+
+FRESH = {6: [0.95, 0.97, 0.96], 7: [0.93, 0.94, 0.95], 8: [0.97, 0.98, 0.99],
+         9: [0.92, 0.96, 0.94]}
+SEEN = {0: [0.1, 0.1, 0.1], 3: [0.2, 0.2, 0.2], 4: [0.3, 0.3, 0.3], 5: [0.0, 0.0, 0.0]}
+
+
+def test_the_verdict_is_the_t_interval_of_the_fresh_seeds_effects():
+    f = q.findings(SPEC, _all(FRESH, SEEN))
+    v = f["verdict"]
+    effects = [np.mean(c) for c in FRESH.values()]
+    half = stats.t.ppf(0.975, 3) * np.std(effects, ddof=1) / math.sqrt(4)
+    assert v["low"] == pytest.approx(np.mean(effects) - half, abs=1e-12)
+    assert v["high"] == pytest.approx(np.mean(effects) + half, abs=1e-12)
+    assert v["verdict"] == "holds" and v["n_judged"] == 4
+    # the seen seeds (effects near 0) never enter it, but are shown
+    seen = [r for r in f["seeds"] if r["set"] == "seen"]
+    assert [r["seed"] for r in seen] == SPEC["seeds"]["seen"]
+    assert seen[0]["effect"] == pytest.approx(0.1)
+
+
+def test_a_low_interval_contradicts_and_a_straddling_one_is_undecided():
+    low = {s: [c - 0.5 for c in v] for s, v in FRESH.items()}
+    assert q.findings(SPEC, _all(low, SEEN))["verdict"]["verdict"] == "contradicted"
+    mixed = {6: [0.99] * 3, 7: [0.80] * 3, 8: [0.95] * 3, 9: [0.88] * 3}
+    v = q.findings(SPEC, _all(mixed, SEEN))["verdict"]
+    assert (v["verdict"], v["reason"]) == ("undecided", "straddles")
+
+
+def test_a_seed_without_a_stable_fixed_point_is_named_not_judged():
+    results = _all(FRESH, SEEN)
+    results[0]["batches"][1] = _batch(1, 0.0, converged=False)  # seed 6: cap reached
+    results[1]["batches"][2]["eigenvalues"][0]["real"] = 1e-3  # seed 7: unstable
+    f = q.findings(SPEC, results)
+    rows = {r["seed"]: r for r in f["seeds"]}
+    assert (rows[6]["stable"], rows[6]["reason"], rows[6]["effect"]) == (
+        False, "not_converged", None)
+    assert (rows[7]["stable"], rows[7]["reason"], rows[7]["effect"]) == (
+        False, "unstable", None)
+    v = f["verdict"]
+    assert v["not_judged"] == [6, 7] and v["n_judged"] == 2
+    assert (v["verdict"], v["reason"]) == ("undecided", "no_stable_fixed_point")
+    assert v["low"] is None
+
+
+def test_three_stable_fresh_seeds_are_enough():
+    results = _all(FRESH, SEEN)
+    results[3]["batches"][0] = _batch(0, 0.0, converged=False)
+    v = q.findings(SPEC, results)["verdict"]
+    assert v["n_judged"] == 3 and v["verdict"] == "holds"
+
+
+def test_a_missing_seed_is_named():
+    with pytest.raises(ClaimsError, match="fresh seed 9"):
+        q.findings(SPEC, _all({s: v for s, v in FRESH.items() if s != 9}, SEEN))
+
+
+def test_the_cell_is_the_files():
+    """Only the claim's (T1, T2max, r, reference, group) is judged: changing another
+    cell's cosine changes no effect."""
+    results = _all(FRESH, SEEN)
+    before = q.findings(SPEC, results)["seeds"]
+    other = copy.deepcopy(results)
+    for res in other:
+        for b in res["batches"]:
+            for e in b["ep"]:
+                if e["nudged_steps_max"] != CELL["nudged_steps_max"]:
+                    e["cosine"]["implicit"]["block0"] = -1.0
+    assert q.findings(SPEC, other)["seeds"] == before
+
+
+def test_a_wrong_key_and_a_seed_in_both_sets_are_named(tmp_path):
+    import yaml
+
+    spec = yaml.safe_load(open("config/claims_ep.yaml"))
+    spec["seeds"]["seen"].append(6)
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(spec))
+    with pytest.raises(ClaimsError, match=r"\[6\] are both fresh and seen"):
+        load_ep(p)
+    spec["seeds"]["seen"].pop()
+    spec["decision"]["methd"] = "t"
+    p.write_text(yaml.safe_dump(spec))
+    with pytest.raises(ClaimsError, match="decision.*methd"):
+        load_ep(p)
