@@ -4,6 +4,7 @@ enter the verdict, and the verdict is the file's t-interval against its threshol
 
 import copy
 import math
+import os
 
 import numpy as np
 import pytest
@@ -29,7 +30,8 @@ def _batch(b: int, cos: float, converged=True, lead=-0.5, residual=1e-8, other=0
                 if converged:
                     refs["implicit"] = {"block0": cos if mine else other, "block1": other}
                 ep.append({"free_steps": t1, "nudged_steps_max": t2, "r": r,
-                           "residual": residual, "t_best": 50.0, "cosine": refs})
+                           "residual": residual if t1 == "converged" else 1e-4,
+                           "t_best": 50.0, "cosine": refs})
     out = {"batch": b, "converged": converged, "steps": 900 if converged else 20000,
            "residual": residual if converged else 1e-4, "residual_log": [],
            "eigenvalues": [{"real": lead, "imag": 0.0}],
@@ -132,3 +134,21 @@ def test_a_wrong_key_and_a_seed_in_both_sets_are_named(tmp_path):
     p.write_text(yaml.safe_dump(spec))
     with pytest.raises(ClaimsError, match="decision.*methd"):
         load_ep(p)
+
+
+def test_the_figure_is_drawn_at_print_size_from_the_findings(tmp_path):
+    """fig_ep_fixed_point from the judge's tables: every text at 7 pt or more when
+    printed at the paper's text width, and one that names a seed without a fixed point."""
+    from credit_assign.figures import ep_fixed_point, style
+
+    results = _all(FRESH, SEEN)
+    results[0]["batches"][1] = _batch(1, 0.0, converged=False)
+    found = q.findings(SPEC, results)
+    fig = ep_fixed_point.plot(q.cosine_table(results), found)
+    assert min(style.printed_font_sizes(fig, (style.TEXT_WIDTH_IN, 9.0))) >= style.MIN_FONT_PT
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert ep_fixed_point.TEXT["no_fixed_point"] in texts
+    style.save(fig, [tmp_path / "f.png"], about={})
+    if os.environ.get("FIG_OUT"):
+        style.save(ep_fixed_point.plot(q.cosine_table(results), found),
+                   [os.environ["FIG_OUT"]], about={})

@@ -101,7 +101,7 @@ rule ep_stack_summary:
         "../../scripts/ep_stack_summary.py"
 
 
-rule ep_question:
+rule ep_question_findings:
     """The EP question judged (config/claims_ep.yaml): its seeds' fixed-point results."""
     input:
         results=lambda w: targets.ep_question_runs(config),
@@ -111,7 +111,7 @@ rule ep_question:
         batches=paths.EP_QUESTION_BATCHES,
         cosines=paths.EP_QUESTION_COSINES,
     log:
-        paths.LOGS["ep_question"],
+        paths.LOGS["ep_question_findings"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -122,6 +122,39 @@ rule ep_question:
         spec=lambda w: config["claims"]["ep"],
     script:
         "../../scripts/ep_question.py"
+
+
+rule fig_ep_fixed_point:
+    """EP against the gradient it estimates: block 0's cosine, residual and verdict."""
+    input:
+        findings=paths.EP_QUESTION_FINDINGS,
+        cosines=paths.EP_QUESTION_COSINES,
+    output:
+        pdf=paths.figure("fig_ep_fixed_point", "pdf"),
+        png=report(
+            paths.figure("fig_ep_fixed_point", "png"),
+            caption="../report/fig_ep_fixed_point.rst",
+            category="Figures",
+        ),
+        svg=paths.figure("fig_ep_fixed_point", "svg"),
+    log:
+        paths.LOGS["fig_ep_fixed_point"],
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../../scripts/fig_ep_fixed_point.py"
+
+
+rule ep_question:
+    """The EP question in one command: its seeds' runs (from committed code), findings
+    and figure."""
+    input:
+        paths.EP_QUESTION_FINDINGS,
+        paths.figures("fig_ep_fixed_point"),
 
 
 rule fig_ep_stack_cosines:

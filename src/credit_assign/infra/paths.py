@@ -144,7 +144,8 @@ LOGS = {
     "ep_stack_probe": "logs/ep_stack/{corpus}_{precision}_seed{seed}.log",
     "ep_fixed_point": "logs/ep_stack/{corpus}_{precision}_seed{seed}_fixed_point.log",
     "ep_stack_summary": "logs/ep_stack/summary.log",
-    "ep_question": "logs/ep_stack/ep_question.log",
+    "ep_question_findings": "logs/ep_stack/ep_question.log",
+    "fig_ep_fixed_point": "logs/figures/fig_ep_fixed_point.log",
     # figures and the paper
     "fig_ep_stack_cosines": "logs/figures/fig_ep_stack_cosines.log",
     "fig4_penalty_rescue": "logs/figures/fig4_penalty_rescue.log",
