@@ -266,3 +266,31 @@ def test_a_manifest_deleted_or_prepared_again_is_a_change_of_data(recorded):
     assert not (recorded / "data/cifar10.json").exists()
     _job(recorded, "data/cifar10.json", {"digest": "other"}, 3e6)
     assert record.check(recorded) == []
+
+
+def test_take_brings_another_checkouts_runs_with_their_job_records(recorded, tmp_path_factory):
+    """record take: the runs a second checkout made (a clean worktree running a
+    pre-registered study) come over with Snakemake's record of their jobs, as if run
+    here; a file both hold with other bytes is named and nothing is taken."""
+    here = tmp_path_factory.mktemp("here")
+    first = f"{RUN}/metrics.json"
+    _job(here, "data/cifar10.json", FILES["data/cifar10.json"], 1_000_000.0)
+    _job(here, first, FILES[first], 1_000_001.0)
+    record.save(here)
+    taken = record.take(recorded, here)["taken"]
+    assert sorted(taken) == sorted(set(FILES) - {"data/cifar10.json", first})
+    assert record.check(here) == []
+    mine = json.loads((here / record.INDEX).read_text())["files"]
+    theirs = json.loads((recorded / record.INDEX).read_text())["files"]
+    assert mine == theirs  # the same files, bytes and job end times
+    for path in taken:
+        meta = here / record.SNAKEMAKE_METADATA / record.record_name(path)
+        assert json.loads(meta.read_text())["endtime"] == theirs[path]["endtime"]
+    # taking again changes nothing; a clash is named before anything moves
+    assert record.take(recorded, here)["taken"] == []
+    (recorded / first).write_text(json.dumps({"kind": "other"}))
+    meta = recorded / record.SNAKEMAKE_METADATA / record.record_name(first)
+    meta.write_text(json.dumps({"record_format_version": 6, "rule": "x", "params": ["q"],
+                                "endtime": 2_000_000.0, "incomplete": False}))
+    with pytest.raises(record.RecordError, match=f"differ.*{first}"):
+        record.take(recorded, here)

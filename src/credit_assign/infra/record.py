@@ -404,6 +404,50 @@ def check_file(path: str | Path) -> None:
         raise RecordError(problem)
 
 
+# ---- take: another checkout's finished runs
+def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
+    """Bring the record files another checkout of this repository made (a clean worktree
+    that ran a pre-registered study while this one was being edited; a second machine's
+    clone) into this one: each file of ``other``'s record (``record save`` there, then
+    ``check``: every file must match) that this checkout lacks, with Snakemake's record
+    of its job (copied into ``.snakemake/metadata``, as the job had run here), then
+    ``save`` here. A file both hold with different bytes is named and nothing is taken;
+    the same bytes are left as they are. Returns the paths taken."""
+    root, other = Path(root), Path(other)
+    save(other)
+    problems = check(other)
+    if problems:
+        raise RecordError(f"{other}: its record does not match its files; nothing taken:\n  "
+                          + "\n  ".join(problems))
+    theirs = {p: e for p, e in _read_index(other).items()
+              if pattern_of(p)[1] not in NO_METADATA}
+    clash = [p for p, e in theirs.items()
+             if (root / p).is_file() and sha256_file(root / p) != e["sha256"]]
+    if clash:
+        raise RecordError("these files differ between the two checkouts; nothing taken "
+                          "(delete one side's file, or rerun its job): " + ", ".join(clash))
+    target = root / SNAKEMAKE_METADATA
+    longest = _longest(target)
+    taken = []
+    for path in sorted(p for p in theirs if not (root / p).is_file()):
+        for kept in [path, *weights_of(path)]:
+            meta = other / METADATA / record_name(kept, _longest(other / METADATA))
+            if meta.is_file():
+                dest = target / record_name(kept, longest)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(meta, dest)
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(other / path, root / path)
+        taken.append(path)
+    for path in manifests_of(taken):  # the data the runs were made from, if missing here
+        copy = other / MANIFESTS / path
+        if not (root / path).exists() and copy.is_file():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(copy, root / path)
+    save(root)
+    return {"taken": taken}
+
+
 def size(root: str | Path = ".") -> dict[str, Any]:
     """What the record holds: files and bytes on disk (results, data's manifests, the
     index and Snakemake's records)."""
@@ -414,13 +458,19 @@ def size(root: str | Path = ".") -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    usage = ("usage: python -m credit_assign.infra.record {save|restore|check|size}  "
-             "(from the repository root; results/README.md)")
-    if len(argv) != 1 or argv[0] not in ("save", "restore", "check", "size"):
+    usage = ("usage: python -m credit_assign.infra.record {save|restore|check|size|take OTHER}"
+             "  (from the repository root; results/README.md)")
+    if not ((len(argv) == 1 and argv[0] in ("save", "restore", "check", "size"))
+            or (len(argv) == 2 and argv[0] == "take")):
         print(usage, file=sys.stderr)
         return 2
     try:
-        if argv[0] == "save":
+        if argv[0] == "take":
+            taken = take(argv[1])["taken"]
+            for path in taken:
+                print(f"record: took {path}")
+            print(f"record: {len(taken)} files taken from {argv[1]}")
+        elif argv[0] == "save":
             print("record: {files} files saved, {unrecorded} not recorded".format(**save()))
         elif argv[0] == "restore":
             print("record: {files} files restored in job order, {metadata} Snakemake "
