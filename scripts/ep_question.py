@@ -1,4 +1,4 @@
-"""Rule ep_question: the EP question's fixed-point results → its findings and tables."""
+"""Rule ep_question: the EP question's fixed-point results → its findings, tables and page."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
@@ -7,4 +7,5 @@ from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 with snakemake_job(snakemake):
     from credit_assign.reporting.ep_stack_page import write_question
 
-    write_question(snakemake.input.results, snakemake.params.spec, snakemake.output)
+    write_question(snakemake.input.results, snakemake.input.timings, snakemake.params.spec,
+                   snakemake.output)

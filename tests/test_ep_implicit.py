@@ -177,3 +177,24 @@ def test_the_fixed_point_step_runs_on_a_tiny_corpus(tmp_path):
     assert all(set(e["cosine"]) == references for e in batch["ep"])
     again = snakemake(repo, target, "--configfile", "config/tiny.yaml", "-n")
     assert "Nothing to be done" in again.stdout + again.stderr
+    # the EP question on the tiny corpus: its seeds' runs (seed 0 made above, seed 1 now),
+    # findings, tables, page and figure in one command
+    spec = yaml.safe_load((repo / "config" / "claims_ep.yaml").read_text())
+    spec["runs"]["corpus"] = "pydoc"
+    spec["seeds"] = {"fresh": [0, 1], "seen": []}
+    spec["claim"]["effect"].update(nudged_steps_max=30, r=0.02)
+    spec["decision"]["min_seeds"] = 2
+    (repo / "config" / "claims_ep_tiny.yaml").write_text(yaml.safe_dump(spec))
+    tiny["claims"] = {**tiny.get("claims", {}), "ep": "config/claims_ep_tiny.yaml"}
+    (repo / "config" / "tiny.yaml").write_text(yaml.safe_dump(tiny))
+    out = snakemake(repo, "ep_question", "--configfile", "config/tiny.yaml")
+    counts = job_counts(out.stdout + out.stderr)
+    assert counts["ep_fixed_point"] == 1 and counts["fig_ep_fixed_point"] == 1
+    import json
+
+    found = json.loads((repo / paths.EP_QUESTION_FINDINGS).read_text())
+    assert [s["seed"] for s in found["seeds"]] == [0, 1]
+    assert found["verdict"]["verdict"] in ("holds", "contradicted", "undecided")
+    page = (repo / paths.EP_QUESTION_MD).read_text()
+    assert f"## The verdict: **{found['verdict']['verdict']}**" in page
+    assert all((repo / f).is_file() for f in paths.figures("fig_ep_fixed_point"))

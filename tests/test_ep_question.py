@@ -3,6 +3,7 @@ a seed without a stable fixed point is named and never judged, the seen seeds ne
 enter the verdict, and the verdict is the file's t-interval against its threshold."""
 
 import copy
+import json
 import math
 import os
 
@@ -64,6 +65,11 @@ def test_the_verdict_is_the_t_interval_of_the_fresh_seeds_effects():
     assert v["low"] == pytest.approx(np.mean(effects) - half, abs=1e-12)
     assert v["high"] == pytest.approx(np.mean(effects) + half, abs=1e-12)
     assert v["verdict"] == "holds" and v["n_judged"] == 4
+    json.loads(json.dumps(f, allow_nan=False))  # plain data for findings.json
+    judged = next(c for c in f["cells"] if c["reference"] == "implicit"
+                  and c["free_steps"] == "converged" and c["nudged_steps_max"] == 500
+                  and c["r"] == 0.005)
+    assert judged["mean"] == pytest.approx(v["mean"]) and judged["n"] == 4
     # the seen seeds (effects near 0) never enter it, but are shown
     seen = [r for r in f["seeds"] if r["set"] == "seen"]
     assert [r["seed"] for r in seen] == SPEC["seeds"]["seen"]
@@ -152,3 +158,48 @@ def test_the_figure_is_drawn_at_print_size_from_the_findings(tmp_path):
     if os.environ.get("FIG_OUT"):
         style.save(ep_fixed_point.plot(q.cosine_table(results), found),
                    [os.environ["FIG_OUT"]], about={})
+
+
+def _page_findings(results):
+    """The findings write_question adds beside the judge's: settings, cost, order, paths."""
+    found = q.findings(SPEC, results)
+    found.update({
+        "settings": {"pretrain": {"steps": 200}, "fixed_point": {
+            "adjoint_tol": 1e-8, "reference_steps": [400], "batches": 3, "tol": 1e-7,
+            "cap": 20000, "check_every": 100, "eigenvalues": 6, "powers": [1, 10],
+            "free_steps": [150], "nudged_steps_max": [120, 500], "r": [0.005, 0.02]}},
+        "cost": [{"seed": 6, "total": 3000.0, "pretrain": 1000.0, "probes": 2000.0,
+                  "batches": 3, "peak_rss_mb": 900.0, "threads": 1}],
+        "order": {"spec": {"short": "98ee6dd", "time": "t0", "alone": True, "files": []},
+                  "amended": [], "reader": {"short": "c12a267", "time": "t1"},
+                  "reader_after_first_result": False, "results": 8,
+                  "result_commits": ["c12a267"], "first_result": "t2", "last_result": "t3",
+                  "dirty": 0, "dirty_unknown": 0, "all_after": True},
+        "spec_path": "config/claims_ep.yaml", "reader_path": "x.py",
+        "paths": {"page": "p", "findings": "f", "tables": "t", "figure": "g"}})
+    return found
+
+
+def test_the_page_states_the_verdict_every_seed_and_the_order():
+    import jinja2
+
+    from credit_assign.reporting.ep_stack_page import question_page
+
+    results = _all(FRESH, SEEN)
+    results[0]["batches"][1] = _batch(1, 0.0, converged=False)
+    found = _page_findings(results)
+    page = question_page(found)
+    v = found["verdict"]
+    assert f"## The verdict: **{v['verdict']}**" in page
+    assert f"[{v['low']:.3f}, {v['high']:.3f}]" in page
+    assert "Not judged (no stable fixed point): seed 6." in page
+    for seed in [*FRESH, *SEEN]:
+        assert f"\n| {seed} | " in page
+    assert "**no** (not converged)" in page and "the order is shown" in page
+    found["verdict"]["reason"] = "a_new_reason"
+    found["verdict"]["low"] = None
+    with pytest.raises(jinja2.UndefinedError, match="a_new_reason"):
+        question_page(found)
+    del found["order"]
+    with pytest.raises(jinja2.UndefinedError, match="order"):
+        question_page(found)

@@ -105,11 +105,13 @@ rule ep_question_findings:
     """The EP question judged (config/claims_ep.yaml): its seeds' fixed-point results."""
     input:
         results=lambda w: targets.ep_question_runs(config),
+        timings=lambda w: targets.ep_question_runs(config, paths.EP_FIXED_POINT_TIMINGS),
         spec=lambda w: config["claims"]["ep"] or [],
     output:
         findings=paths.EP_QUESTION_FINDINGS,
         batches=paths.EP_QUESTION_BATCHES,
         cosines=paths.EP_QUESTION_COSINES,
+        page=paths.EP_QUESTION_MD,
     log:
         paths.LOGS["ep_question_findings"],
     conda:

@@ -77,12 +77,55 @@ def stability(batches: pd.DataFrame) -> pd.DataFrame:
         stable_j = bool((sub.leading_real < 0).all())
         reason = None if converged and stable_j else (
             "not_converged" if not converged else "unstable")
+        growth = [c for c in sub.columns if c.startswith("growth_")]
+        top = max(growth, key=lambda c: int(c.split("_")[1])) if growth else None
         rows.append({"seed": int(seed), "batches": len(sub), "stable": reason is None,
                      "reason": reason, "not_converged": int((~sub.converged).sum()),
                      "max_leading_real": float(sub.leading_real.max()),
                      "max_residual": float(sub.residual.max()),
-                     "max_steps": int(sub.steps.max())})
+                     "max_steps": int(sub.steps.max()),
+                     "growth_power": int(top.split("_")[1]) if top else None,
+                     "max_growth": float(sub[top].max()) if top else None,
+                     "max_adjoint_residual": _max(sub.adjoint_residual)})
     return pd.DataFrame(rows)
+
+
+def _plain(value, kind):
+    """A table's value as a plain number for the findings file (None where missing)."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else kind(value)
+
+
+def _max(values: pd.Series) -> float | None:
+    v = values.to_numpy(float)
+    v = v[np.isfinite(v)]
+    return float(v.max()) if len(v) else None
+
+
+def cells(cosines: pd.DataFrame, seeds: list[int]) -> list[dict]:
+    """Block 0's cosine in every (T1, T2max, r, reference) over ``seeds`` (the judged
+    fresh seeds): each seed's mean over its batches, then their mean, min and max —
+    shown beside the judged cell, never judged."""
+    c = cosines[(cosines.group == GROUP) & cosines.seed.isin(seeds)]
+    per_seed = (c.groupby(["free_steps", "nudged_steps_max", "r", "reference", "seed"])
+                .cosine.mean().reset_index())
+    order = {t: i for i, t in enumerate(sorted(
+        set(per_seed.free_steps), key=lambda t: (t == CONVERGED, int(t) if t != CONVERGED
+                                                 else 0)))}
+    rows = []
+    for (t1, t2, r, ref), sub in per_seed.groupby(["free_steps", "nudged_steps_max", "r",
+                                                   "reference"]):
+        v = sub.cosine.to_numpy(float)
+        v = v[np.isfinite(v)]
+        rows.append({"free_steps": t1, "nudged_steps_max": int(t2), "r": float(r),
+                     "reference": ref, "n": int(len(v)),
+                     "mean": float(v.mean()) if len(v) else None,
+                     "min": float(v.min()) if len(v) else None,
+                     "max": float(v.max()) if len(v) else None})
+    refs = {"implicit": -1}
+    return sorted(rows, key=lambda x: (refs.get(x["reference"], int(x["reference"][4:])
+                                                if x["reference"].startswith("bptt") else 0),
+                                       order[x["free_steps"]], x["nudged_steps_max"], x["r"]))
 
 
 def cell(cosines: pd.DataFrame, effect: dict) -> pd.DataFrame:
@@ -116,7 +159,11 @@ def seed_rows(spec: dict, batches: pd.DataFrame, cosines: pd.DataFrame) -> list[
                          "reason": s.reason, "effect": effect, "per_batch": values,
                          "max_residual": float(s.max_residual),
                          "max_steps": int(s.max_steps),
-                         "max_leading_real": float(s.max_leading_real)})
+                         "max_leading_real": float(s.max_leading_real),
+                         "not_converged": int(s.not_converged), "batches": int(s.batches),
+                         "growth_power": _plain(s.growth_power, int),
+                         "max_growth": _plain(s.max_growth, float),
+                         "max_adjoint_residual": _plain(s.max_adjoint_residual, float)})
     return rows
 
 
@@ -150,5 +197,7 @@ def findings(spec: dict, results: list[dict]) -> dict:
     row, and the settings the file names."""
     batches, cosines = batch_table(results), cosine_table(results)
     rows = seed_rows(spec, batches, cosines)
-    return {"claim": spec["claim"], "decision": spec["decision"], "seeds": rows,
-            "verdict": verdict(spec, rows)}
+    judged = [r["seed"] for r in rows if r["set"] == "fresh" and r["effect"] is not None]
+    return {"claim": spec["claim"], "decision": spec["decision"], "runs": spec["runs"],
+            "seed_sets": spec["seeds"], "seeds": rows, "verdict": verdict(spec, rows),
+            "cells": cells(cosines, judged)}

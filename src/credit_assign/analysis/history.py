@@ -59,9 +59,11 @@ def is_ancestor(root: str | Path, older: str, newer: str) -> bool | None:
 READER = "workflow/rules/claims.smk"  # the code that reads the claims file (its target)
 
 
-def order(root: str | Path, spec_path: str, results: pd.DataFrame) -> dict:
+def order(root: str | Path, spec_path: str, results: pd.DataFrame,
+          reader_path: str = READER) -> dict:
     """What git and the results say of the order of the claims file, the code that reads
-    it and the results it judges — facts, for the page to state. ``results``: one row per
+    it (``reader_path``) and the results it judges — facts, for the page to state.
+    ``results``: one row per
     result (aggregate.provenance_table: its kind, ``git_commit``, ``git_dirty``,
     ``finished_at``). A result's code holds the claims file when its commit descends
     from the file's first commit (a clock can be wrong; history cannot be reordered
@@ -72,7 +74,7 @@ def order(root: str | Path, spec_path: str, results: pd.DataFrame) -> dict:
     one recorded both."""
     spec_path = repo_relative(root, spec_path)
     spec = first_commit(root, spec_path)
-    reader = first_commit(root, READER)
+    reader = first_commit(root, reader_path)
     later = commits_touching(root, spec_path)[1:]
     finished = results.finished_at.dropna().astype(str)
     commits = sorted(set(results.git_commit.dropna().astype(str)))

@@ -105,6 +105,7 @@ EP_QUESTION = f"{EP_SUMMARY}/ep_question"
 EP_QUESTION_FINDINGS = f"{EP_QUESTION}/findings.json"
 EP_QUESTION_BATCHES = f"{EP_QUESTION}/batches.csv"
 EP_QUESTION_COSINES = f"{EP_QUESTION}/cosines.csv"
+EP_QUESTION_MD = f"{EP_QUESTION}/ep_question.md"
 
 # ---- figures (one file per format) and the paper
 FIG_FORMATS = ("pdf", "png", "svg")

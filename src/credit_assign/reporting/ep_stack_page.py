@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from credit_assign.analysis.ep_stack_tables import by_seed, page_findings, summary_tables
 from credit_assign.analysis.tables import write as write_table
+from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.infra.results import read_result
 from credit_assign.reporting import render
@@ -37,21 +38,53 @@ def report(results: list[dict], seeds, pre, tim, cos=None) -> str:
     return render.render("ep_stack.md.j2", **page_findings(results, seeds, pre, tim, cos))
 
 
-def write_question(result_paths, spec_path, outputs) -> dict:
-    """The EP question judged (analysis.ep_question): findings.json (the verdict and each
-    seed's row) and the tables it rests on, from the fixed-point results."""
+def write_question(result_paths, timing_paths, spec_path, outputs, root=".") -> dict:
+    """The EP question judged (analysis.ep_question) with what the page states beside the
+    verdict — the runs' settings, their cost, and git's facts on the order of the file,
+    its judge and the runs (history.order) — as findings.json; the tables it rests on;
+    and the page, rendered from those findings alone (templates/ep_question.md.j2)."""
     import json
 
-    from credit_assign.analysis import ep_question
+    from credit_assign.analysis import ep_question, history
+    from credit_assign.analysis.aggregate import provenance_table
     from credit_assign.spec.claims import load_ep
 
     spec = load_ep(spec_path)
+    result_paths, timing_paths = list(result_paths), list(timing_paths)
     results = [read_result(p, "ep_fixed_point") for p in result_paths]
+    timings = [read_result(p, "ep_fixed_point_timings") for p in timing_paths]
     found = ep_question.findings(spec, results)
-    inputs = list(result_paths)
+    settings = {json.dumps(r["settings"], sort_keys=True) for r in results}
+    if len(settings) != 1:
+        raise ValueError(f"the EP question's results were made with {len(settings)} different "
+                         f"settings: {', '.join(map(str, result_paths))}")
+    prov = provenance_table({"ep_fixed_point": result_paths},
+                            {"ep_fixed_point": timing_paths})
+    found.update({
+        "settings": results[0]["settings"],
+        "cost": [{"seed": t["seed"], "total": t["total"], "pretrain": t["pretrain"],
+                  "probes": sum(b["total"] for b in t["probes"]), "batches": len(t["probes"]),
+                  "peak_rss_mb": t["peak_rss_mb"], "threads": t["threads"]}
+                 for t in sorted(timings, key=lambda t: t["seed"])],
+        "order": history.order(root, spec_path, prov, READER),
+        "spec_path": history.repo_relative(root, spec_path), "reader_path": READER,
+        "paths": {"page": paths.EP_QUESTION_MD, "findings": paths.EP_QUESTION_FINDINGS,
+                  "tables": paths.EP_QUESTION, "figure": paths.figure("fig_ep_fixed_point",
+                                                                      "pdf")}})
+    inputs = result_paths + timing_paths
     write_table(ep_question.batch_table(results), outputs.batches, "ep_fp_batches", inputs,
                 float_format="%.6g")
     write_table(ep_question.cosine_table(results), outputs.cosines, "ep_fp_cosines", inputs,
                 float_format="%.6g")
     atomic_write_text(outputs.findings, json.dumps(found, indent=1, allow_nan=False) + "\n")
+    atomic_write_text(outputs.page, question_page(found))
     return found
+
+
+# the code that judges config/claims_ep.yaml: the page states its first commit
+READER = "src/credit_assign/analysis/ep_question.py"
+
+
+def question_page(found: dict) -> str:
+    """docs/ep_question.md from the EP question's findings alone."""
+    return render.render("ep_question.md.j2", **found)
