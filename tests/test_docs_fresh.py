@@ -66,3 +66,42 @@ def test_a_template_edited_and_not_republished_is_named(tmp_path, monkeypatch):
     finally:
         render.environment.cache_clear()
     assert differ == ["docs/claims.md"]
+
+
+# ---- the EP question (config/claims_ep.yaml): judged again from the record's results
+EP_DOCS = {name: src for src, name in publish.groups("cifar10")["ep_question"]}
+
+
+def _render_ep_question(tmp_path: Path) -> list[str]:
+    """The EP question's text files judged and rendered again into tmp_path from the
+    record's fixed-point results with today's code; the docs/ files that differ."""
+    from types import SimpleNamespace
+
+    import yaml
+
+    from credit_assign.reporting.ep_stack_page import write_question
+    from credit_assign.spec import targets
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    runs = targets.ep_question_runs({"claims": {"ep": str(ROOT / config["claims"]["ep"])}})
+    timings = [r.replace(".fixed_point.json", ".fixed_point.timings.json") for r in runs]
+    out = SimpleNamespace(**{key: tmp_path / name for key, name in
+                             [("page", "ep_question.md"),
+                              ("findings", "ep_question_findings.json"),
+                              ("batches", "ep_question_batches.csv"),
+                              ("cosines", "ep_question_cosines.csv")]})
+    write_question([ROOT / r for r in runs], [ROOT / t for t in timings],
+                   ROOT / config["claims"]["ep"], out, root=ROOT)
+    return [f"docs/{n}" for n in EP_DOCS if not n.endswith(".png")
+            and (tmp_path / n).read_bytes() != (ROOT / "docs" / n).read_bytes()]
+
+
+def test_the_published_ep_question_is_what_todays_code_judges_from_the_record(tmp_path):
+    if not (ROOT / "docs" / "ep_question.md").exists():
+        pytest.skip("the EP question is not published yet (its runs are not all in the record)")
+    _needs_history()
+    differ = _render_ep_question(tmp_path)
+    assert not differ, ("these published files are not what today's code makes from the "
+                        "record's fixed-point results; republish them (snakemake --cores 2 "
+                        f"ep_question, then make publish PUBLISH='--only ep_question'): "
+                        f"{', '.join(differ)}")

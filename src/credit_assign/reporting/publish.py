@@ -5,6 +5,8 @@ problem is named before anything is copied, so a refused publish leaves docs/ as
 - ``study``: the variant study's pages and the findings they are rendered from, the gap
   map and figures, fig4 and the paper;
 - ``ep``: the EP stack probe's report, tables and figure (the paper config's corpora only);
+- ``ep_question``: the EP question judged (config/claims_ep.yaml): its page, findings,
+  tables and figure;
 - ``claims``: the claims page, its verdicts and findings, and its figure; and README's
   claims block, rewritten from the findings (templates/readme_claims.md.j2).
 
@@ -62,6 +64,11 @@ def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
                (paths.EP_COSINES, "ep_stack_cosines.csv"),
                (paths.figure("fig_ep_stack_cosines", "png"),
                 "fig_ep_stack_cosines_tinyshakespeare.png")],
+        "ep_question": [(paths.EP_QUESTION_MD, "ep_question.md"),
+                        (paths.EP_QUESTION_FINDINGS, "ep_question_findings.json"),
+                        (paths.EP_QUESTION_BATCHES, "ep_question_batches.csv"),
+                        (paths.EP_QUESTION_COSINES, "ep_question_cosines.csv"),
+                        (paths.figure("fig_ep_fixed_point", "png"), "fig_ep_fixed_point.png")],
         "claims": [(s(paths.CLAIMS_MD), "claims.md"),
                    (s(paths.CLAIMS_VERDICTS), "claims.csv"),
                    (s(paths.CLAIMS_BY_SEED), "claims_by_seed.csv"),
@@ -147,6 +154,10 @@ def figure_problems(chosen: dict[str, list[tuple[str, str]]], dataset: str,
             if about is None:
                 out.append(f"{src} (group {name}) does not say what data it was drawn "
                            f"from (drawn outside a job, or before figures said it): {redraw}")
+            elif name == "ep_question":
+                if about.get("step") != "fig_ep_fixed_point":
+                    out.append(f"{src} (group ep_question) was drawn by step "
+                               f"{about.get('step')}, not fig_ep_fixed_point: {redraw}")
             elif name == "ep":
                 if sorted(about.get("corpora") or []) != sorted(_corpora(config)):
                     out.append(f"{src} (group ep) was drawn for the corpora "
@@ -240,8 +251,9 @@ def claims_from_published(config: str | Path = paths.DEFAULT_CONFIG,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", nargs="+", choices=["study", "ep", "claims"],
-                        default=["study", "ep", "claims"], help="the groups to publish")
+    parser.add_argument("--only", nargs="+", choices=["study", "ep", "ep_question", "claims"],
+                        default=["study", "ep", "ep_question", "claims"],
+                        help="the groups to publish")
     parser.add_argument("--dataset", default="cifar10")
     parser.add_argument("--config", default=paths.DEFAULT_CONFIG,
                         help="the config whose EP corpora docs/ holds")
