@@ -220,3 +220,22 @@ def test_rebuild_estimate_reads_the_recipe_folders(tmp_path, monkeypatch):
     assert "config/variants.yaml" not in est._measured_text(data)
     assert "config/variants.yaml" in est._measured_text(data | {"recipes": "*"})
     assert "config/variants.yaml" in est._measured_text(data | {"datasets": "cifar10*"})
+
+
+def test_the_ep_question_is_timed_from_its_recorded_jobs(tmp_path):
+    """estimate --ep-question: the recorded fixed-point jobs' minutes and the rest at
+    their median (nothing typed: the timings in the record)."""
+    import json
+
+    from credit_assign.infra import paths
+    from credit_assign.spec import estimate, targets
+
+    config = {"claims": {"ep": "config/claims_ep.yaml"}}
+    timings = targets.ep_question_runs(config, paths.EP_FIXED_POINT_TIMINGS)
+    assert estimate.ep_question_core_minutes(config, tmp_path)["per_job"] is None
+    for t, minutes in zip(timings[:3], (30, 50, 40), strict=False):
+        (tmp_path / t).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / t).write_text(json.dumps({"total": minutes * 60}))
+    est = estimate.ep_question_core_minutes(config, tmp_path)
+    assert (est["done"], est["done_minutes"], est["per_job"]) == (3, 120, 40)
+    assert est["todo_minutes"] == 40 * (len(timings) - 3)

@@ -13,7 +13,9 @@ workflow's (checks.load_config: the files laid over config/config.yaml as
 
 With ``--claims`` it estimates the claims' runs instead (config claims.file: the
 stated recipe on the fresh and the study's seeds, and the EP probes at their recorded
-time). With ``--steps`` it prints the study's steps instead, one line of targets per recipe in
+time). With ``--ep-question`` it counts the EP question's fixed-point jobs (config claims.ep):
+the minutes of those in the record and the rest at their median. With ``--steps`` it
+prints the study's steps instead, one line of targets per recipe in
 the config's order (targets.study_steps): what ``make study`` runs one after the other.
 """
 
@@ -32,6 +34,7 @@ from credit_assign.spec.method_training import method_training
 from credit_assign.spec.targets import (
     claims_ep,
     claims_runs,
+    ep_question_runs,
     runs,
     study_steps,
     variant_config,
@@ -107,6 +110,21 @@ def claims_core_minutes(config: dict, estimate: dict) -> dict:
             "missing": sorted(missing)}
 
 
+def ep_question_core_minutes(config: dict, root: str | Path = ROOT) -> dict:
+    """The EP question's fixed-point jobs (targets.ep_question_runs): the recorded jobs'
+    minutes (their timings, one thread each: the record), and the jobs still to run at
+    the median recorded job (None where none is recorded yet)."""
+    root = Path(root)
+    timings = ep_question_runs(config, paths.EP_FIXED_POINT_TIMINGS)
+    done = [json.loads((root / t).read_text())["total"] / 60 for t in timings
+            if (root / t).is_file()]
+    todo = len(timings) - len(done)
+    per_job = statistics.median(done) if done else None
+    return {"jobs": len(timings), "done": len(done), "done_minutes": sum(done),
+            "todo": todo, "per_job": per_job,
+            "todo_minutes": todo * per_job if per_job is not None else None}
+
+
 def statement(config: dict, estimate_path: str | Path = ESTIMATE) -> str:
     """The compute statement as a sentence (what the notes print)."""
     path = Path(estimate_path)
@@ -134,6 +152,9 @@ def main(argv=None) -> int:
                         help="e.g. config/config.yaml config/variants.yaml")
     parser.add_argument("--claims", action="store_true",
                         help="estimate the claims' runs (config claims.file) instead")
+    parser.add_argument("--ep-question", action="store_true",
+                        help="the EP question's fixed-point jobs (config claims.ep): the "
+                        "recorded ones' minutes and the rest at their median")
     parser.add_argument("--steps", action="store_true",
                         help="print the study's steps (one line of targets per recipe) "
                         "instead: what `make study` runs")
@@ -145,6 +166,14 @@ def main(argv=None) -> int:
     if args.steps:
         for step in study_steps(config):
             print(" ".join(step))
+        return 0
+    if args.ep_question:
+        est = ep_question_core_minutes(config)
+        todo = ("no job recorded yet to time the rest" if est["per_job"] is None else
+                f"{est['todo_minutes']:.0f} core-minutes to run at the median recorded "
+                f"job ({est['per_job']:.0f})")
+        print(f"The EP question: {est['jobs']} fixed-point jobs, {est['done']} in the record "
+              f"({est['done_minutes']:.0f} core-minutes), {est['todo']} to run: {todo}.")
         return 0
     if args.claims:
         est = claims_core_minutes(config, json.loads(ESTIMATE.read_text()))
