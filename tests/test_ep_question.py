@@ -74,6 +74,7 @@ def test_the_verdict_is_the_t_interval_of_the_fresh_seeds_effects():
     seen = [r for r in f["seeds"] if r["set"] == "seen"]
     assert [r["seed"] for r in seen] == SPEC["seeds"]["seen"]
     assert seen[0]["effect"] == pytest.approx(0.1)
+    assert [b["batch"] for b in seen[0]["per_batch"]] == [0, 1, 2]
 
 
 def test_a_low_interval_contradicts_and_a_straddling_one_is_undecided():
@@ -98,6 +99,41 @@ def test_a_seed_without_a_stable_fixed_point_is_named_not_judged():
     assert v["not_judged"] == [6, 7] and v["n_judged"] == 2
     assert (v["verdict"], v["reason"]) == ("undecided", "no_stable_fixed_point")
     assert v["low"] is None
+    # the mixed case is plain data: a stable seed's reason is None, not NaN
+    assert rows[8]["reason"] is None
+    json.dumps(f, allow_nan=False)
+    # the unconverged batch has no implicit gradient: counted, not an effect
+    assert rows[6]["not_converged"] == 1 and rows[6]["per_batch"][1]["batch"] == 2
+
+
+def test_a_diverged_residual_is_counted_not_hidden():
+    results = _all(FRESH, SEEN)
+    results[0]["batches"][1] = _batch(1, 0.0, converged=False)
+    results[0]["batches"][1]["residual"] = None  # the writer's non-finite number
+    row = q.findings(SPEC, results)["seeds"][0]
+    assert row["nonfinite"] == 1 and row["reason"] == "not_converged"
+
+
+def test_a_file_it_cannot_apply_as_written_is_named():
+    """A stable seed whose judged cell lacks a cosine on a batch, a seed with fewer
+    batches than its settings say, two results for one seed: named, never dropped."""
+    results = _all(FRESH, SEEN)
+    for r in results:
+        r["settings"] = {"fixed_point": {"batches": 3}}
+    results[1]["batches"][0]["ep"] = [
+        {**e, "cosine": {**e["cosine"], "implicit": {**e["cosine"]["implicit"],
+                                                     "block0": None}}}
+        for e in results[1]["batches"][0]["ep"]]
+    with pytest.raises(ClaimsError, match="seed 7 has a stable fixed point but no finite"):
+        q.findings(SPEC, results)
+    results = _all(FRESH, SEEN)
+    for r in results:
+        r["settings"] = {"fixed_point": {"batches": 3}}
+    results[2]["batches"].pop()
+    with pytest.raises(ClaimsError, match=r"seed 8 has batches \[0, 1\], not 3"):
+        q.findings(SPEC, results)
+    with pytest.raises(ClaimsError, match=r"more than one result for seeds \[6\]"):
+        q.findings(SPEC, _all(FRESH, SEEN) + [_result(6, [0.9] * 3)])
 
 
 def test_three_stable_fresh_seeds_are_enough():
@@ -174,7 +210,8 @@ def _page_findings(results):
                   "amended": [], "reader": {"short": "c12a267", "time": "t1"},
                   "reader_after_first_result": False, "results": 8,
                   "result_commits": ["c12a267"], "first_result": "t2", "last_result": "t3",
-                  "dirty": 0, "dirty_unknown": 0, "all_after": True},
+                  "dirty": 0, "dirty_unknown": 0, "all_after": True, "working_differs": False,
+                  "first_start": "t1", "reader_changed": [], "shown": True},
         "spec_path": "config/claims_ep.yaml", "reader_path": "x.py",
         "paths": {"page": "p", "findings": "f", "tables": "t", "figure": "g"}})
     return found
@@ -196,6 +233,10 @@ def test_the_page_states_the_verdict_every_seed_and_the_order():
     for seed in [*FRESH, *SEEN]:
         assert f"\n| {seed} | " in page
     assert "**no** (not converged)" in page and "the order is shown" in page
+    assert "not judged; b0 0.950, b2 0.960" in page  # seed 6's batches, labelled
+    # a file changed after the runs: the order is not shown
+    found["order"] = {**found["order"], "amended": [{"short": "abc1234"}], "shown": False}
+    assert "cannot be shown" in question_page(found) and "abc1234" in question_page(found)
     found["verdict"]["reason"] = "a_new_reason"
     found["verdict"]["low"] = None
     with pytest.raises(jinja2.UndefinedError, match="a_new_reason"):
@@ -203,3 +244,35 @@ def test_the_page_states_the_verdict_every_seed_and_the_order():
     del found["order"]
     with pytest.raises(jinja2.UndefinedError, match="order"):
         question_page(found)
+
+
+def test_the_runs_settings_are_those_committed_with_the_file():
+    """config/claims_ep.yaml judges the runs of config/config.yaml's ep_stack "as committed
+    with this file": the probe's settings in config.yaml and the fixed_point block (then
+    the schema's defaults, stated in config.yaml later) are the same today."""
+    import subprocess
+    from pathlib import Path
+
+    import yaml
+
+    from credit_assign.analysis import history
+
+    root = Path(__file__).resolve().parents[1]
+    first = history.first_commit(root, "config/claims_ep.yaml")
+    if first is None:
+        pytest.skip("not a git checkout with history")
+
+    def at(path):
+        return yaml.safe_load(subprocess.run(
+            ["git", "-C", str(root), "show", f"{first['commit']}:{path}"],
+            capture_output=True, text=True, check=True).stdout)
+
+    then, now = at("config/config.yaml"), yaml.safe_load(
+        (root / "config/config.yaml").read_text())
+    assert {k: v for k, v in then["ep_stack"].items() if k != "fixed_point"} == {
+        k: v for k, v in now["ep_stack"].items() if k != "fixed_point"}
+    schema = at("workflow/schemas/config.schema.yaml")
+    defaults = {k: v["default"] for k, v in schema["properties"]["ep_stack"]["properties"]
+                ["fixed_point"]["properties"].items()}
+    fixed = then["ep_stack"].get("fixed_point", {})
+    assert {**defaults, **fixed} == now["ep_stack"]["fixed_point"] | {"seeds": []}

@@ -65,67 +65,48 @@ def cosine_table(results: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def stability(batches: pd.DataFrame) -> pd.DataFrame:
+def _finite(values) -> list[float]:
+    v = np.asarray(values, dtype=float)
+    return [float(x) for x in v[np.isfinite(v)]]
+
+
+def _max(values) -> float | None:
+    v = _finite(values)
+    return max(v) if v else None
+
+
+def stability(batches: pd.DataFrame) -> dict[int, dict]:
     """Per seed: whether it has a stable fixed point — on every probe batch the free phase
     converged and J's leading real part at its end state is below 0 (the file's
-    no_stable_fixed_point) — and, where not, why: ``not_converged`` (some batch's free
-    phase reached its cap) before ``unstable`` (a converged state with a leading real part
-    ≥ 0)."""
-    rows = []
+    no_stable_fixed_point; a leading real part that is not a number is not below 0) —
+    and, where not, why: ``not_converged`` (some batch's free phase reached its cap or
+    diverged) before ``unstable`` (a converged state with a leading real part ≥ 0). Plain
+    values (None where a quantity is missing); a residual or leading real part that is
+    not finite is counted (``nonfinite``), never hidden by a maximum over the rest."""
+    out = {}
     for seed, sub in batches.groupby("seed", sort=True):
-        converged = bool(sub.converged.all())
-        stable_j = bool((sub.leading_real < 0).all())
-        reason = None if converged and stable_j else (
+        converged = bool(sub.converged.astype(bool).all())
+        lead = sub.leading_real.to_numpy(float)
+        reason = None if converged and bool(np.all(lead < 0)) else (
             "not_converged" if not converged else "unstable")
         growth = [c for c in sub.columns if c.startswith("growth_")]
         top = max(growth, key=lambda c: int(c.split("_")[1])) if growth else None
-        rows.append({"seed": int(seed), "batches": len(sub), "stable": reason is None,
-                     "reason": reason, "not_converged": int((~sub.converged).sum()),
-                     "max_leading_real": float(sub.leading_real.max()),
-                     "max_residual": float(sub.residual.max()),
-                     "max_steps": int(sub.steps.max()),
-                     "growth_power": int(top.split("_")[1]) if top else None,
-                     "max_growth": float(sub[top].max()) if top else None,
-                     "max_adjoint_residual": _max(sub.adjoint_residual)})
-    return pd.DataFrame(rows)
+        residual = sub.residual.to_numpy(float)
+        out[int(seed)] = {
+            "batches": int(len(sub)), "stable": reason is None, "reason": reason,
+            "not_converged": int((~sub.converged.astype(bool)).sum()),
+            "max_leading_real": _max(lead), "max_residual": _max(residual),
+            "nonfinite": int((~np.isfinite(residual)).sum() + (~np.isfinite(lead)).sum()),
+            "max_steps": int(sub.steps.max()),
+            "growth_power": int(top.split("_")[1]) if top else None,
+            "max_growth": _max(sub[top]) if top else None,
+            "max_adjoint_residual": _max(sub.adjoint_residual)}
+    return out
 
 
-def _plain(value, kind):
-    """A table's value as a plain number for the findings file (None where missing)."""
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) \
-        else kind(value)
-
-
-def _max(values: pd.Series) -> float | None:
-    v = values.to_numpy(float)
-    v = v[np.isfinite(v)]
-    return float(v.max()) if len(v) else None
-
-
-def cells(cosines: pd.DataFrame, seeds: list[int]) -> list[dict]:
-    """Block 0's cosine in every (T1, T2max, r, reference) over ``seeds`` (the judged
-    fresh seeds): each seed's mean over its batches, then their mean, min and max —
-    shown beside the judged cell, never judged."""
-    c = cosines[(cosines.group == GROUP) & cosines.seed.isin(seeds)]
-    per_seed = (c.groupby(["free_steps", "nudged_steps_max", "r", "reference", "seed"])
-                .cosine.mean().reset_index())
-    order = {t: i for i, t in enumerate(sorted(
-        set(per_seed.free_steps), key=lambda t: (t == CONVERGED, int(t) if t != CONVERGED
-                                                 else 0)))}
-    rows = []
-    for (t1, t2, r, ref), sub in per_seed.groupby(["free_steps", "nudged_steps_max", "r",
-                                                   "reference"]):
-        v = sub.cosine.to_numpy(float)
-        v = v[np.isfinite(v)]
-        rows.append({"free_steps": t1, "nudged_steps_max": int(t2), "r": float(r),
-                     "reference": ref, "n": int(len(v)),
-                     "mean": float(v.mean()) if len(v) else None,
-                     "min": float(v.min()) if len(v) else None,
-                     "max": float(v.max()) if len(v) else None})
-    refs = {"implicit": -1}
-    return sorted(rows, key=lambda x: (refs.get(x["reference"], int(x["reference"][4:])
-                                                if x["reference"].startswith("bptt") else 0),
-                                       order[x["free_steps"]], x["nudged_steps_max"], x["r"]))
+def same_r(values, r: float):
+    """Which of ``values`` is the nudge size ``r`` (floats read back from JSON: isclose)."""
+    return np.isclose(np.asarray(values, dtype=float), r, rtol=1e-9, atol=0)
 
 
 def cell(cosines: pd.DataFrame, effect: dict) -> pd.DataFrame:
@@ -133,57 +114,97 @@ def cell(cosines: pd.DataFrame, effect: dict) -> pd.DataFrame:
     c = cosines
     return c[(c.group == GROUP) & (c.reference == effect["reference"])
              & (c.free_steps == _t1(effect["free_steps"]))
-             & (c.nudged_steps_max == effect["nudged_steps_max"])
-             & np.isclose(c.r, effect["r"])]
+             & (c.nudged_steps_max == effect["nudged_steps_max"]) & same_r(c.r, effect["r"])]
 
 
-def seed_rows(spec: dict, batches: pd.DataFrame, cosines: pd.DataFrame) -> list[dict]:
+def is_cell(row: dict, effect: dict) -> bool:
+    """Whether a row of :func:`cells` is the claim's cell (the page bolds it)."""
+    return bool(row["reference"] == effect["reference"]
+                and row["free_steps"] == _t1(effect["free_steps"])
+                and row["nudged_steps_max"] == effect["nudged_steps_max"]
+                and same_r([row["r"]], effect["r"])[0])
+
+
+def cells(cosines: pd.DataFrame, seeds: list[int], effect: dict) -> list[dict]:
+    """Block 0's cosine in every (T1, T2max, r, reference) over ``seeds`` (the judged
+    fresh seeds): each seed's mean over its batches (a seed with a batch whose cosine is
+    not finite has no mean there, and is counted out), then their mean, min and max —
+    shown beside the judged cell (``judged``), never judged."""
+    c = cosines[(cosines.group == GROUP) & cosines.seed.isin(seeds)]
+    rows = []
+    keys = ["free_steps", "nudged_steps_max", "r", "reference"]
+    for (t1, t2, r, ref), sub in c.groupby(keys):
+        means = [float(np.mean(v)) for _, v in sub.groupby("seed").cosine
+                 if np.all(np.isfinite(v.to_numpy(float)))]
+        row = {"free_steps": t1, "nudged_steps_max": int(t2), "r": float(r),
+               "reference": ref, "n": len(means),
+               "mean": float(np.mean(means)) if means else None,
+               "min": min(means) if means else None, "max": max(means) if means else None}
+        rows.append({**row, "judged": is_cell(row, effect)})
+    t1s = sorted({x["free_steps"] for x in rows},
+                 key=lambda t: (t == CONVERGED, 0 if t == CONVERGED else int(t)))
+
+    def ref_rank(ref: str) -> int:
+        return -1 if ref == "implicit" else int(ref[4:]) if ref.startswith("bptt") else 0
+
+    return sorted(rows, key=lambda x: (ref_rank(x["reference"]), t1s.index(x["free_steps"]),
+                                       x["nudged_steps_max"], x["r"]))
+
+
+def seed_rows(spec: dict, batches: pd.DataFrame, cosines: pd.DataFrame,
+              n_batches: int | None = None) -> list[dict]:
     """Per seed of the file (fresh, then seen): its set, stability, and its effect — the
     mean over its probe batches of block 0's cosine in the claim's cell — with the
-    per-batch values; a seed without a stable fixed point has no effect (None). A seed of
-    the file with no result raises (the verdict needs every fresh seed's run)."""
-    stable = stability(batches).set_index("seed") if len(batches) else None
+    per-batch values ({batch, cosine}); a seed without a stable fixed point has no effect
+    (None). Raises, naming the seed, where the file cannot be applied as written: a seed
+    with no result, a seed whose batches are not ``n_batches`` distinct ones (the
+    settings' fixed_point.batches), or a stable seed whose cell has no finite cosine on
+    some batch (the file defines no effect for it)."""
+    stable = stability(batches) if len(batches) else {}
     at = cell(cosines, spec["claim"]["effect"]) if len(cosines) else cosines
     rows = []
     for which in ("fresh", "seen"):
         for seed in spec["seeds"][which]:
-            if stable is None or seed not in stable.index:
+            if seed not in stable:
                 raise ClaimsError(f"EP question: no ep_fixed_point result for {which} "
                                   f"seed {seed}")
-            s = stable.loc[seed]
-            values = at[at.seed == seed].sort_values("batch").cosine.tolist()
-            effect = float(np.mean(values)) if s.stable and values else None
-            if effect is not None and not math.isfinite(effect):
-                effect = None
-            rows.append({"seed": seed, "set": which, "stable": bool(s.stable),
-                         "reason": s.reason, "effect": effect, "per_batch": values,
-                         "max_residual": float(s.max_residual),
-                         "max_steps": int(s.max_steps),
-                         "max_leading_real": float(s.max_leading_real),
-                         "not_converged": int(s.not_converged), "batches": int(s.batches),
-                         "growth_power": _plain(s.growth_power, int),
-                         "max_growth": _plain(s.max_growth, float),
-                         "max_adjoint_residual": _plain(s.max_adjoint_residual, float)})
+            s = stable[seed]
+            ids = batches.loc[batches.seed == seed, "batch"].tolist()
+            if len(set(ids)) != len(ids) or (n_batches is not None and len(ids) != n_batches):
+                raise ClaimsError(f"EP question: seed {seed} has batches {sorted(ids)}, not "
+                                  f"{n_batches} distinct ones")
+            mine = at[at.seed == seed].sort_values("batch")
+            per_batch = [{"batch": int(b), "cosine": float(c) if math.isfinite(c) else None}
+                         for b, c in zip(mine.batch, mine.cosine.astype(float), strict=True)]
+            effect = None
+            if s["stable"]:
+                values = [x["cosine"] for x in per_batch]
+                if len(values) != len(ids) or any(v is None for v in values):
+                    raise ClaimsError(
+                        f"EP question: seed {seed} has a stable fixed point but no finite "
+                        f"block 0 cosine in the judged cell on every batch ({per_batch}): "
+                        "the file defines no effect for it")
+                effect = float(np.mean(values))
+            rows.append({"seed": seed, "set": which, **s, "effect": effect,
+                         "per_batch": per_batch})
     return rows
 
 
 def verdict(spec: dict, rows: list[dict]) -> dict:
     """The file's decision on the fresh seeds with a stable fixed point: the Student-t
     interval of their mean effect against the threshold (claims.decide); undecided with
-    reason ``no_stable_fixed_point`` where fewer than min_seeds fresh seeds have one
-    (``too_few`` where they all have one but some effect is undefined). The seen seeds are
-    never judged."""
+    reason ``no_stable_fixed_point`` where fewer than min_seeds fresh seeds have one. The
+    seen seeds are never judged."""
     d, claim = spec["decision"], spec["claim"]
     fresh = [r for r in rows if r["set"] == "fresh"]
-    judged = [r["effect"] for r in fresh if r["effect"] is not None]
+    judged = [r["effect"] for r in fresh if r["stable"]]
     out = {"id": claim["id"], "threshold": claim["threshold"], "side": claim["side"],
-           "n_fresh": len(fresh), "n_judged": len(judged),
-           "not_judged": [r["seed"] for r in fresh if r["effect"] is None],
+           "confidence": d["confidence"], "n_fresh": len(fresh), "n_judged": len(judged),
+           "not_judged": [r["seed"] for r in fresh if not r["stable"]],
            "mean": float(np.mean(judged)) if judged else None,
            "low": None, "high": None, "verdict": "undecided", "reason": None}
-    if len(judged) < d["min_seeds"]:  # why: the seeds without a fixed point, if any
-        unstable = any(not r["stable"] for r in fresh)
-        out["reason"] = "no_stable_fixed_point" if unstable else "too_few"
+    if len(judged) < d["min_seeds"]:
+        out["reason"] = "no_stable_fixed_point"
         return out
     low, high = t_interval(judged, d["confidence"])
     out["low"], out["high"] = low, high
@@ -194,10 +215,16 @@ def verdict(spec: dict, rows: list[dict]) -> dict:
 
 def findings(spec: dict, results: list[dict]) -> dict:
     """Everything the pages say about the EP question, as data: the verdict, each seed's
-    row, and the settings the file names."""
+    row, and every cell beside the judged one. One result per seed, each with its
+    settings' number of probe batches (named where not)."""
+    seeds = [r["seed"] for r in results]
+    if len(set(seeds)) != len(seeds):
+        raise ClaimsError(f"EP question: more than one result for seeds "
+                          f"{sorted({s for s in seeds if seeds.count(s) > 1})}")
+    n = {r.get("settings", {}).get("fixed_point", {}).get("batches") for r in results}
     batches, cosines = batch_table(results), cosine_table(results)
-    rows = seed_rows(spec, batches, cosines)
-    judged = [r["seed"] for r in rows if r["set"] == "fresh" and r["effect"] is not None]
+    rows = seed_rows(spec, batches, cosines, n.pop() if len(n) == 1 else None)
+    judged = [r["seed"] for r in rows if r["set"] == "fresh" and r["stable"]]
     return {"claim": spec["claim"], "decision": spec["decision"], "runs": spec["runs"],
             "seed_sets": spec["seeds"], "seeds": rows, "verdict": verdict(spec, rows),
-            "cells": cells(cosines, judged)}
+            "cells": cells(cosines, judged, spec["claim"]["effect"])}

@@ -2,12 +2,13 @@
 
 A–D: block 0's cosine between EP and the implicit (fixed-point) gradient against the
 residual of the free state EP nudged from, one panel per (T2max, r), every (seed, batch,
-T1); colour: T1 (the converged state included). E: the judged cell's block 0 cosine per
-seed against each reference — the implicit gradient and BPTT through 400/1000/2000 steps
-— so the reference's part is visible. F: the verdict — each seed's effect (fresh seeds
-filled, seen seeds hollow and apart), the t-interval of the fresh seeds' mean and the
-threshold. A seed without a stable fixed point has no implicit gradient: it appears in E
-against BPTT only and is named in F. Every number comes from
+T1) that has an implicit gradient (a batch whose free phase converged); colour: T1 (the
+converged state included). E: the judged cell's block 0 cosine per seed against each
+reference — the implicit gradient and BPTT through 400/1000/2000 steps — so the
+reference's part is visible. F: the verdict — each seed's effect (its batches in grey),
+the t-interval of the judged fresh seeds' mean and the threshold. Markers everywhere:
+filled, a judged fresh seed; ×, a fresh seed without a stable fixed point (not judged,
+named in F); hollow, a seed seen before (shown, never judged). Every number comes from
 results/ep_stack/summary/ep_question/ (analysis.ep_question).
 """
 
@@ -50,6 +51,19 @@ def plot(cos: pd.DataFrame, found: dict):
     grid = fig.add_gridspec(3, 4)
     b0 = cos[cos["group"] == ep_question.GROUP]
     seen = {r["seed"] for r in found["seeds"] if r["set"] == "seen"}
+    unjudged = {r["seed"] for r in found["seeds"] if r["set"] == "fresh" and not r["stable"]}
+
+    def dots(ax, x, y, seeds, color, s=12):
+        """Judged fresh seeds filled, unjudged fresh ones ×, seen ones hollow."""
+        x, y, seeds = (np.asarray(a) for a in (x, y, seeds))
+        kinds = np.array(["seen" if v in seen else "out" if v in unjudged else "in"
+                          for v in seeds.tolist()])
+        ax.scatter(x[kinds == "in"], y[kinds == "in"], s=s, color=color, zorder=3)
+        ax.scatter(x[kinds == "out"], y[kinds == "out"], s=s, color=color, marker="x",
+                   zorder=3, linewidths=0.8)
+        ax.scatter(x[kinds == "seen"], y[kinds == "seen"], s=s, facecolors="none",
+                   edgecolors=color, zorder=3)
+
     t1s = _t1_order(b0["free_steps"])
     colors = dict(zip(t1s, [style.PALETTE[i] for i in (0, 3, 2, 4, 1)], strict=False))
     cells = sorted({(int(a), float(b)) for a, b in
@@ -65,11 +79,8 @@ def plot(cos: pd.DataFrame, found: dict):
         sub = imp[(imp["nudged_steps_max"] == t2) & np.isclose(imp["r"], r)]
         for t1 in t1s:
             pts = sub[sub["free_steps"] == t1]
-            fresh = ~pts["seed"].isin(seen)
-            ax.scatter(pts.loc[fresh, "residual"], pts.loc[fresh, "cosine"], s=12,
-                       color=colors[t1], label=TEXT["t1"].format(t1=t1), zorder=3)
-            ax.scatter(pts.loc[~fresh, "residual"], pts.loc[~fresh, "cosine"], s=12,
-                       facecolors="none", edgecolors=colors[t1], zorder=3)
+            dots(ax, pts["residual"], pts["cosine"], pts["seed"], colors[t1])
+            ax.scatter([], [], s=12, color=colors[t1], label=TEXT["t1"].format(t1=t1))
         ax.axhline(found["claim"]["threshold"], color="0.4", lw=0.6, ls="--")
         ax.set_xscale("log")
         ax.set_xlim(*xlim)
@@ -92,10 +103,9 @@ def plot(cos: pd.DataFrame, found: dict):
     for j, ref in enumerate(refs):
         rows = per_seed[per_seed["reference"] == ref].set_index("seed")
         xs = j + np.linspace(-0.3, 0.3, len(seeds))
-        for x, s in zip(xs, seeds, strict=True):
-            if s in rows.index:
-                ax.scatter(x, rows.loc[s, "cosine"], s=12, edgecolors=style.PALETTE[0],
-                           facecolors="none" if s in seen else style.PALETTE[0], zorder=3)
+        here = [(x, s) for x, s in zip(xs, seeds, strict=True) if s in rows.index]
+        dots(ax, [x for x, _ in here], [rows.loc[s, "cosine"] for _, s in here],
+             [s for _, s in here], style.PALETTE[0])
     ax.axhline(found["claim"]["threshold"], color="0.4", lw=0.6, ls="--")
     ax.set_xticks(range(len(refs)), [_ref_label(r) for r in refs], fontsize=7)
     ax.set_ylabel(TEXT["reference_axis"])
@@ -112,9 +122,9 @@ def plot(cos: pd.DataFrame, found: dict):
             ax.text(x, 0.03, TEXT["no_fixed_point"], rotation=90, ha="center",
                     va="bottom", fontsize=7, transform=ax.get_xaxis_transform())
             continue
-        ax.scatter([x] * len(row["per_batch"]), row["per_batch"], s=6, color="0.6", zorder=2)
-        ax.scatter(x, row["effect"], s=16, edgecolors=style.PALETTE[0], zorder=3,
-                   facecolors="none" if row["set"] == "seen" else style.PALETTE[0])
+        batch = [b["cosine"] for b in row["per_batch"] if b["cosine"] is not None]
+        ax.scatter([x] * len(batch), batch, s=6, color="0.6", zorder=2)
+        dots(ax, [x], [row["effect"]], [row["seed"]], style.PALETTE[0], s=16)
     n_fresh = sum(r["set"] == "fresh" for r in found["seeds"])
     if v["low"] is not None:
         ax.fill_between([-0.4, n_fresh - 0.6], v["low"], v["high"], color=style.PALETTE[0],
@@ -124,7 +134,8 @@ def plot(cos: pd.DataFrame, found: dict):
     ax.set_xticks(xt, xl, fontsize=7)
     ax.set_xlabel(TEXT["seed_axis"])
     ax.set_ylabel(TEXT["effect_axis"])
-    ax.set_title(TEXT["panel_f"].format(verdict=v["verdict"]), loc="left")
+    ax.set_title(TEXT["panel_f"].format(verdict=v["verdict"],
+                                        confidence=round(100 * v["confidence"])), loc="left")
     fig.suptitle(TEXT["title"], fontsize=8, x=0.01, ha="left")
     return fig
 

@@ -44,6 +44,7 @@ def write_question(result_paths, timing_paths, spec_path, outputs, root=".") -> 
     its judge and the runs (history.order) — as findings.json; the tables it rests on;
     and the page, rendered from those findings alone (templates/ep_question.md.j2)."""
     import json
+    from datetime import datetime, timedelta
 
     from credit_assign.analysis import ep_question, history
     from credit_assign.analysis.aggregate import provenance_table
@@ -60,13 +61,30 @@ def write_question(result_paths, timing_paths, spec_path, outputs, root=".") -> 
                          f"settings: {', '.join(map(str, result_paths))}")
     prov = provenance_table({"ep_fixed_point": result_paths},
                             {"ep_fixed_point": timing_paths})
+    order = history.order(root, spec_path, prov, READER)
+    # the judge's later changes, as facts: each commit to it after the first run started
+    # (a run's start: its finish less its wall time), and whether a result had finished
+    starts = [datetime.strptime(t["record"]["finished_at"], "%Y-%m-%dT%H:%M:%S%z")
+              - timedelta(seconds=t["total"]) for t in timings
+              if t.get("record", {}).get("finished_at")]
+    first_start = min(starts).strftime("%Y-%m-%dT%H:%M:%S%z") if starts else None
+    order["first_start"] = history.utc(first_start)
+    order["reader_changed"] = [
+        {**c, "after_first_result": bool(order["first_result"])
+         and history.utc(c["time"]) > order["first_result"]}
+        for c in history.commits_touching(root, READER)[1:]
+        if first_start and history.utc(c["time"]) >= history.utc(first_start)]
+    order["shown"] = bool(order["all_after"] and order["spec"] and order["spec"]["alone"]
+                          and not order["amended"] and not order["working_differs"]
+                          and not any(c["after_first_result"]
+                                      for c in order["reader_changed"]))
     found.update({
         "settings": results[0]["settings"],
         "cost": [{"seed": t["seed"], "total": t["total"], "pretrain": t["pretrain"],
                   "probes": sum(b["total"] for b in t["probes"]), "batches": len(t["probes"]),
                   "peak_rss_mb": t["peak_rss_mb"], "threads": t["threads"]}
                  for t in sorted(timings, key=lambda t: t["seed"])],
-        "order": history.order(root, spec_path, prov, READER),
+        "order": order,
         "spec_path": history.repo_relative(root, spec_path), "reader_path": READER,
         "paths": {"page": paths.EP_QUESTION_MD, "findings": paths.EP_QUESTION_FINDINGS,
                   "tables": paths.EP_QUESTION, "figure": paths.figure("fig_ep_fixed_point",
