@@ -211,7 +211,8 @@ def _page_findings(results):
                   "reader_after_first_result": False, "results": 8,
                   "result_commits": ["c12a267"], "first_result": "t2", "last_result": "t3",
                   "dirty": 0, "dirty_unknown": 0, "all_after": True, "working_differs": False,
-                  "first_start": "t1", "reader_changed": [], "shown": True},
+                  "first_start": "t1", "reader_changed": [], "reader_differs": False,
+                  "shown": True},
         "spec_path": "config/claims_ep.yaml", "reader_path": "x.py",
         "paths": {"page": "p", "findings": "f", "tables": "t", "figure": "g"}})
     return found

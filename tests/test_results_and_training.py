@@ -341,3 +341,19 @@ def test_measurement_variants_reproduce_the_reported_numbers_and_differ_as_defin
     assert list(frame.measurement) == measurement_names([100, 16])
     assert {"cosine_l0", "cosine_l2"} <= set(frame.columns)
     assert not torch.isnan(torch.tensor(frame.deep_cosine.to_numpy(float))).any()
+
+
+def test_a_result_records_the_code_its_job_started_with(tmp_path, monkeypatch):
+    """A job's provenance is the code version read when it started (the code it
+    imported), not when it finished: a commit, or an edit, made while it ran is not
+    the code that ran."""
+    from credit_assign import jobs
+
+    versions = iter([{"git_commit": "a" * 40, "git_dirty": False},
+                     {"git_commit": "b" * 40, "git_dirty": True}])
+    monkeypatch.setattr(jobs, "code_version", lambda: next(versions))
+    job = jobs.Job("primer_check", tmp_path / "x.json")
+    seen = {}
+    monkeypatch.setattr(jobs, "write_result", lambda result, *a, **k: seen.update(result))
+    job.finish({"body": 1}, timings=False)
+    assert seen["provenance"]["code"] == {"git_commit": "a" * 40, "git_dirty": False}

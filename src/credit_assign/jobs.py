@@ -22,7 +22,7 @@ from credit_assign.infra.checkpoints import atomic_torch_save, load_checkpoint
 from credit_assign.infra.device import provenance, resolve_device
 from credit_assign.infra.files import atomic_write_text, dumps, sanitize
 from credit_assign.infra.hardware import set_threads
-from credit_assign.infra.provenance import run_record
+from credit_assign.infra.provenance import code_version, run_record
 from credit_assign.infra.results import validate_result, write_result
 from credit_assign.infra.resume import ResumeState
 from credit_assign.science import inputs
@@ -43,6 +43,10 @@ class Job:
     def __init__(self, kind: str, out: str | Path, threads: int | None = None):
         self.kind, self.out, self.threads = kind, out, threads
         self.t0 = time.perf_counter()
+        # the code this job runs is the code it imported: its commit and whether the tree
+        # had changes not committed are read now, not when it finishes hours later (a
+        # commit made meanwhile is not the code that ran)
+        self.code = code_version()
         if threads:
             set_threads(threads)
 
@@ -59,7 +63,8 @@ class Job:
         result = {"schema_version": 1, "kind": self.kind, **body}
         if timings:
             result["timings"] = {"total_s": self.elapsed()}
-        result["provenance"] = {**provenance(device, self.threads), **(provenance_extra or {})}
+        result["provenance"] = {**provenance(device, self.threads, self.code),
+                                **(provenance_extra or {})}
         return write_result(result, self.kind, self.out, before_write)
 
     @staticmethod

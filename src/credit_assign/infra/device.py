@@ -35,11 +35,13 @@ def resolve_device(name: str = "auto", cpu_fallback: bool = False) -> torch.devi
     return device
 
 
-def provenance(device=None, threads: int | None = None) -> dict[str, Any]:
-    """What a result was made with: code, packages, device, threads. Deterministic
-    for a given checkout and machine, so identical runs write identical files. Here and
-    not in infra.provenance because the packages, the device and the threads are
-    torch's (infra.provenance stays torch-free)."""
+def provenance(device=None, threads: int | None = None,
+               code: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a result was made with: code (``code``: the version read when the job
+    started, infra.provenance.code_version; by default, now), packages, device, threads.
+    Deterministic for a given checkout and machine, so identical runs write identical
+    files. Here and not in infra.provenance because the packages, the device and the
+    threads are torch's (infra.provenance stays torch-free)."""
     import numpy
 
     packages = {"python": platform.python_version(), "torch": torch.__version__,
@@ -53,7 +55,7 @@ def provenance(device=None, threads: int | None = None) -> dict[str, Any]:
     if device is not None and device.type == "cuda":
         dev = {"type": "cuda", "name": torch.cuda.get_device_name(device)}
     return {
-        "code": code_version(),
+        "code": code if code is not None else code_version(),
         "packages": packages,
         "device": dev,
         "threads": threads if threads is not None else torch.get_num_threads(),

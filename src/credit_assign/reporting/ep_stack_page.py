@@ -74,8 +74,11 @@ def write_question(result_paths, timing_paths, spec_path, outputs, root=".") -> 
          and history.utc(c["time"]) > order["first_result"]}
         for c in history.commits_touching(root, READER)[1:]
         if first_start and history.utc(c["time"]) >= history.utc(first_start)]
+    order["reader_differs"] = bool(order["reader"]) and history.differs_from(root, READER,
+                                                                             "HEAD")
     order["shown"] = bool(order["all_after"] and order["spec"] and order["spec"]["alone"]
                           and not order["amended"] and not order["working_differs"]
+                          and not order["reader_differs"]
                           and not any(c["after_first_result"]
                                       for c in order["reader_changed"]))
     found.update({
