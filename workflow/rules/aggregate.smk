@@ -105,22 +105,10 @@ rule variants_gap_map:
         tables=targets.variant_reproduction_tables(config),
         measurements=targets.measurement_tables(config),
     output:
+        **figure_outputs("fig_variants"),
+        **figure_outputs("fig_variants_key", prefix="key_"),
         csv=per_job.summary(paths.VARIANTS_GAP),
         md=per_job.summary(paths.REPRODUCTION_VARIANTS),
-        pdf=paths.figure("fig_variants", "pdf"),
-        png=report(
-            paths.figure("fig_variants", "png"),
-            caption="../report/fig_variants.rst",
-            category="Figures",
-        ),
-        svg=paths.figure("fig_variants", "svg"),
-        key_pdf=paths.figure("fig_variants_key", "pdf"),
-        key_png=report(
-            paths.figure("fig_variants_key", "png"),
-            caption="../report/fig_variants_key.rst",
-            category="Figures",
-        ),
-        key_svg=paths.figure("fig_variants_key", "svg"),
     log:
         paths.LOGS["variants_gap_map"],
     conda:
@@ -145,20 +133,8 @@ rule variants_measured_map:
     input:
         gaps=per_job.summary(paths.VARIANTS_GAP),
     output:
-        pdf=paths.figure("fig_variants_measured", "pdf"),
-        png=report(
-            paths.figure("fig_variants_measured", "png"),
-            caption="../report/fig_variants_measured.rst",
-            category="Figures",
-        ),
-        svg=paths.figure("fig_variants_measured", "svg"),
-        eps_pdf=paths.figure("fig_variants_measured_eps", "pdf"),
-        eps_png=report(
-            paths.figure("fig_variants_measured_eps", "png"),
-            caption="../report/fig_variants_measured_eps.rst",
-            category="Figures",
-        ),
-        eps_svg=paths.figure("fig_variants_measured_eps", "svg"),
+        **figure_outputs("fig_variants_measured"),
+        **figure_outputs("fig_variants_measured_eps", prefix="eps_"),
     log:
         paths.LOGS["variants_measured_map"],
     conda:

@@ -73,13 +73,7 @@ rule fig_claims:
         spec=config["claims"]["file"] or [],
         findings=per_job.summary(paths.CLAIMS_FINDINGS),
     output:
-        pdf=paths.figure("fig_claims", "pdf"),
-        png=report(
-            paths.figure("fig_claims", "png"),
-            caption="../report/fig_claims.rst",
-            category="Figures",
-        ),
-        svg=paths.figure("fig_claims", "svg"),
+        **figure_outputs("fig_claims"),
     log:
         paths.LOGS["fig_claims"],
     conda:

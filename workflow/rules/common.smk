@@ -41,3 +41,18 @@ def paper_build_inputs(wildcards):
     if problem := missing_tex():
         raise WorkflowError(f"{paths.PAPER_PDF}: {problem}")
     return per_job.paper_sources(wildcards)
+
+
+def figure_outputs(name, prefix=""):
+    """A figure step's three files — PDF, PNG (in the report, with its caption
+    workflow/report/<name>.rst) and SVG — as named outputs (``prefix``: for a step
+    that draws two figures): ``output: **figure_outputs("fig4_penalty_rescue")``."""
+    return {
+        f"{prefix}pdf": paths.figure(name, "pdf"),
+        f"{prefix}png": report(
+            paths.figure(name, "png"),
+            caption=f"../report/{name}.rst",
+            category="Figures",
+        ),
+        f"{prefix}svg": paths.figure(name, "svg"),
+    }

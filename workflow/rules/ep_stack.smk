@@ -132,13 +132,7 @@ rule fig_ep_fixed_point:
         findings=paths.EP_QUESTION_FINDINGS,
         cosines=paths.EP_QUESTION_COSINES,
     output:
-        pdf=paths.figure("fig_ep_fixed_point", "pdf"),
-        png=report(
-            paths.figure("fig_ep_fixed_point", "png"),
-            caption="../report/fig_ep_fixed_point.rst",
-            category="Figures",
-        ),
-        svg=paths.figure("fig_ep_fixed_point", "svg"),
+        **figure_outputs("fig_ep_fixed_point"),
     log:
         paths.LOGS["fig_ep_fixed_point"],
     conda:
@@ -166,13 +160,7 @@ rule fig_ep_stack_cosines:
         increments=paths.EP_INCREMENTS,
         pretrain=paths.EP_PRETRAIN,
     output:
-        pdf=paths.figure("fig_ep_stack_cosines", "pdf"),
-        png=report(
-            paths.figure("fig_ep_stack_cosines", "png"),
-            caption="../report/fig_ep_stack_cosines.rst",
-            category="Figures",
-        ),
-        svg=paths.figure("fig_ep_stack_cosines", "svg"),
+        **figure_outputs("fig_ep_stack_cosines"),
     log:
         paths.LOGS["fig_ep_stack_cosines"],
     conda:

@@ -5,13 +5,7 @@ rule fig4_penalty_rescue:
         epochs=per_job.summary(paths.EPOCHS),
         nulls=per_job.summary(paths.NULLS),
     output:
-        pdf=paths.figure("fig4_penalty_rescue", "pdf"),
-        png=report(
-            paths.figure("fig4_penalty_rescue", "png"),
-            caption="../report/fig4_penalty_rescue.rst",
-            category="Figures",
-        ),
-        svg=paths.figure("fig4_penalty_rescue", "svg"),
+        **figure_outputs("fig4_penalty_rescue"),
     log:
         paths.LOGS["fig4_penalty_rescue"],
     conda:
@@ -32,13 +26,7 @@ rule fig4_penalty_rescue:
 rule fig_primer_phases:
     """The primer schematic: needs no results."""
     output:
-        pdf=paths.figure("fig_primer_phases", "pdf"),
-        png=report(
-            paths.figure("fig_primer_phases", "png"),
-            caption="../report/fig_primer_phases.rst",
-            category="Figures",
-        ),
-        svg=paths.figure("fig_primer_phases", "svg"),
+        **figure_outputs("fig_primer_phases"),
     log:
         paths.LOGS["fig_primer_phases"],
     conda:
@@ -56,13 +44,7 @@ rule fig_primer_check:
     input:
         paths.PRIMER_CHECK,
     output:
-        pdf=paths.figure("fig_primer_check", "pdf"),
-        png=report(
-            paths.figure("fig_primer_check", "png"),
-            caption="../report/fig_primer_check.rst",
-            category="Figures",
-        ),
-        svg=paths.figure("fig_primer_check", "svg"),
+        **figure_outputs("fig_primer_check"),
     log:
         paths.LOGS["fig_primer_check"],
     conda:
@@ -81,13 +63,7 @@ rule fig_alignment_probes:
         alignment=per_job.summary(paths.PROBE_ALIGNMENT),
         ratios=per_job.summary(paths.PROBE_RATIOS),
     output:
-        pdf=paths.figure("fig_alignment_probes", "pdf"),
-        png=report(
-            paths.figure("fig_alignment_probes", "png"),
-            caption="../report/fig_alignment_probes.rst",
-            category="Figures",
-        ),
-        svg=paths.figure("fig_alignment_probes", "svg"),
+        **figure_outputs("fig_alignment_probes"),
     log:
         paths.LOGS["fig_alignment_probes"],
     conda:
