@@ -555,6 +555,15 @@ def test_the_claims_runs_refuse_to_start_from_uncommitted_code(tmp_path):
     study = snakemake(repo, "-n", "results/cifar10/default/train/dfa/lam0/seed42/metrics.json",
                       check=False)
     assert "committed code" not in study.stdout + study.stderr
+    # the EP question's seeds (config/claims_ep.yaml): refused, naming that file; a seed
+    # or a corpus it does not name is not
+    ep = "results/ep_stack/{}/float32/seed{}.fixed_point.json"
+    fp = snakemake(repo, "-n", ep.format("tinyshakespeare", 6), check=False)
+    assert fp.returncode != 0 and "pre-registered (config/claims_ep.yaml)" in (
+        fp.stdout + fp.stderr)
+    for other in (ep.format("tinyshakespeare", 99), ep.format("pydoc", 6)):
+        out = snakemake(repo, "-n", other, check=False)
+        assert "committed code" not in out.stdout + out.stderr
 
 
 def test_the_prediction_interval_of_one_more_seed():

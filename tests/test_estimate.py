@@ -235,7 +235,10 @@ def test_the_ep_question_is_timed_from_its_recorded_jobs(tmp_path):
     assert estimate.ep_question_core_minutes(config, tmp_path)["per_job"] is None
     for t, minutes in zip(timings[:3], (30, 50, 40), strict=False):
         (tmp_path / t).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / t).write_text(json.dumps({"total": minutes * 60}))
+        (tmp_path / t).write_text(json.dumps({  # a resumed job: total is its last process's
+            "total": 1.0, "threads": 1, "pretrain": minutes * 20,
+            "probes": [{"batch": b, "total": minutes * 40 / 3} for b in range(3)]}))
     est = estimate.ep_question_core_minutes(config, tmp_path)
-    assert (est["done"], est["done_minutes"], est["per_job"]) == (3, 120, 40)
+    assert (est["done"], est["per_job"]) == (3, 40)
+    assert est["done_minutes"] == pytest.approx(120)
     assert est["todo_minutes"] == 40 * (len(timings) - 3)

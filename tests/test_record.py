@@ -286,11 +286,33 @@ def test_take_brings_another_checkouts_runs_with_their_job_records(recorded, tmp
     for path in taken:
         meta = here / record.SNAKEMAKE_METADATA / record.record_name(path)
         assert json.loads(meta.read_text())["endtime"] == theirs[path]["endtime"]
-    # taking again changes nothing; a clash is named before anything moves
+    # taking again changes nothing
     assert record.take(recorded, here)["taken"] == []
-    (recorded / first).write_text(json.dumps({"kind": "other"}))
-    meta = recorded / record.SNAKEMAKE_METADATA / record.record_name(first)
-    meta.write_text(json.dumps({"record_format_version": 6, "rule": "x", "params": ["q"],
-                                "endtime": 2_000_000.0, "incomplete": False}))
-    with pytest.raises(record.RecordError, match=f"differ.*{first}"):
+    # a job there rerun with other bytes: a clash, named, and nothing moves
+    index_here = (here / record.INDEX).read_bytes()
+    _job(recorded, first, {"kind": "other"}, 2_000_000.0)
+    with pytest.raises(record.RecordError, match=f"{first}: differs between"):
+        record.take(recorded, here)
+    assert (here / record.INDEX).read_bytes() == index_here
+    assert json.loads((here / first).read_text()) == FILES[first]
+
+
+def test_take_names_what_it_cannot_vouch_for(recorded, tmp_path_factory):
+    """A file edited by hand in the other checkout, a run without its job's record, and
+    data that differ from this checkout's: named, and nothing is taken."""
+    here = tmp_path_factory.mktemp("here")
+    null = "results/cifar10/default/fresh_b_null/dfa/lam0/seed42.json"
+    (recorded / null).write_text(json.dumps({"kind": "null", "edited": True}))
+    with pytest.raises(record.RecordError, match=f"{null}: does not match the record"):
+        record.take(recorded, here)
+    assert not (here / "results").exists()
+    (recorded / null).write_text(json.dumps(FILES[null]))  # back as its job wrote it
+    (here / "data").mkdir()
+    (here / "data/cifar10.json").write_text(json.dumps({"digest": "another"}))
+    with pytest.raises(record.RecordError, match="data/cifar10.json: the data the runs"):
+        record.take(recorded, here)
+    (here / "data/cifar10.json").unlink()
+    (recorded / record.METADATA / record.record_name(null)).unlink()
+    (recorded / record.SNAKEMAKE_METADATA / record.record_name(null)).unlink()
+    with pytest.raises(record.RecordError, match="no record of its job"):
         record.take(recorded, here)

@@ -408,28 +408,51 @@ def check_file(path: str | Path) -> None:
 def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
     """Bring the record files another checkout of this repository made (a clean worktree
     that ran a pre-registered study while this one was being edited; a second machine's
-    clone) into this one: each file of ``other``'s record (``record save`` there, then
-    ``check``: every file must match) that this checkout lacks, with Snakemake's record
-    of its job (copied into ``.snakemake/metadata``, as the job had run here), then
-    ``save`` here. A file both hold with different bytes is named and nothing is taken;
-    the same bytes are left as they are. Returns the paths taken."""
+    clone) into this one: each file of ``other``'s record that this checkout lacks, with
+    Snakemake's record of its job (copied into ``.snakemake/metadata``, as the job had run
+    here), then ``save`` here. Nothing moves where anything is wrong, and each problem is
+    named: ``other``'s record does not match its files (checked before its save, so a
+    file edited there is caught), a file it saves now was changed after its job ended or
+    has no job record, a file both checkouts hold with different bytes, a data manifest
+    the runs were made from that differs here, or a file this checkout has an unfinished
+    job for (``.snakemake/incomplete``). The same bytes are left as they are. Returns the
+    paths taken."""
     root, other = Path(root), Path(other)
+    if not (other / paths.RECORD).is_dir() and not files(other):
+        raise RecordError(f"{other}: no record and no record files: nothing to take")
+    problems = check(other)  # before its save: an edited file there is named, not saved
+    before = _read_index(other)
     save(other)
-    problems = check(other)
-    if problems:
-        raise RecordError(f"{other}: its record does not match its files; nothing taken:\n  "
-                          + "\n  ".join(problems))
     theirs = {p: e for p, e in _read_index(other).items()
               if pattern_of(p)[1] not in NO_METADATA}
-    clash = [p for p, e in theirs.items()
-             if (root / p).is_file() and sha256_file(root / p) != e["sha256"]]
-    if clash:
-        raise RecordError("these files differ between the two checkouts; nothing taken "
-                          "(delete one side's file, or rerun its job): " + ", ".join(clash))
+    for path, entry in theirs.items():
+        meta = _metadata(other, path)
+        if entry != before.get(path) and (
+                meta is None or meta.get("endtime") is None
+                or (other / path).stat().st_mtime > meta["endtime"] + SLACK_S):
+            problems.append(f"{other / path}: changed after the job that wrote it ended, or "
+                            "written outside a job")
+    missing = [p for p in theirs if not (root / p).is_file()]
+    for path in missing:
+        if not (other / METADATA / record_name(path, _longest(other / METADATA))).is_file():
+            problems.append(f"{other / path}: no record of its job in {other / METADATA}")
+        if (root / ".snakemake" / "incomplete" / record_name(path)).exists():
+            problems.append(f"{path}: this checkout has an unfinished job for it "
+                            "(.snakemake/incomplete): finish or clean it up first")
+    problems += [f"{path}: differs between the two checkouts (delete one side's file, or "
+                 "rerun its job)" for path, e in theirs.items()
+                 if (root / path).is_file() and sha256_file(root / path) != e["sha256"]]
+    for path in manifests_of(missing):
+        copy = other / MANIFESTS / path
+        if (root / path).is_file() and copy.is_file() and \
+                (root / path).read_bytes() != copy.read_bytes():
+            problems.append(f"{path}: the data the runs were made from differs from this "
+                            "checkout's (its manifest)")
+    if problems:
+        raise RecordError("nothing taken:\n  " + "\n  ".join(problems))
     target = root / SNAKEMAKE_METADATA
     longest = _longest(target)
-    taken = []
-    for path in sorted(p for p in theirs if not (root / p).is_file()):
+    for path in sorted(missing):
         for kept in [path, *weights_of(path)]:
             meta = other / METADATA / record_name(kept, _longest(other / METADATA))
             if meta.is_file():
@@ -438,14 +461,13 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
                 shutil.copyfile(meta, dest)
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(other / path, root / path)
-        taken.append(path)
-    for path in manifests_of(taken):  # the data the runs were made from, if missing here
+    for path in manifests_of(missing):  # the data the runs were made from, if missing here
         copy = other / MANIFESTS / path
         if not (root / path).exists() and copy.is_file():
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(copy, root / path)
     save(root)
-    return {"taken": taken}
+    return {"taken": sorted(missing)}
 
 
 def size(root: str | Path = ".") -> dict[str, Any]:

@@ -63,10 +63,13 @@ def write_question(result_paths, timing_paths, spec_path, outputs, root=".") -> 
                             {"ep_fixed_point": timing_paths})
     order = history.order(root, spec_path, prov, READER)
     # the judge's later changes, as facts: each commit to it after the first run started
-    # (a run's start: its finish less its wall time), and whether a result had finished
+    # (a run's start: its finish less its work — the pretraining and batches' seconds,
+    # which add up over a resumed job's processes, or its last process's wall time if
+    # longer), and whether a result had finished
     starts = [datetime.strptime(t["record"]["finished_at"], "%Y-%m-%dT%H:%M:%S%z")
-              - timedelta(seconds=t["total"]) for t in timings
-              if t.get("record", {}).get("finished_at")]
+              - timedelta(seconds=max(t["total"], t["pretrain"]
+                                      + sum(b["total"] for b in t["probes"])))
+              for t in timings if t.get("record", {}).get("finished_at")]
     first_start = min(starts).strftime("%Y-%m-%dT%H:%M:%S%z") if starts else None
     order["first_start"] = history.utc(first_start)
     order["reader_changed"] = [

@@ -16,7 +16,8 @@ planned job refuses the publish, naming the files it would rewrite and why; a fi
 copies only when its PNG says it was drawn for the published dataset (the EP figure:
 for the config's corpora) from that dataset's results (figures.style.save writes it).
 
-    python -m credit_assign.reporting.publish [--only study ep claims] [--dataset cifar10]
+    python -m credit_assign.reporting.publish [--only study ep ep_question claims]
+        [--dataset cifar10]   (default: study ep claims)
 """
 
 from __future__ import annotations
@@ -252,8 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="+", choices=["study", "ep", "ep_question", "claims"],
-                        default=["study", "ep", "ep_question", "claims"],
-                        help="the groups to publish")
+                        default=["study", "ep", "claims"],
+                        help="the groups to publish (ep_question only when named: its runs "
+                        "take sessions)")
     parser.add_argument("--dataset", default="cifar10")
     parser.add_argument("--config", default=paths.DEFAULT_CONFIG,
                         help="the config whose EP corpora docs/ holds")

@@ -110,13 +110,21 @@ def claims_core_minutes(config: dict, estimate: dict) -> dict:
             "missing": sorted(missing)}
 
 
+def _fixed_point_minutes(timing: dict) -> float:
+    """A fixed-point job's core-minutes: its pretraining and probe batches' seconds (they
+    add up over a resumed job's processes, where ``total`` is the last process's) times
+    its threads."""
+    seconds = timing["pretrain"] + sum(b["total"] for b in timing["probes"])
+    return seconds * (timing.get("threads") or 1) / 60
+
+
 def ep_question_core_minutes(config: dict, root: str | Path = ROOT) -> dict:
     """The EP question's fixed-point jobs (targets.ep_question_runs): the recorded jobs'
     minutes (their timings, one thread each: the record), and the jobs still to run at
     the median recorded job (None where none is recorded yet)."""
     root = Path(root)
     timings = ep_question_runs(config, paths.EP_FIXED_POINT_TIMINGS)
-    done = [json.loads((root / t).read_text())["total"] / 60 for t in timings
+    done = [_fixed_point_minutes(json.loads((root / t).read_text())) for t in timings
             if (root / t).is_file()]
     todo = len(timings) - len(done)
     per_job = statistics.median(done) if done else None
