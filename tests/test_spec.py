@@ -648,7 +648,10 @@ def test_the_workflows_functions_of_wildcards_are_one_object_and_none_only_forwa
     for name, body in bodies:
         code = [s for s in ast.parse(textwrap.dedent(body)).body
                 if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-        assert len(code) > 1, f"common.smk's {name} only forwards: make it a JobFunctions method"
+        # only forwards: its one statement returns another function's result
+        forwards = len(code) == 1 and isinstance(code[0], ast.Return) and isinstance(
+            code[0].value, ast.Call)
+        assert not forwards, f"common.smk's {name} only forwards: make it a JobFunctions method"
     rules = "".join(p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk"))
     for method in (m for m in vars(JobFunctions) if not m.startswith("_")):
         assert f"per_job.{method}" in rules + common, f"JobFunctions.{method} is unused"
