@@ -308,6 +308,9 @@ def test_take_names_what_it_cannot_vouch_for(recorded, tmp_path_factory):
     assert not (here / "results").exists()
     (recorded / null).write_text(json.dumps(FILES[null]))  # back as its job wrote it
     (here / "data").mkdir()
+    (here / "data/cifar10.json").write_text(json.dumps({"digest": "d", "rebuild_from": "x"}))
+    assert record._data_of(here / "data/cifar10.json") == record._data_of(
+        recorded / "data/cifar10.json")  # the same data from another copy
     (here / "data/cifar10.json").write_text(json.dumps({"digest": "another"}))
     with pytest.raises(record.RecordError, match="data/cifar10.json: the data the runs"):
         record.take(recorded, here)

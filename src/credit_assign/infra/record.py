@@ -405,6 +405,14 @@ def check_file(path: str | Path) -> None:
 
 
 # ---- take: another checkout's finished runs
+def _data_of(manifest: Path) -> dict[str, Any]:
+    """What a data manifest says of the data, less where this machine rebuilds it from
+    (``rebuild_from``: a local path, the same data from another copy)."""
+    data = json.loads(manifest.read_text())
+    data.pop("rebuild_from", None)
+    return data
+
+
 def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
     """Bring the record files another checkout of this repository made (a clean worktree
     that ran a pre-registered study while this one was being edited; a second machine's
@@ -445,7 +453,7 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
     for path in manifests_of(missing):
         copy = other / MANIFESTS / path
         if (root / path).is_file() and copy.is_file() and \
-                (root / path).read_bytes() != copy.read_bytes():
+                _data_of(root / path) != _data_of(copy):
             problems.append(f"{path}: the data the runs were made from differs from this "
                             "checkout's (its manifest)")
     if problems:
