@@ -79,12 +79,14 @@ def _render_ep_question(tmp_path: Path) -> list[str]:
 
     import yaml
 
+    from credit_assign.infra import paths
     from credit_assign.reporting.ep_stack_page import write_question
     from credit_assign.spec import targets
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    runs = targets.ep_question_runs({"claims": {"ep": str(ROOT / config["claims"]["ep"])}})
-    timings = [r.replace(".fixed_point.json", ".fixed_point.timings.json") for r in runs]
+    ep = {"claims": {"ep": str(ROOT / config["claims"]["ep"])}}
+    runs = targets.ep_question_runs(ep)
+    timings = targets.ep_question_runs(ep, paths.EP_FIXED_POINT_TIMINGS)
     out = SimpleNamespace(**{key: tmp_path / name for key, name in
                              [("page", "ep_question.md"),
                               ("findings", "ep_question_findings.json"),

@@ -441,8 +441,9 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
             problems.append(f"{other / path}: changed after the job that wrote it ended, or "
                             "written outside a job")
     missing = [p for p in theirs if not (root / p).is_file()]
+    their_longest = _longest(other / METADATA)
     for path in missing:
-        if not (other / METADATA / record_name(path, _longest(other / METADATA))).is_file():
+        if not (other / METADATA / record_name(path, their_longest)).is_file():
             problems.append(f"{other / path}: no record of its job in {other / METADATA}")
         if (root / ".snakemake" / "incomplete" / record_name(path)).exists():
             problems.append(f"{path}: this checkout has an unfinished job for it "
@@ -462,7 +463,7 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
     longest = _longest(target)
     for path in sorted(missing):
         for kept in [path, *weights_of(path)]:
-            meta = other / METADATA / record_name(kept, _longest(other / METADATA))
+            meta = other / METADATA / record_name(kept, their_longest)
             if meta.is_file():
                 dest = target / record_name(kept, longest)
                 dest.parent.mkdir(parents=True, exist_ok=True)

@@ -60,17 +60,10 @@ class JobFunctions:
         EP question (claims.ep, fresh or seen) still to be made is refused from
         uncommitted code: the file was committed before its runs, and each run's commit
         shows it."""
-        path = self.config["claims"].get("ep")
-        if path:
-            from credit_assign.spec.claims import load_ep
-
-            spec = load_ep(path)
-            run = spec["runs"]
-            if (w.corpus, w.precision) == (run["corpus"], run["precision"]) and (
-                    int(w.seed) in spec["seeds"]["fresh"] + spec["seeds"]["seen"]) and not (
-                    Path(paths.fill(paths.EP_FIXED_POINT, corpus=w.corpus,
-                                    precision=w.precision, seed=int(w.seed))).exists()):
-                self._refuse_uncommitted(path)
+        result = paths.fill(paths.EP_FIXED_POINT, corpus=w.corpus, precision=w.precision,
+                            seed=int(w.seed))
+        if result in targets.ep_question_runs(self.config) and not Path(result).exists():
+            self._refuse_uncommitted(self.config["claims"]["ep"])
         return paths.fill(paths.CORPUS_MANIFEST, corpus=w.corpus)
 
     def dataset_cache_path(self, w) -> str:
