@@ -30,7 +30,7 @@ def _render_claims(tmp_path: Path, monkeypatch) -> list[str]:
     docs/ (and README's claims block)."""
     docs = tmp_path / "docs"
     docs.mkdir(parents=True)
-    for name in CLAIMS_DOCS:
+    for name in (*CLAIMS_DOCS, "fig_claims.png"):  # the figure: in the group's stamp
         shutil.copy(ROOT / "docs" / name, docs / name)
     shutil.copytree(ROOT / "config", tmp_path / "config")
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
@@ -110,3 +110,87 @@ def test_the_published_ep_question_is_what_todays_code_judges_from_the_record(tm
                         "record's fixed-point results; republish them (snakemake --cores 2 "
                         f"ep_question, then make publish PUBLISH='--only ep_question'): "
                         f"{', '.join(differ)}")
+
+
+# ---- every published group: docs/published.json against the checkout (make publish
+# writes it; credit_assign.reporting.publish.stale names what changed since)
+def _stamped() -> dict:
+    import json
+
+    path = ROOT / "docs" / publish.STAMP
+    if not path.exists():
+        pytest.skip("nothing published with a stamp yet")
+    if not (ROOT / "scripts").is_dir():
+        pytest.skip("not a checkout (no scripts/): the report code cannot be read")
+    return json.loads(path.read_text(encoding="utf-8"))["groups"]
+
+
+def test_every_published_group_is_what_todays_code_makes_from_the_record(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    problems = {name: publish.stale(name, stamped) for name, stamped in _stamped().items()}
+    problems = {name: found for name, found in problems.items() if found}
+    assert not problems, (
+        "docs/ is not what today's code makes from the record; rebuild and republish "
+        "(make paper-from-record, then make publish PUBLISH='--only <group>'; the claims: "
+        "make publish PUBLISH=--claims-from-published):\n" + "\n".join(
+            f"- group {name}: " + "; ".join(found) for name, found in problems.items()))
+
+
+def _fake_docs(tmp_path: Path, monkeypatch) -> dict[str, list[tuple[str, str]]]:
+    """The EP group's names in a docs/ of tmp_path, published from the checkout's record."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    chosen = {"ep": publish.groups("cifar10")["ep"]}
+    for _, name in chosen["ep"]:
+        (docs / name).write_text(f"{name}\n")
+    monkeypatch.chdir(ROOT)
+    publish.write_stamp(chosen, publish.paths.DEFAULT_CONFIG, docs=docs)
+    return chosen
+
+
+def test_a_stamped_group_names_a_hand_edit_a_template_edit_and_a_changed_result(
+        tmp_path, monkeypatch):
+    import json
+
+    _fake_docs(tmp_path, monkeypatch)
+    docs = tmp_path / "docs"
+    stamped = json.loads((docs / publish.STAMP).read_text())["groups"]["ep"]
+    assert publish.stale("ep", stamped, docs=docs) == []
+    (docs / "ep_stack.md").write_text("edited\n")
+    assert publish.stale("ep", stamped, docs=docs) == [
+        f"{docs / 'ep_stack.md'} is not the file make publish copied (edited by hand?)"]
+    (docs / "ep_stack.md").write_text("ep_stack.md\n")
+
+    from credit_assign.spec import code
+
+    real = code.report_digest
+    monkeypatch.setattr(code, "report_digest",
+                        lambda step: "0" * 64 if step == "ep_stack_summary" else real(step))
+    assert publish.stale("ep", stamped, docs=docs) == [
+        "report code step ep_stack_summary changed since the publish"]
+    monkeypatch.setattr(code, "report_digest", real)
+
+    changed = json.loads(json.dumps(stamped))
+    path = next(iter(changed["record"]))
+    changed["record"][path] = "f" * 64
+    assert publish.stale("ep", changed, docs=docs) == [
+        f"record's result {path} changed since the publish"]
+
+
+def test_the_report_digest_follows_a_templates_bytes(tmp_path, monkeypatch):
+    """A template is part of every report step's code param: Snakemake rebuilds the pages
+    after a template edit, so a publish never copies a page the old words made."""
+    from credit_assign.spec import code
+
+    assert "reporting/templates/claims.md.j2" in code.report_files("claims_tables")
+    before = code.report_digest("claims_tables")
+    original = code.file_digest
+    monkeypatch.setattr(code, "file_digest", lambda rel: "0" * 64
+                        if rel == "reporting/templates/claims.md.j2" else original(rel))
+    code.report_digest.cache_clear()
+    try:
+        assert code.report_digest("claims_tables") != before
+    finally:
+        monkeypatch.undo()
+        code.report_digest.cache_clear()
+    assert code.report_digest("claims_tables") == before

@@ -25,7 +25,14 @@ def workdir(tmp_path, monkeypatch):
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.yaml").write_text("ep_stack: {corpora: [tinyshakespeare]}\n")
     monkeypatch.setattr(publish, "planned", lambda targets, config: ([], None))
+    _no_record(monkeypatch)
     return tmp_path
+
+
+def _no_record(monkeypatch):
+    """The stamp's made_from stubbed: these folders have no record and no full config
+    (the stamp itself: tests/test_docs_fresh.py, on the checkout)."""
+    monkeypatch.setattr(publish, "made_from", lambda name, config: {"code": {}, "record": {}})
 
 
 def png(path, about=CIFAR) -> None:
@@ -59,7 +66,8 @@ def test_a_group_is_copied_whole(workdir):
     files = publish.groups("cifar10")["claims"]
     _make(files)
     assert publish.main(["--only", "claims"]) == 0
-    assert sorted(p.name for p in (workdir / "docs").iterdir()) == sorted(n for _, n in files)
+    assert sorted(p.name for p in (workdir / "docs").iterdir()) == sorted(
+        [publish.STAMP, *(n for _, n in files)])
 
 
 def test_the_ep_pages_only_from_the_paper_configs_corpora(workdir, capsys):
@@ -216,6 +224,7 @@ def test_a_claims_file_amended_after_its_results_stops_the_publish(tmp_path, mon
     import subprocess
 
     monkeypatch.chdir(tmp_path)
+    _no_record(monkeypatch)
     (tmp_path / "docs").mkdir()
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.yaml").write_text("ep_stack: {corpora: []}\n")
@@ -228,7 +237,7 @@ def test_a_claims_file_amended_after_its_results_stops_the_publish(tmp_path, mon
                            capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     assert publish.main(["--only", "claims"]) == 0  # current: copied
-    assert len(list((tmp_path / "docs").iterdir())) == len(files)
+    assert len(list((tmp_path / "docs").iterdir())) == len(files) + 1  # and the stamp
     for f in (tmp_path / "docs").iterdir():
         f.unlink()
     claims = tmp_path / "config" / "claims.yaml"
@@ -254,6 +263,7 @@ def test_the_claims_render_again_from_the_published_findings(tmp_path, monkeypat
         pytest.skip("no published claims")
     monkeypatch.setitem(claims.COVERAGE, "replicates", 20)  # the simulation, small
     monkeypatch.chdir(tmp_path)
+    _no_record(monkeypatch)
     (tmp_path / "docs").mkdir()
     (tmp_path / "config").mkdir()
     for name in (publish.DOCS_FINDINGS, "claims_by_seed.csv"):

@@ -21,6 +21,8 @@ rule aggregate:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        code=spec_code.report_digest("aggregate"),
     script:
         "../../scripts/aggregate.py"
 
@@ -51,6 +53,7 @@ rule reproduction:
     params:
         config=per_job.reproduction_config,
         expect=per_job.dataset_expect,
+        code=spec_code.report_digest("reproduction"),
     script:
         "../../scripts/reproduction.py"
 
@@ -70,6 +73,8 @@ rule aggregate_alignment_probes:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        code=spec_code.report_digest("aggregate_alignment_probes"),
     script:
         "../../scripts/aggregate_alignment_probes.py"
 
@@ -88,6 +93,8 @@ rule aggregate_measurements:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        code=spec_code.report_digest("aggregate_measurements"),
     script:
         "../../scripts/aggregate_measurements.py"
 
@@ -121,6 +128,7 @@ rule variants_gap_map:
         about=job_params.variants_about(config),
         study=config["study"],
         expect=targets.gap_map_expect(config),
+        code=spec_code.report_digest("variants_gap_map"),
     script:
         "../../scripts/variants_gap_map.py"
 
@@ -145,6 +153,7 @@ rule variants_measured_map:
         runtime=10,
     params:
         study=config["study"],
+        code=spec_code.report_digest("variants_measured_map"),
     script:
         "../../scripts/variants_measured_map.py"
 
@@ -181,6 +190,7 @@ rule findings:
             else ""
         ),
         expect=targets.notes_expect(config),
+        code=spec_code.report_digest("findings"),
     script:
         "../../scripts/findings.py"
 
@@ -200,5 +210,7 @@ rule reproduction_notes:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        code=spec_code.report_digest("reproduction_notes"),
     script:
         "../../scripts/reproduction_notes.py"

@@ -28,6 +28,7 @@ rule claims_tables:
         runtime=10,
     params:
         settle=per_job.ep_settle,
+        code=spec_code.report_digest("claims_tables"),
     script:
         "../../scripts/claims_tables.py"
 
@@ -63,6 +64,7 @@ rule claims_verdicts:
         runtime=10,
     params:
         expect=lambda w: targets.claims_expect(config),
+        code=spec_code.report_digest("claims_verdicts"),
     script:
         "../../scripts/claims_verdicts.py"
 
@@ -82,6 +84,8 @@ rule fig_claims:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        code=spec_code.report_digest("fig_claims"),
     script:
         "../../scripts/fig_claims.py"
 

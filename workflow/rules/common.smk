@@ -11,6 +11,7 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.infra import paths  # noqa: E402
 from credit_assign.spec import catalog, matrix, targets  # noqa: E402
+from credit_assign.spec import code as spec_code  # noqa: E402
 from credit_assign.spec import params as job_params  # noqa: E402
 from credit_assign.spec.wildcards import JobFunctions  # noqa: E402
 

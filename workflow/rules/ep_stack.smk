@@ -97,6 +97,7 @@ rule ep_stack_summary:
     params:
         # the settling criterion is read here only: changing it reruns no probe
         settle=per_job.ep_settle,
+        code=spec_code.report_digest("ep_stack_summary"),
     script:
         "../../scripts/ep_stack_summary.py"
 
@@ -122,6 +123,7 @@ rule ep_question_findings:
         runtime=5,
     params:
         spec=lambda w: config["claims"]["ep"],
+        code=spec_code.report_digest("ep_question"),
     script:
         "../../scripts/ep_question.py"
 
@@ -141,6 +143,8 @@ rule fig_ep_fixed_point:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        code=spec_code.report_digest("fig_ep_fixed_point"),
     script:
         "../../scripts/fig_ep_fixed_point.py"
 
@@ -169,5 +173,7 @@ rule fig_ep_stack_cosines:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        code=spec_code.report_digest("fig_ep_stack_cosines"),
     script:
         "../../scripts/fig_ep_stack_cosines.py"

@@ -19,6 +19,7 @@ rule fig4_penalty_rescue:
         dataset=config["dataset"],
         methods=job_params.method_styles(),
         expect=targets.table_expect(config),
+        code=spec_code.report_digest("fig4_penalty_rescue"),
     script:
         "../../scripts/fig4_penalty_rescue.py"
 
@@ -35,6 +36,8 @@ rule fig_primer_phases:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        code=spec_code.report_digest("fig_primer_phases"),
     script:
         "../../scripts/fig_primer_phases.py"
 
@@ -53,6 +56,8 @@ rule fig_primer_check:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        code=spec_code.report_digest("fig_primer_check"),
     script:
         "../../scripts/fig_primer_check.py"
 
@@ -76,5 +81,6 @@ rule fig_alignment_probes:
         network=config["probes"]["network"],
         methods=job_params.method_styles(),
         expect=targets.table_expect(config)["runs"],
+        code=spec_code.report_digest("fig_alignment_probes"),
     script:
         "../../scripts/fig_alignment_probes.py"

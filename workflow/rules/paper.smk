@@ -20,6 +20,7 @@ rule paper_numbers:
     params:
         config=per_job.paper_number_config,
         expect=targets.table_expect(config),
+        code=spec_code.report_digest("paper_numbers"),
     script:
         "../../scripts/paper_numbers.py"
 
@@ -39,6 +40,8 @@ rule paper_claims:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        code=spec_code.report_digest("paper_claims"),
     script:
         "../../scripts/paper_claims.py"
 
@@ -61,6 +64,8 @@ rule paper:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        code=spec_code.report_digest("build_paper"),
     script:
         "../../scripts/build_paper.py"
 
@@ -79,5 +84,7 @@ rule arxiv:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        code=spec_code.report_digest("bundle_paper"),
     script:
         "../../scripts/bundle_paper.py"

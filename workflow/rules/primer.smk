@@ -12,5 +12,6 @@ rule primer_check:
         runtime=10,
     params:
         settings=config["primer_check"],
+        code=spec_code.report_digest("primer_check"),
     script:
         "../../scripts/primer_check.py"

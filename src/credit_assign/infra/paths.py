@@ -161,6 +161,9 @@ LOGS = {
 
 # ---- inputs that are not outputs of any step
 DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile (paper scale)
+STUDY_CONFIGS = (DEFAULT_CONFIG, "config/variants.yaml")  # the variant study's (make study)
+# the configs no published file is made from (make publish's stamp leaves them out)
+UNPUBLISHED_CONFIGS = ("config/quick.yaml", "config/ep_precision.yaml")
 CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
 REBUILD_ESTIMATE = "docs/rebuild_estimate.json"  # per-epoch times (credit_assign.spec.estimate)
 HISTORY = "config/history.yaml"  # what was fixed when: events found in git (analysis.history)

@@ -10,6 +10,14 @@ problem is named before anything is copied, so a refused publish leaves docs/ as
 - ``claims``: the claims page, its verdicts and findings, and its figure; and README's
   claims block, rewritten from the findings (templates/readme_claims.md.j2).
 
+Every publish stamps what it copied in ``docs/published.json``: each group's files
+(their sha256) and what they were made from: the report code (each report step's
+``code`` param, spec.code.report_digest, with the workflow's rule files, the configs and
+the paper's TeX source) and the record's results the group reads (their sha256 in
+results/.record/index.json). tests/test_docs_fresh.py computes the same from the
+checkout and fails, naming what changed, when docs/ is no longer what today's code makes
+from the record.
+
 Nothing is copied that is out of date or drawn for another dataset: Snakemake is asked
 first, by a dry run of every file it would copy (with the publish's config), and a
 planned job refuses the publish, naming the files it would rewrite and why; a figure
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import re
 import shutil
@@ -83,6 +92,130 @@ DOCS_FINDINGS = "claims_findings.json"  # the findings' name in docs/
 # README's claims block lies between these two lines; publish rewrites what is between
 BEGIN = "<!-- claims: written by make publish from docs/claims_findings.json -->"
 END = "<!-- /claims -->"
+
+
+STAMP = "published.json"  # in docs/: what each published group was made from
+
+
+def _sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def report_code() -> dict[str, str]:
+    """What every published file is rendered with, beside the results: each report
+    step's ``code`` param (credit_assign.spec.code.report_digest: its script, the modules
+    it imports, the templates), and the sha256 of the Snakefile, the rule files, the
+    configs and the paper's TeX source."""
+    from credit_assign.spec import code
+
+    out = {f"step {step}": code.report_digest(step) for step in code.report_steps()}
+    root = code.ROOT
+    files = [root / "Snakefile", *sorted((root / "workflow").rglob("*.smk")),
+             *sorted((root / "config").glob("*.yaml")), root / "paper" / "ms.tex"]
+    for path in files:
+        name = path.relative_to(root).as_posix()
+        if name not in paths.UNPUBLISHED_CONFIGS:
+            out[name] = _sha256(path)
+    return out
+
+
+def group_results(name: str, config: str = paths.DEFAULT_CONFIG) -> list[str]:
+    """The record's files a group is made from: the study's runs (every recipe of
+    config/variants.yaml), the paper config's EP probes, the EP question's runs, each with
+    its data manifest. None for the claims: they render from their published per-seed
+    effects until their runs are all in the record (tests/test_docs_fresh.py renders them
+    again)."""
+    from credit_assign.spec import checks, targets
+
+    if name == "claims":
+        return []
+    if name == "study":
+        study = checks.load_config(paths.STUDY_CONFIGS)
+        out = [paths.DATA_MANIFEST.format(dataset=study["dataset"])]
+        for recipe in targets.recipes(study):
+            for of in (targets.train_metrics, targets.train_timings, targets.null_results,
+                       targets.probe_results, targets.measure_results):
+                out += of(study, recipe=recipe)
+        return out
+    cfg = checks.load_config([config] if Path(config) != Path(paths.DEFAULT_CONFIG) else [])
+    if name == "ep":
+        runs = targets.ep_results(cfg) + targets.ep_timings(cfg)
+        corpora = cfg["ep_stack"]["corpora"]
+    elif name == "ep_question":
+        runs = targets.ep_question_runs(cfg) + targets.ep_question_runs(
+            cfg, paths.EP_FIXED_POINT_TIMINGS)
+        corpora = sorted({r.split("/")[2] for r in runs})
+    else:
+        raise KeyError(f"no publish group {name!r}")
+    return [paths.CORPUS_MANIFEST.format(corpus=c) for c in corpora] + runs
+
+
+def made_from(name: str, config: str = paths.DEFAULT_CONFIG) -> dict[str, dict]:
+    """What group ``name`` is made from, as the checkout holds it: ``code``
+    (report_code) and ``record`` (each of group_results' files: its sha256 in the record's
+    index, None where the record lacks it)."""
+    from credit_assign.infra import record
+
+    index = json.loads(Path(record.INDEX).read_text(encoding="utf-8"))["files"] \
+        if Path(record.INDEX).exists() else {}
+    return {"code": report_code(),
+            "record": {f: (index.get(f) or {}).get("sha256") for f in group_results(name, config)}}
+
+
+def stamp_problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
+    """What stops a stamp: a result the group reads that the record lacks or holds with
+    other bytes (``python -m credit_assign.infra.record save`` first)."""
+    out = []
+    for name in chosen:
+        for path, sha in made_from(name, config)["record"].items():
+            if sha is None:
+                out.append(f"{path} (group {name}) is not in the record: run python -m "
+                           "credit_assign.infra.record save after its job")
+            elif Path(path).exists() and _sha256(path) != sha:
+                out.append(f"{path} (group {name}) differs from the record: python -m "
+                           "credit_assign.infra.record check names why")
+    return out
+
+
+def write_stamp(chosen: dict[str, list[tuple[str, str]]], config: str,
+                docs: Path = DOCS) -> None:
+    """docs/published.json: each published group's files (sha256 of the docs/ copy) and
+    made_from; groups not published now keep their entry."""
+    path = docs / STAMP
+    stamp = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    stamp["about"] = ("written by make publish (credit_assign.reporting.publish): each "
+                      "group's files in docs/ and what they were made from; checked by "
+                      "tests/test_docs_fresh.py")
+    groups_ = stamp.setdefault("groups", {})
+    for name, files in chosen.items():
+        groups_[name] = {"files": {n: _sha256(docs / n) if (docs / n).exists() else None
+                                   for _, n in files},
+                         **made_from(name, config)}
+    stamp["groups"] = dict(sorted(groups_.items()))
+    atomic_write_text(path, json.dumps(stamp, indent=1, sort_keys=False) + "\n")
+
+
+def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
+          docs: Path = DOCS) -> list[str]:
+    """What differs between group ``name``'s stamp and the checkout, named: a docs/ file
+    edited or missing, a report step's code, a rule file, a config, a result of the
+    record."""
+    out = []
+    for n, sha in stamped["files"].items():
+        if not (docs / n).exists():
+            if sha is not None:  # None: not published (a figure kept as it was, absent)
+                out.append(f"{docs / n} is missing")
+        elif _sha256(docs / n) != sha:
+            out.append(f"{docs / n} is not the file make publish copied (edited by hand?)")
+    now = made_from(name, config)
+    for part, what in (("code", "report code"), ("record", "record's result")):
+        old, new = stamped.get(part, {}), now[part]
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                change = ("is new" if key not in old else "is gone" if key not in new
+                          else "changed")
+                out.append(f"{what} {key} {change} since the publish")
+    return out
 
 
 def claims_block(findings_path) -> str:
@@ -226,9 +359,10 @@ def claims_from_published(config: str | Path = paths.DEFAULT_CONFIG,
     """The claims group rendered again from the findings already in docs/ (their effects
     seed by seed) with today's code, where the claims' per-run results are not in the
     record: the page says so (claims_page.from_published); every interval of record must
-    come back from the published effects. The figure stays as published (it draws the
-    intervals of record, which come back unchanged). ``root``: the checkout whose git
-    history the page reads. The files written, in docs/."""
+    come back from the published effects. The figure (it draws the
+    intervals of record, which come back unchanged) is drawn again from them with today's
+    figure code. ``root``: the checkout whose git history the page reads. The files
+    written, in docs/."""
     import pandas as pd
 
     from credit_assign.reporting import claims_page
@@ -244,9 +378,17 @@ def claims_from_published(config: str | Path = paths.DEFAULT_CONFIG,
              DOCS_FINDINGS: json.dumps(record, indent=1, ensure_ascii=False) + "\n"}
     for name, text in texts.items():
         atomic_write_text(DOCS / name, text)
+    # the figure drawn again from the findings just written, with today's figure code
+    from credit_assign.figures import claims as claims_figure
+    from credit_assign.figures import style
+
+    style.save(claims_figure.draw(record), [DOCS / "fig_claims.png"],
+               about={"step": "fig_claims", "dataset": "cifar10", "corpora": [], "read": [],
+                      "from": f"{DOCS}/{DOCS_FINDINGS} (publish --claims-from-published)"})
     if Path(README).exists():
         readme_claims(README, DOCS / DOCS_FINDINGS)
-    return sorted(texts)
+    write_stamp({"claims": groups("cifar10")["claims"]}, str(config))
+    return sorted([*texts, "fig_claims.png"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -273,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     found = problems(chosen, args.config)
     if not found:  # the files are there: are they current and of this dataset?
         found = figure_problems(chosen, args.dataset, args.config) \
-            + out_of_date(chosen, args.config)
+            + stamp_problems(chosen, args.config) + out_of_date(chosen, args.config)
     if found:
         print("publish: nothing copied.\n- " + "\n- ".join(found), file=sys.stderr)
         return 1
@@ -282,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copyfile(src, DOCS / name)
     if "claims" in chosen and Path(README).exists():
         readme_claims(README, DOCS / DOCS_FINDINGS)
+    write_stamp(chosen, args.config)
     print(f"published {sum(map(len, chosen.values()))} files into {DOCS}/ "
           f"({', '.join(chosen)})")
     return 0

@@ -11,6 +11,13 @@ reruns no computation. Torch-free: it reads files.
 
 Only the entry modules are written here (ENTRY); a module added to the science joins
 the digest of every step that imports it.
+
+The report side (every other step: tables, findings, pages, figures, the paper) carries
+its own ``code`` param, ``report_digest(step)``: its script (scripts/<step>.py), every
+credit_assign module that imports, directly or not (plumbing included: a path changes
+what is read), and the templates. Snakemake then rebuilds a page whose template or
+analysis changed, so ``make publish``, which copies nothing Snakemake would rebuild,
+never copies a stale one (credit_assign.reporting.publish).
 """
 
 from __future__ import annotations
@@ -49,9 +56,19 @@ NOT_SCIENCE = frozenset({
 RULES_DIR = "science/rules"
 
 
+ROOT = PACKAGE.parent.parent  # the checkout: scripts/ and workflow/ lie here
+SCRIPTS = ROOT / "scripts"
+TEMPLATES = "reporting/templates"  # package-relative: every page's and macro file's words
+DATA_STEPS = ("prepare_data", "prepare_corpus")  # compute nothing a result holds but data
+
+
 def imports(relpath: str) -> set[str]:
     """The credit_assign modules a source file imports, as package-relative files."""
-    tree = ast.parse((PACKAGE / relpath).read_text(encoding="utf-8"), relpath)
+    return _imports_of((PACKAGE / relpath).read_text(encoding="utf-8"), relpath)
+
+
+def _imports_of(text: str, name: str) -> set[str]:
+    tree = ast.parse(text, name)
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -70,16 +87,16 @@ def imports(relpath: str) -> set[str]:
 
 
 @functools.cache
-def closure(entry: tuple[str, ...]) -> tuple[str, ...]:
-    """``entry`` and every module they import, directly or not, but NOT_SCIENCE."""
+def closure(entry: tuple[str, ...], skip: frozenset[str] = NOT_SCIENCE) -> tuple[str, ...]:
+    """``entry`` and every module they import, directly or not, but ``skip``."""
     seen: set[str] = set()
-    todo = [e for e in entry if e not in NOT_SCIENCE]
+    todo = [e for e in entry if e not in skip]
     while todo:
         rel = todo.pop()
         if rel in seen:
             continue
         seen.add(rel)
-        todo.extend(m for m in imports(rel) - seen if m not in NOT_SCIENCE)
+        todo.extend(m for m in imports(rel) - seen if m not in skip)
     return tuple(sorted(seen))
 
 
@@ -121,3 +138,39 @@ def digest(step: str, methods: tuple[str, ...] = ()) -> str:
     and digest (a renamed file changes it too)."""
     lines = "".join(f"{f} {file_digest(f)}\n" for f in files(step, methods))
     return hashlib.sha256(lines.encode()).hexdigest()
+
+
+# ---- the report side: every step that is not computing (ENTRY) or preparing data
+def report_steps() -> tuple[str, ...]:
+    """The steps that read results and write tables, findings, pages, figures or the
+    paper: every script under scripts/ but the computing and data steps'."""
+    return tuple(sorted(p.stem for p in SCRIPTS.glob("*.py")
+                        if p.stem not in ENTRY and p.stem not in DATA_STEPS))
+
+
+def _template_files() -> tuple[str, ...]:
+    folder = PACKAGE / TEMPLATES
+    return tuple(sorted(str(p.relative_to(PACKAGE)) for p in folder.rglob("*")
+                        if p.is_file()))
+
+
+@functools.cache
+def report_files(step: str) -> tuple[str, ...]:
+    """The package files a report ``step`` writes with: the modules its script imports,
+    with theirs, and every template (package-relative, sorted)."""
+    script = SCRIPTS / f"{step}.py"
+    if step in ENTRY or step in DATA_STEPS or not script.is_file():
+        raise KeyError(f"{step!r} is not a report step (scripts/{step}.py, not computing); "
+                       f"report steps: {', '.join(report_steps())}")
+    entry = _imports_of(script.read_text(encoding="utf-8"), str(script.name))
+    return tuple(sorted(set(closure(tuple(sorted(entry)), frozenset())) |
+                        set(_template_files())))
+
+
+@functools.cache
+def report_digest(step: str) -> str:
+    """The ``code`` param of a report ``step`` job: sha256 over its script's bytes and each
+    of report_files' path and digest."""
+    script = (SCRIPTS / f"{step}.py").read_bytes()
+    lines = "".join(f"{f} {file_digest(f)}\n" for f in report_files(step))
+    return hashlib.sha256(script + b"\0" + lines.encode()).hexdigest()
