@@ -12,7 +12,7 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.infra import paths  # noqa: E402 (stdlib only)
-from credit_assign.spec import ConfigError, targets  # noqa: E402 (torch-free)
+from credit_assign.spec import ConfigError  # noqa: E402 (torch-free)
 from credit_assign.spec.checks import (  # noqa: E402
     check_default_loaded,
     prepare,
@@ -64,4 +64,4 @@ include: "workflow/rules/paper.smk"
 rule all:
     default_target: True
     input:
-        targets.all_targets(config),
+        per_job.all_targets,

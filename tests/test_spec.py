@@ -652,9 +652,22 @@ def test_the_workflows_functions_of_wildcards_are_one_object_and_none_only_forwa
         forwards = len(code) == 1 and isinstance(code[0], ast.Return) and isinstance(
             code[0].value, ast.Call)
         assert not forwards, f"common.smk's {name} only forwards: make it a JobFunctions method"
-    rules = "".join(p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk"))
+    rules = "".join(p.read_text() for p in (ROOT / "workflow" / "rules").glob("*.smk")) \
+        + (ROOT / "Snakefile").read_text()
     for method in (m for m in vars(JobFunctions) if not m.startswith("_")):
         assert f"per_job.{method}" in rules + common, f"JobFunctions.{method} is unused"
+
+
+def test_a_rules_inputs_are_spelled_one_way():
+    """Issue #46: what a rule reads is spelled per_job.<name> (a JobFunctions method, of
+    the job's wildcards or of the config alone), a path of infra.paths or a file of the
+    workflow, never a lambda or a call into spec.targets beside them."""
+    files = [ROOT / "Snakefile",
+             *(p for p in (ROOT / "workflow" / "rules").glob("*.smk") if p.name != "common.smk")]
+    found = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+             for p in files for n, line in enumerate(p.read_text().splitlines(), 1)
+             if re.search(r"\blambda\b|\btargets\.\w+\(", line)]
+    assert not found, "spell these as per_job.<name> (spec.wildcards):\n" + "\n".join(found)
 
 
 def test_results_of_the_old_layout_move_to_their_recipes_folders_unchanged(tmp_path):

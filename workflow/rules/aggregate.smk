@@ -30,7 +30,7 @@ rule aggregate:
 rule reproduction:
     """Our numbers beside the paper's (config reproduction.reference), same tables as the figures."""
     input:
-        reference=config["reproduction"]["reference"] or [],
+        reference=per_job.reference,
         info=per_job.dataset_manifest,
         runs=paths.RUNS,
         layers=paths.LAYERS,
@@ -107,10 +107,10 @@ rule variants_gap_map:
     paper's: the key recipes only).
     """
     input:
-        reference=config["reproduction"]["reference"] or [],
+        reference=per_job.reference,
         default_md=per_job.summary(paths.REPRODUCTION_MD),
-        tables=targets.variant_reproduction_tables(config),
-        measurements=targets.measurement_tables(config),
+        tables=per_job.variant_reproduction_tables,
+        measurements=per_job.measurement_tables,
     output:
         **figure_outputs("fig_variants"),
         **figure_outputs("fig_variants_key", prefix="key_"),
@@ -127,7 +127,7 @@ rule variants_gap_map:
     params:
         about=job_params.variants_about(config),
         study=config["study"],
-        expect=targets.gap_map_expect(config),
+        expect=per_job.gap_map_expect,
         code=spec_code.report_digest("variants_gap_map"),
     script:
         "../../scripts/variants_gap_map.py"
@@ -161,7 +161,7 @@ rule variants_measured_map:
 rule variants:
     """The recipe-variant study (run on purpose): every variant's runs and tables, the gap map."""
     input:
-        targets.variant_targets(config),
+        per_job.variant_targets,
 
 
 rule findings:
@@ -189,7 +189,7 @@ rule findings:
             if config["variants"]
             else ""
         ),
-        expect=targets.notes_expect(config),
+        expect=per_job.notes_expect,
         code=spec_code.report_digest("findings"),
     script:
         "../../scripts/findings.py"

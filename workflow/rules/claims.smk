@@ -8,10 +8,10 @@ rule claims_tables:
     input:
         # refused from a checkout with uncommitted code (the runs are pre-registered)
         train=per_job.claims_train,
-        timings=lambda w: targets.claims_timings(config),
-        nulls=lambda w: targets.claims_nulls(config),
-        ep=lambda w: targets.claims_ep(config),
-        ep_timings=lambda w: targets.claims_ep(config, paths.EP_TIMINGS),
+        timings=per_job.claims_timings,
+        nulls=per_job.claims_nulls,
+        ep=per_job.claims_ep,
+        ep_timings=per_job.claims_ep_timings,
     output:
         runs=paths.CLAIMS_RUNS,
         epochs=paths.CLAIMS_EPOCHS,
@@ -36,7 +36,7 @@ rule claims_tables:
 rule claims_verdicts:
     """Each claim's effect per seed, its interval and verdict; the claims page."""
     input:
-        spec=config["claims"]["file"] or [],
+        spec=per_job.claims_file,
         runs=paths.CLAIMS_RUNS,
         epochs=paths.CLAIMS_EPOCHS,
         nulls=paths.CLAIMS_NULLS,
@@ -63,7 +63,7 @@ rule claims_verdicts:
         mem_mb=1000,
         runtime=10,
     params:
-        expect=lambda w: targets.claims_expect(config),
+        expect=per_job.claims_expect,
         code=spec_code.report_digest("claims_verdicts"),
     script:
         "../../scripts/claims_verdicts.py"
@@ -72,7 +72,7 @@ rule claims_verdicts:
 rule fig_claims:
     """One row per judged effect: its interval against the threshold, the verdict."""
     input:
-        spec=config["claims"]["file"] or [],
+        spec=per_job.claims_file,
         findings=per_job.summary(paths.CLAIMS_FINDINGS),
     output:
         **figure_outputs("fig_claims"),
@@ -93,4 +93,4 @@ rule fig_claims:
 rule claims:
     """The claims judged on fresh seeds (config/claims.yaml), in one command."""
     input:
-        targets.claims_targets(config),
+        per_job.claims_targets,

@@ -77,8 +77,8 @@ rule ep_fixed_point:
 rule ep_stack_summary:
     """Every probe's cosines (per batch, T1, group) and timings as one long table."""
     input:
-        results=targets.ep_results(config),
-        timings=targets.ep_timings(config),
+        results=per_job.ep_results,
+        timings=per_job.ep_timings,
     output:
         cosines=paths.EP_COSINES,
         increments=paths.EP_INCREMENTS,
@@ -105,9 +105,9 @@ rule ep_stack_summary:
 rule ep_question_findings:
     """The EP question judged (config/claims_ep.yaml): its seeds' fixed-point results."""
     input:
-        results=lambda w: targets.ep_question_runs(config),
-        timings=lambda w: targets.ep_question_runs(config, paths.EP_FIXED_POINT_TIMINGS),
-        spec=lambda w: config["claims"]["ep"] or [],
+        results=per_job.ep_question_runs,
+        timings=per_job.ep_question_timings,
+        spec=per_job.ep_question_file,
     output:
         findings=paths.EP_QUESTION_FINDINGS,
         batches=paths.EP_QUESTION_BATCHES,
@@ -122,7 +122,7 @@ rule ep_question_findings:
         mem_mb=1000,
         runtime=5,
     params:
-        spec=lambda w: config["claims"]["ep"],
+        spec=per_job.ep_question_file,
         code=spec_code.report_digest("ep_question"),
     script:
         "../../scripts/ep_question.py"

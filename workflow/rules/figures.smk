@@ -18,7 +18,7 @@ rule fig4_penalty_rescue:
         penalty_lambda=matrix.figure_lam(config),
         dataset=config["dataset"],
         methods=job_params.method_styles(),
-        expect=targets.table_expect(config),
+        expect=per_job.table_expect,
         code=spec_code.report_digest("fig4_penalty_rescue"),
     script:
         "../../scripts/fig4_penalty_rescue.py"
@@ -80,7 +80,7 @@ rule fig_alignment_probes:
     params:
         network=config["probes"]["network"],
         methods=job_params.method_styles(),
-        expect=targets.table_expect(config)["runs"],
+        expect=per_job.runs_expect,
         code=spec_code.report_digest("fig_alignment_probes"),
     script:
         "../../scripts/fig_alignment_probes.py"

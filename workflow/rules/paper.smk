@@ -19,7 +19,7 @@ rule paper_numbers:
         runtime=5,
     params:
         config=per_job.paper_number_config,
-        expect=targets.table_expect(config),
+        expect=per_job.table_expect,
         code=spec_code.report_digest("paper_numbers"),
     script:
         "../../scripts/paper_numbers.py"

@@ -205,3 +205,71 @@ class JobFunctions:
 
     def paper_sources(self, w) -> dict[str, Any]:
         return targets.paper_sources(self.config)
+
+    # ---- what a target or report step reads that the config alone names (no wildcard
+    # of the job): spelled per_job.<name> in the rules like every other input
+    def all_targets(self, w) -> list[str]:
+        return targets.all_targets(self.config)
+
+    def reference(self, w) -> str | list:
+        """The paper's numbers (reproduction.reference; none: no input)."""
+        return self.config["reproduction"]["reference"] or []
+
+    def table_expect(self, w) -> dict[str, Any]:
+        return targets.table_expect(self.config)
+
+    def runs_expect(self, w) -> Any:
+        return targets.table_expect(self.config)["runs"]
+
+    def variant_targets(self, w) -> list[str]:
+        return targets.variant_targets(self.config)
+
+    def variant_reproduction_tables(self, w) -> list[str]:
+        return targets.variant_reproduction_tables(self.config)
+
+    def measurement_tables(self, w) -> list[str]:
+        return targets.measurement_tables(self.config)
+
+    def gap_map_expect(self, w) -> dict[str, list]:
+        return targets.gap_map_expect(self.config)
+
+    def notes_expect(self, w) -> dict[str, Any]:
+        return targets.notes_expect(self.config)
+
+    def claims_file(self, w) -> str | list:
+        """config/claims.yaml (claims.file; none: no input)."""
+        return self.config["claims"]["file"] or []
+
+    def claims_targets(self, w) -> list[str]:
+        return targets.claims_targets(self.config)
+
+    def claims_timings(self, w) -> list[str]:
+        return targets.claims_timings(self.config)
+
+    def claims_nulls(self, w) -> list[str]:
+        return targets.claims_nulls(self.config)
+
+    def claims_ep(self, w) -> list[str]:
+        return targets.claims_ep(self.config)
+
+    def claims_ep_timings(self, w) -> list[str]:
+        return targets.claims_ep(self.config, paths.EP_TIMINGS)
+
+    def claims_expect(self, w) -> dict[str, list]:
+        return targets.claims_expect(self.config)
+
+    def ep_results(self, w) -> list[str]:
+        return targets.ep_results(self.config)
+
+    def ep_timings(self, w) -> list[str]:
+        return targets.ep_timings(self.config)
+
+    def ep_question_file(self, w) -> str | list:
+        """config/claims_ep.yaml (claims.ep; none: no input)."""
+        return self.config["claims"]["ep"] or []
+
+    def ep_question_runs(self, w) -> list[str]:
+        return targets.ep_question_runs(self.config)
+
+    def ep_question_timings(self, w) -> list[str]:
+        return targets.ep_question_runs(self.config, paths.EP_FIXED_POINT_TIMINGS)
