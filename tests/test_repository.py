@@ -124,3 +124,22 @@ def test_no_python_module_writes_an_english_sentence():
              if p.name != "labels.py" and str(p.relative_to(package)) not in TOOLS}
     assert len(found) > 30  # every module that finds or writes something a reader reads
     assert {k: v for k, v in found.items() if v} == {}
+
+
+def test_config_readmes_table_cells_are_short():
+    """config/README.md's hand-written table rows stay short: a meaning that needs more
+    than a sentence or two links to its note under "Notes on keys" (issue #46). The
+    rule-options rows are generated from the rules' modules and left out here."""
+    from credit_assign.science.rules import options_table
+
+    text = (ROOT / "config/README.md").read_text()
+    generated = options_table()
+    assert generated in text, "rerun `python -m credit_assign.science.rules --write`"
+    long = []
+    for line in text.replace(generated, "").splitlines():
+        if not line.startswith("|") or re.fullmatch(r"\|[-:| ]+\|", line.strip()):
+            continue  # not a row, or a header's separator
+        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+        long += [f"{cells[0]} (column {i + 1}: {len(cell)} characters)"
+                 for i, cell in enumerate(cells) if len(cell) > 300]
+    assert long == [], f"config/README.md: cells over 300 characters: {long}"
