@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from credit_assign.reporting import publish, render
+from credit_assign import publish
+from credit_assign.reporting import render
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS_DOCS = ("claims.md", "claims.csv", "claims_by_seed.csv", publish.DOCS_FINDINGS)
@@ -113,7 +114,7 @@ def test_the_published_ep_question_is_what_todays_code_judges_from_the_record(tm
 
 
 # ---- every published group: docs/published.json against the checkout (make publish
-# writes it; credit_assign.reporting.publish.stale names what changed since)
+# writes it; credit_assign.publish.stale names what changed since)
 def _stamped() -> dict:
     import json
 

@@ -1,4 +1,4 @@
-"""make publish (credit_assign.reporting.publish): every group whole or none, each
+"""make publish (credit_assign.publish): every group whole or none, each
 problem named before a file is copied; nothing out of date (Snakemake's dry run) and no
 figure drawn for another dataset."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from PIL import Image, PngImagePlugin
 
+from credit_assign import publish
 from credit_assign.infra.snakejob import ABOUT_KEY
-from credit_assign.reporting import publish
 
 CIFAR = {"step": "fig", "dataset": "cifar10", "corpora": ["tinyshakespeare"],
          "read": ["cifar10/default"]}

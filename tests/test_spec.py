@@ -671,7 +671,7 @@ def test_a_rules_inputs_are_spelled_one_way():
 
 
 def test_results_of_the_old_layout_move_to_their_recipes_folders_unchanged(tmp_path):
-    """python -m credit_assign.infra.layout: results/<dataset>/train/... (the stated
+    """python -m credit_assign.migrations.layout: results/<dataset>/train/... (the stated
     recipe) and results/<dataset>@<variant>/... move to results/<dataset>/<recipe>/...,
     where the targets look for them, bytes and time stamps kept; the EP probe's and the
     primer check's folders stay; a table's record names its inputs from its new folder;
@@ -681,7 +681,7 @@ def test_results_of_the_old_layout_move_to_their_recipes_folders_unchanged(tmp_p
     import os
     from base64 import urlsafe_b64encode
 
-    from credit_assign.infra import layout
+    from credit_assign.migrations import layout
 
     old = {"results/digits/train/dfa/lam0/seed1/metrics.json": ("default", paths.METRICS),
            "results/digits/summary/runs.csv": ("default", paths.RUNS),
@@ -750,7 +750,7 @@ def test_no_recipe_is_named_as_the_stated_recipe_or_a_recipe_folders_folder():
     """The schema refuses a variant named default or as a folder a recipe's folder holds
     (train, summary, ...): the names it lists are the layout's, so that an old checkout's
     results/<dataset>/train is never taken for a recipe, nor a recipe for it."""
-    from credit_assign.infra import layout
+    from credit_assign.migrations import layout
 
     schema = yaml.safe_load((ROOT / paths.CONFIG_SCHEMA).read_text())
     pattern = schema["properties"]["variants"]["propertyNames"]["pattern"]

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from credit_assign.infra import paths
+from credit_assign.migrations import config_keys
 from credit_assign.spec import ConfigError, catalog
 from credit_assign.spec.configfiles import check_files, exponent_strings, seed_values
 from credit_assign.spec.matrix import (
+    FIGURE_MARK,
     figure_lam,
-    old_figure_key,
     run_table,
     study_seeds,
     sweep_lams,
@@ -65,23 +66,6 @@ def check_methods(cfg: Config, where: str = "") -> None:
         except ValueError as err:
             raise ConfigError(f"{where}{err}") from None
         cfg["sweep"].setdefault(method, [])
-
-
-def old_methods_key(config: Config) -> None:
-    """rule.<method> (a learning rule's options) is methods.<method> now, one word for the
-    method as in sweep.<method> and training.per_method.<method>. A config that still
-    has a `rule` block, at the top or in a variant's overrides, is refused, saying how."""
-    variants = config.get("variants")
-    places = [("", config)] + [
-        (f"variants.{name}.overrides.", spec.get("overrides"))
-        for name, spec in (variants.items() if isinstance(variants, dict) else ())
-        if isinstance(spec, dict)]
-    for where, block in places:
-        if isinstance(block, dict) and "rule" in block:
-            raise ConfigError(
-                f"{where}rule: this key is gone; each learning rule's options are in "
-                f"{where}methods.<method> now (the method's name as in sweep.<method>). "
-                f"Rename `rule:` to `methods:` (config/README.md)")
 
 
 # A variant's name is its results folder (results/<dataset>/<name>/), part of its logs'
@@ -281,8 +265,9 @@ def prepare(config: Config, configfiles: Iterable[str | Path] = (),
     from snakemake.utils import validate
 
     check_files(configfiles)
-    old_figure_key(config)  # before the schema, whose refusal would not say what to write
-    old_methods_key(config)  # the same: `rule` was renamed `methods`
+    # a key that is gone, before the schema, whose refusal would not say what to write now
+    if gone := config_keys.gone(config, figure_mark=FIGURE_MARK):
+        raise ConfigError(gone[0])
     check_variant_names(config)  # the same: the schema would say only "too long"
     try:
         validate(config, str(Path(root) / paths.CONFIG_SCHEMA))

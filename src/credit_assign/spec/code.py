@@ -17,7 +17,7 @@ its own ``code`` param, ``report_digest(step)``: its script (scripts/<step>.py),
 credit_assign module that imports, directly or not (plumbing included: a path changes
 what is read), and the templates. Snakemake then rebuilds a page whose template or
 analysis changed, so ``make publish``, which copies nothing Snakemake would rebuild,
-never copies a stale one (credit_assign.reporting.publish).
+never copies a stale one (credit_assign.publish).
 """
 
 from __future__ import annotations

@@ -114,30 +114,6 @@ def figure_lam(config: Config) -> float:
     return marked[0] if marked else UNSWEPT_FIGURE_LAM
 
 
-def old_figure_key(config: Config) -> None:
-    """figures.penalty_lambda (a second key kept in step with the sweep) is gone: the
-    sweep marks figure 4's λ. A config that still sets it is refused, saying how."""
-    figures = config.get("figures")
-    if isinstance(figures, dict) and "penalty_lambda" in figures:
-        lam = _yaml_number(figures["penalty_lambda"])
-        raise ConfigError(
-            f"figures.penalty_lambda = {lam}: this key is gone; figure 4's λ is marked in "
-            f"the sweep. Remove the `figures` section and write that λ in sweep.dfa as "
-            f"{{{FIGURE_MARK}: {lam}}} among its λ, e.g. sweep: {{dfa: [0, …, "
-            f"{{{FIGURE_MARK}: {lam}}}]}} (config/README.md)")
-
-
-def _yaml_number(value) -> str:
-    """A number as YAML 1.1 reads it back as one (1e-05 would be a string: 1.0e-05)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return repr(value)
-    text = repr(value)
-    mantissa, e, exponent = text.partition("e")
-    if e and "." not in mantissa:
-        text = f"{mantissa}.0e{exponent}"
-    return text
-
-
 # ---- recipes --------------------------------------------------------------------------
 def variant_of(config: Config, recipe: str | None) -> str | None:
     """The recipe variant a recipe names (config.variants), or None for the stated

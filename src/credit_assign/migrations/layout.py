@@ -1,5 +1,5 @@
 """Move results written in the layout before every recipe had a folder of its own:
-``python -m credit_assign.infra.layout`` lists the moves, ``--apply`` makes them.
+``python -m credit_assign.migrations.layout`` lists the moves, ``--apply`` makes them.
 
 Before, the stated recipe's results were ``results/<dataset>/{train,summary,...}`` and a
 recipe variant's ``results/<dataset>@<variant>/...``; now each recipe has its folder,
@@ -189,7 +189,7 @@ def _rewrite(path: Path, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m credit_assign.infra.layout",
+        prog="python -m credit_assign.migrations.layout",
         description="Move results/<dataset>[@<variant>]/... to results/<dataset>/<recipe>/... "
                     "(lists the moves; --apply makes them).")
     parser.add_argument("root", nargs="?", default=".", help="the checkout (default: .)")

@@ -24,7 +24,7 @@ planned job refuses the publish, naming the files it would rewrite and why; a fi
 copies only when its PNG says it was drawn for the published dataset (the EP figure:
 for the config's corpora) from that dataset's results (figures.style.save writes it).
 
-    python -m credit_assign.reporting.publish [--only study ep ep_question claims]
+    python -m credit_assign.publish [--only study ep ep_question claims]
         [--dataset cifar10]   (default: study ep claims)
 """
 
@@ -183,7 +183,7 @@ def write_stamp(chosen: dict[str, list[tuple[str, str]]], config: str,
     made_from; groups not published now keep their entry."""
     path = docs / STAMP
     stamp = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    stamp["about"] = ("written by make publish (credit_assign.reporting.publish): each "
+    stamp["about"] = ("written by make publish (credit_assign.publish): each "
                       "group's files in docs/ and what they were made from; checked by "
                       "tests/test_docs_fresh.py")
     groups_ = stamp.setdefault("groups", {})
