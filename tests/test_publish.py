@@ -279,3 +279,18 @@ def test_the_claims_render_again_from_the_published_findings(tmp_path, monkeypat
     assert publish.main(["--claims-from-published"]) == 0
     assert {p.name: p.read_bytes() for p in (tmp_path / "docs").iterdir()} == first
     assert "hold as directions" in (tmp_path / "README.md").read_text()
+
+
+def test_the_study_is_asked_with_the_study_configs_the_rest_with_the_publishs(workdir,
+                                                                            monkeypatch):
+    """The study's pages are built with config/variants.yaml over the paper config: its
+    files' dry run reads both, or a page the study made would look out of date (its
+    params hold the variants); the other groups' read the publish's config."""
+    asked = []
+    monkeypatch.setattr(publish, "planned", lambda targets, config: (
+        asked.append((sorted(targets), config)), ([], None))[1])
+    chosen = {name: publish.groups("cifar10")[name] for name in ("study", "claims")}
+    assert publish.out_of_date(chosen, "config/config.yaml") == []
+    assert [config for _, config in asked] == [list(publish.paths.STUDY_CONFIGS),
+                                               ["config/config.yaml"]]
+    assert asked[0][0] == sorted(src for src, _ in chosen["study"])

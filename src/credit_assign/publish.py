@@ -310,13 +310,16 @@ def figure_problems(chosen: dict[str, list[tuple[str, str]]], dataset: str,
 _JOB = re.compile(r"^(?:local)?rule (\w+):\n((?:[ \t]+\S.*\n?)*)", re.M)
 
 
-def planned(targets: list[str], config: str) -> tuple[list[dict], str | None]:
+def planned(targets: list[str], config: str | list[str]) -> tuple[list[dict], str | None]:
     """What Snakemake would run to bring ``targets`` up to date, by a dry run from the
-    working folder with ``config`` (beside config/config.yaml, always read first):
-    ([{step, output, reason}], None), or ([], the dry run's error) when it fails."""
+    working folder with ``config`` (one file or several, beside config/config.yaml,
+    always read first): ([{step, output, reason}], None), or ([], the dry run's error)
+    when it fails."""
+    files = [config] if isinstance(config, str) else list(config)
+    files = [f for f in files if Path(f) != Path(paths.DEFAULT_CONFIG)]
     cmd = [sys.executable, "-m", "snakemake", "--dry-run", "--nocolor", *targets]
-    if Path(config) != Path(paths.DEFAULT_CONFIG):
-        cmd += ["--configfile", config]  # after the targets: it takes every word after it
+    if files:
+        cmd += ["--configfile", *files]  # after the targets: it takes every word after it
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     except (OSError, subprocess.SubprocessError) as err:
@@ -333,24 +336,39 @@ def planned(targets: list[str], config: str) -> tuple[list[dict], str | None]:
     return jobs, None
 
 
+def configs_of(name: str, config: str) -> tuple[str, ...]:
+    """The configs a group is built with: the study's (paths.STUDY_CONFIGS: the paper
+    config and its variants) for the study, the publish's for the others."""
+    return tuple(paths.STUDY_CONFIGS) if name == "study" else (config,)
+
+
 def out_of_date(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
     """The files to copy that Snakemake would rebuild (named with the job's step and
-    reason), or the dry run's failure: what stops a publish after the files are there."""
-    targets = sorted({src for files in chosen.values() for src, _ in files})
-    jobs, error = planned(targets, config)
-    if error:
-        return [f"cannot tell whether the files are up to date: {error}"]
-    if not jobs:
-        return []
-    steps: dict[str, int] = {}
-    for job in jobs:
-        steps[job["step"]] = steps.get(job["step"], 0) + 1
-    out = [f"{src} is out of date (step {job['step']}: {job['reason']})"
-           for src in targets for job in jobs if src in job["output"]]
-    plan = ", ".join(f"{step} {n}" for step, n in steps.items())
-    extra = "" if Path(config) == Path(paths.DEFAULT_CONFIG) else f" --configfile {config}"
-    out.append(f"snakemake --dry-run plans {len(jobs)} job(s) ({plan}) for the files to "
-               f"publish: rebuild them first: snakemake --cores N {' '.join(targets)}{extra}")
+    reason), or the dry run's failure: what stops a publish after the files are there.
+    One dry run per set of configs (configs_of: the study's group with the study's)."""
+    by_configs: dict[tuple[str, ...], list[str]] = {}
+    for name, files in chosen.items():
+        by_configs.setdefault(configs_of(name, config), []).extend(src for src, _ in files)
+    out = []
+    for configs, sources in by_configs.items():
+        targets = sorted(set(sources))
+        jobs, error = planned(targets, list(configs))
+        if error:
+            out.append(f"cannot tell whether the files are up to date: {error}")
+            continue
+        if not jobs:
+            continue
+        steps: dict[str, int] = {}
+        for job in jobs:
+            steps[job["step"]] = steps.get(job["step"], 0) + 1
+        out += [f"{src} is out of date (step {job['step']}: {job['reason']})"
+                for src in targets for job in jobs if src in job["output"]]
+        plan = ", ".join(f"{step} {n}" for step, n in steps.items())
+        extra = [c for c in configs if Path(c) != Path(paths.DEFAULT_CONFIG)]
+        extra = f" --configfile {' '.join(extra)}" if extra else ""
+        out.append(f"snakemake --dry-run plans {len(jobs)} job(s) ({plan}) for the files to "
+                   f"publish: rebuild them first: snakemake --cores N {' '.join(targets)}"
+                   f"{extra}")
     return out
 
 
