@@ -3,6 +3,7 @@ problem named before a file is copied; nothing out of date (Snakemake's dry run)
 figure drawn for another dataset."""
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -294,3 +295,38 @@ def test_the_study_is_asked_with_the_study_configs_the_rest_with_the_publishs(wo
     assert [config for _, config in asked] == [list(publish.paths.STUDY_CONFIGS),
                                                ["config/config.yaml"]]
     assert asked[0][0] == sorted(src for src, _ in chosen["study"])
+
+
+def test_the_papers_claims_come_from_the_published_findings_until_the_runs_are_in(
+        tmp_path, monkeypatch):
+    """While any of the claims' runs is missing, paper/claims.tex is written from the
+    published findings, re-judged with today's code (the paper says so: a flag and the
+    file it came from); with every run there, from the findings the runs make."""
+    from credit_assign.analysis import claims
+    from credit_assign.infra import paths
+    from credit_assign.reporting import claims_page
+    from credit_assign.spec import checks, targets
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / paths.PUBLISHED_CLAIMS).exists():
+        pytest.skip("no published claims")
+    config = checks.load_config([], root=root)
+    monkeypatch.chdir(tmp_path)  # no result here: every claims run is missing
+    (tmp_path / "docs").mkdir()
+    assert "published" not in targets.paper_claims_inputs(config)  # nothing published here
+    shutil.copy(root / paths.PUBLISHED_CLAIMS, tmp_path / paths.PUBLISHED_CLAIMS)
+    inputs = targets.paper_claims_inputs(config)
+    assert inputs == {"history": paths.HISTORY, "published": paths.PUBLISHED_CLAIMS,
+                      "spec": config["claims"]["file"]}
+    monkeypatch.setitem(claims.COVERAGE, "replicates", 20)  # the simulation, small
+    claims_page.write_tex(None, root / paths.HISTORY, tmp_path / "claims.tex", root=root,
+                          published=tmp_path / paths.PUBLISHED_CLAIMS,
+                          spec_path=root / config["claims"]["file"])
+    tex = (tmp_path / "claims.tex").read_text()
+    assert "\\claimsfrompublishedtrue" in tex and "\\newcommand{\\claimsSourceMade}" in tex
+    for run in (targets.claims_train(config) + targets.claims_nulls(config)
+                + targets.claims_ep(config)):
+        Path(run).parent.mkdir(parents=True, exist_ok=True)
+        Path(run).write_text("{}")
+    assert targets.paper_claims_inputs(config) == {
+        "history": paths.HISTORY, "findings": targets.summary(config, paths.CLAIMS_FINDINGS)}

@@ -113,6 +113,9 @@ FIGURE = "paper/figures/{name}.{fmt}"
 PAPER_TEX = "paper/ms.tex"
 PAPER_NUMBERS = "paper/numbers.tex"
 PAPER_CLAIMS = "paper/claims.tex"
+# the claims' findings as published (make publish): what the paper's claims are rendered
+# from while the claims' runs are not all in the record
+PUBLISHED_CLAIMS = "docs/claims_findings.json"
 PAPER_PDF = "paper/ms.pdf"
 ARXIV = "paper/arxiv.tar.gz"
 
