@@ -271,7 +271,8 @@ def test_a_manifest_deleted_or_prepared_again_is_a_change_of_data(recorded):
 def test_take_brings_another_checkouts_runs_with_their_job_records(recorded, tmp_path_factory):
     """record take: the runs a second checkout made (a clean worktree running a
     pre-registered study) come over with Snakemake's record of their jobs, as if run
-    here; a file both hold with other bytes is named and nothing is taken."""
+    here; a file both hold with other bytes is taken when its job there is a later rerun
+    (unedited here), and otherwise named, and nothing is taken."""
     here = tmp_path_factory.mktemp("here")
     first = f"{RUN}/metrics.json"
     _job(here, "data/cifar10.json", FILES["data/cifar10.json"], 1_000_000.0)
@@ -288,13 +289,25 @@ def test_take_brings_another_checkouts_runs_with_their_job_records(recorded, tmp
         assert json.loads(meta.read_text())["endtime"] == theirs[path]["endtime"]
     # taking again changes nothing
     assert record.take(recorded, here)["taken"] == []
-    # a job there rerun with other bytes: a clash, named, and nothing moves
-    index_here = (here / record.INDEX).read_bytes()
+    # a job there rerun later with other bytes (a model rebuilt for a null, newer code):
+    # taken with its job's record, listed as a rerun
     _job(recorded, first, {"kind": "other"}, 2_000_000.0)
+    assert record.take(recorded, here) == {"taken": [], "rerun": [first]}
+    assert json.loads((here / first).read_text()) == {"kind": "other"}
+    assert record.check(here) == []
+    # made here after it was made there, or edited here: a clash, named, nothing moves
+    _job(here, first, {"kind": "mine"}, 3_000_000.0)
+    record.save(here)
+    index_here = (here / record.INDEX).read_bytes()
     with pytest.raises(record.RecordError, match=f"{first}: differs between"):
         record.take(recorded, here)
     assert (here / record.INDEX).read_bytes() == index_here
-    assert json.loads((here / first).read_text()) == FILES[first]
+    assert json.loads((here / first).read_text()) == {"kind": "mine"}
+    _job(here, first, {"kind": "other"}, 2_000_000.0)
+    record.save(here)
+    (here / first).write_text(json.dumps({"kind": "edited here"}))
+    with pytest.raises(record.RecordError, match=f"{first}: differs between"):
+        record.take(recorded, here)
 
 
 def test_take_names_what_it_cannot_vouch_for(recorded, tmp_path_factory):

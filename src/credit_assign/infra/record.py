@@ -421,7 +421,9 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
     here), then ``save`` here. Nothing moves where anything is wrong, and each problem is
     named: ``other``'s record does not match its files (checked before its save, so a
     file edited there is caught), a file it saves now was changed after its job ended or
-    has no job record, a file both checkouts hold with different bytes, a data manifest
+    has no job record, a file both checkouts hold with different bytes (but a rerun
+    there: unedited here, its job there ended after the one recorded here, taken and
+    listed as ``rerun``), a data manifest
     the runs were made from that differs here, or a file this checkout has an unfinished
     job for (``.snakemake/incomplete``). The same bytes are left as they are. Returns the
     paths taken."""
@@ -441,6 +443,14 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
             problems.append(f"{other / path}: changed after the job that wrote it ended, or "
                             "written outside a job")
     missing = [p for p in theirs if not (root / p).is_file()]
+    # a file both hold with other bytes, unedited here, whose job there ended after the
+    # one recorded here: a rerun there (a model rebuilt for a null, newer code): taken
+    ours = _read_index(root)
+    rerun = [p for p, e in theirs.items() if (root / p).is_file()
+             and (h := sha256_file(root / p)) != e["sha256"]
+             and h == (ours.get(p) or {}).get("sha256")
+             and (ours[p].get("endtime") or 0) < ((_metadata(other, p) or {}).get("endtime")
+                                                 or 0)]
     their_longest = _longest(other / METADATA)
     for path in missing:
         if not (other / METADATA / record_name(path, their_longest)).is_file():
@@ -448,9 +458,15 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
         if (root / ".snakemake" / "incomplete" / record_name(path)).exists():
             problems.append(f"{path}: this checkout has an unfinished job for it "
                             "(.snakemake/incomplete): finish or clean it up first")
-    problems += [f"{path}: differs between the two checkouts (delete one side's file, or "
-                 "rerun its job)" for path, e in theirs.items()
-                 if (root / path).is_file() and sha256_file(root / path) != e["sha256"]]
+    problems += [f"{path}: differs between the two checkouts and is no later rerun there "
+                 "(edited here, or made here after it was made there): delete one side's "
+                 "file, or rerun its job" for path, e in theirs.items()
+                 if path not in rerun and (root / path).is_file()
+                 and sha256_file(root / path) != e["sha256"]]
+    for path in rerun:
+        if (root / ".snakemake" / "incomplete" / record_name(path)).exists():
+            problems.append(f"{path}: this checkout has an unfinished job for it "
+                            "(.snakemake/incomplete): finish or clean it up first")
     for path in manifests_of(missing):
         copy = other / MANIFESTS / path
         if (root / path).is_file() and copy.is_file() and \
@@ -461,7 +477,7 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
         raise RecordError("nothing taken:\n  " + "\n  ".join(problems))
     target = root / SNAKEMAKE_METADATA
     longest = _longest(target)
-    for path in sorted(missing):
+    for path in sorted(missing + rerun):
         for kept in [path, *weights_of(path)]:
             meta = other / METADATA / record_name(kept, their_longest)
             if meta.is_file():
@@ -476,7 +492,7 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(copy, root / path)
     save(root)
-    return {"taken": sorted(missing)}
+    return {"taken": sorted(missing), "rerun": sorted(rerun)}
 
 
 def size(root: str | Path = ".") -> dict[str, Any]:
@@ -497,10 +513,13 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         if argv[0] == "take":
-            taken = take(argv[1])["taken"]
-            for path in taken:
+            found = take(argv[1])
+            for path in found["taken"]:
                 print(f"record: took {path}")
-            print(f"record: {len(taken)} files taken from {argv[1]}")
+            for path in found["rerun"]:
+                print(f"record: took {path} (its job rerun there after the one here)")
+            print(f"record: {len(found['taken'])} files taken from {argv[1]}, "
+                  f"{len(found['rerun'])} replaced by a later rerun there")
         elif argv[0] == "save":
             print("record: {files} files saved, {unrecorded} not recorded".format(**save()))
         elif argv[0] == "restore":
