@@ -6,11 +6,10 @@ functions of the (validated, filled) config dict; paths from
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import copy
 import functools
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from credit_assign.infra import paths
