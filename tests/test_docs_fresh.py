@@ -195,3 +195,12 @@ def test_the_report_digest_follows_a_templates_bytes(tmp_path, monkeypatch):
         monkeypatch.undo()
         code.report_digest.cache_clear()
     assert code.report_digest("claims_tables") == before
+
+
+def test_a_figures_words_are_part_of_its_code():
+    """reporting/figure_text.yaml (every figure's texts) is read at run time: editing it
+    changes every report step's code param, so Snakemake redraws the figures."""
+    from credit_assign.spec import code
+
+    assert "reporting/figure_text.yaml" in code.report_files("fig4_penalty_rescue")
+    assert "schemas/result.schema.yaml" in code.report_files("aggregate")

@@ -143,3 +143,29 @@ def test_config_readmes_table_cells_are_short():
         long += [f"{cells[0]} (column {i + 1}: {len(cell)} characters)"
                  for i, cell in enumerate(cells) if len(cell) > 300]
     assert long == [], f"config/README.md: cells over 300 characters: {long}"
+
+
+# a backticked span that names a file or folder of the repository (docs/adding.md)
+_REPO_SUFFIXES = (".py", ".yaml", ".smk", ".md", ".rst", ".j2")
+
+
+def test_every_path_docs_adding_names_exists():
+    """docs/adding.md says where a change goes: every file or folder it names in
+    backticks (a span with a `/` or a file suffix, outside the fenced blocks; a `<`
+    placeholder or a `*` glob left out) is in the repository, and every test it names
+    as `file::test` is defined in that file."""
+    text = re.sub(r"^```.*?^```", "", (ROOT / "docs" / "adding.md").read_text(),
+                  flags=re.M | re.S)
+    named, missing = [], []
+    for span in re.findall(r"`([^`\s]+)`", text):
+        path, _, test = span.partition("::")
+        if "<" in path or "*" in path or not ("/" in path or path.endswith(_REPO_SUFFIXES)):
+            continue
+        named.append(span)
+        file = ROOT / path
+        if not file.exists():
+            missing.append(span)
+        elif test and not re.search(rf"^def {re.escape(test)}\(", file.read_text(), re.M):
+            missing.append(span)
+    assert len(named) > 40  # the check reads the page's paths
+    assert missing == [], f"docs/adding.md names what the repository lacks: {missing}"

@@ -15,7 +15,8 @@ the digest of every step that imports it.
 The report side (every other step: tables, findings, pages, figures, the paper) carries
 its own ``code`` param, ``report_digest(step)``: its script (scripts/<step>.py), every
 credit_assign module that imports, directly or not (plumbing included: a path changes
-what is read), and the templates. Snakemake then rebuilds a page whose template or
+what is read), and the report side's data files (templates, the figures' texts, the
+schemas). Snakemake then rebuilds a page whose template or
 analysis changed, so ``make publish``, which copies nothing Snakemake would rebuild,
 never copies a stale one (credit_assign.publish).
 """
@@ -148,16 +149,24 @@ def report_steps() -> tuple[str, ...]:
                         if p.stem not in ENTRY and p.stem not in DATA_STEPS))
 
 
+# the report side's data files, read at run time: the templates, the figures' texts
+# (reporting/figure_text.yaml), the schemas results and claims files are checked against
+DATA_FOLDERS = ("reporting", "figures", "analysis", "schemas")
+
+
 def _template_files() -> tuple[str, ...]:
-    folder = PACKAGE / TEMPLATES
-    return tuple(sorted(str(p.relative_to(PACKAGE)) for p in folder.rglob("*")
-                        if p.is_file()))
+    """Every file but Python source (and its caches) under DATA_FOLDERS."""
+    return tuple(sorted(str(p.relative_to(PACKAGE)) for folder in DATA_FOLDERS
+                        for p in (PACKAGE / folder).rglob("*")
+                        if p.is_file() and p.suffix not in (".py", ".pyc")
+                        and "__pycache__" not in p.parts))
 
 
 @functools.cache
 def report_files(step: str) -> tuple[str, ...]:
     """The package files a report ``step`` writes with: the modules its script imports,
-    with theirs, and every template (package-relative, sorted)."""
+    with theirs, and every data file of the report side (the templates, the figures'
+    texts, the schemas: DATA_FOLDERS; package-relative, sorted)."""
     script = SCRIPTS / f"{step}.py"
     if step in ENTRY or step in DATA_STEPS or not script.is_file():
         raise KeyError(f"{step!r} is not a report step (scripts/{step}.py, not computing); "
