@@ -19,8 +19,7 @@ rule aggregate:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("aggregate"),
     script:
@@ -48,8 +47,7 @@ rule reproduction:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         config=per_job.reproduction_config,
         expect=per_job.dataset_expect,
@@ -71,8 +69,7 @@ rule aggregate_alignment_probes:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("aggregate_alignment_probes"),
     script:
@@ -91,8 +88,7 @@ rule aggregate_measurements:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("aggregate_measurements"),
     script:
@@ -122,8 +118,7 @@ rule variants_gap_map:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         about=job_params.variants_about(config),
         study=config["study"],
@@ -149,8 +144,7 @@ rule variants_measured_map:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         study=config["study"],
         code=spec_code.report_digest("variants_measured_map"),
@@ -178,8 +172,7 @@ rule findings:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         variants=list(config["variants"]),
         study=config["study"],
@@ -208,8 +201,7 @@ rule reproduction_notes:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("reproduction_notes"),
     script:

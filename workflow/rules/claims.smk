@@ -24,8 +24,7 @@ rule claims_tables:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         settle=per_job.ep_settle,
         code=spec_code.report_digest("claims_tables"),
@@ -60,8 +59,7 @@ rule claims_verdicts:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         expect=per_job.claims_expect,
         code=spec_code.report_digest("claims_verdicts"),
@@ -82,8 +80,7 @@ rule fig_claims:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("fig_claims"),
     script:

@@ -18,6 +18,10 @@ from credit_assign.spec.wildcards import JobFunctions  # noqa: E402
 # The learning rules (their catalogue; the Snakefile's checks.prepare has read it).
 METHODS = catalog.methods()
 
+# What a report step's job asks of a machine (tables, pages, figures, the paper: one
+# thread, a few seconds to minutes), written once; a computing step states its own.
+REPORT_JOB = {"mem_mb": 1000, "runtime": 10}
+
 
 wildcard_constraints:
     dataset="[a-z0-9]+",

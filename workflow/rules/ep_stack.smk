@@ -92,8 +92,7 @@ rule ep_stack_summary:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **REPORT_JOB,
     params:
         # the settling criterion is read here only: changing it reruns no probe
         settle=per_job.ep_settle,
@@ -119,8 +118,7 @@ rule ep_question_findings:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **REPORT_JOB,
     params:
         spec=per_job.ep_question_file,
         code=spec_code.report_digest("ep_question"),
@@ -141,8 +139,7 @@ rule fig_ep_fixed_point:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("fig_ep_fixed_point"),
     script:
@@ -171,8 +168,7 @@ rule fig_ep_stack_cosines:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("fig_ep_stack_cosines"),
     script:

@@ -12,8 +12,7 @@ rule fig4_penalty_rescue:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         penalty_lambda=matrix.figure_lam(config),
         dataset=config["dataset"],
@@ -34,8 +33,7 @@ rule fig_primer_phases:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("fig_primer_phases"),
     script:
@@ -54,8 +52,7 @@ rule fig_primer_check:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("fig_primer_check"),
     script:
@@ -75,8 +72,7 @@ rule fig_alignment_probes:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **REPORT_JOB,
     params:
         network=config["probes"]["network"],
         methods=job_params.method_styles(),

@@ -15,8 +15,7 @@ rule paper_numbers:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **REPORT_JOB,
     params:
         config=per_job.paper_number_config,
         expect=per_job.table_expect,
@@ -38,8 +37,7 @@ rule paper_claims:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("paper_claims"),
     script:
@@ -62,8 +60,7 @@ rule paper:
         "../../envs/paper.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("build_paper"),
     script:
@@ -82,8 +79,7 @@ rule arxiv:
         "../../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        **REPORT_JOB,
     params:
         code=spec_code.report_digest("bundle_paper"),
     script:

@@ -8,8 +8,7 @@ rule primer_check:
         "../../envs/pytorch.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        **REPORT_JOB,
     params:
         settings=config["primer_check"],
         code=spec_code.report_digest("primer_check"),
