@@ -71,7 +71,7 @@ claims: setup
 # paper-from-record` rebuilds RECORD_TARGETS on a fresh clone from the record alone: it
 # restores Snakemake's records and the files' order, then runs every step but those
 # that compute (COMPUTING): a result the record lacks stops it, naming the file.
-COMPUTING = prepare_data|prepare_corpus|train|fresh_b_null|measure|alignment_probe|ep_stack_probe
+COMPUTING = prepare_data|prepare_corpus|train|fresh_b_null|measure|alignment_probe|ep_stack_probe|ep_fixed_point
 RECORD_TARGETS ?= all
 RECORD_FILES ?= config/config.yaml
 record: setup

@@ -1,5 +1,6 @@
-"""Rule paper_claims: findings.json (where the config has claims; the published findings
-while the claims' runs are not all in the record) + config/history.yaml → paper/claims.tex."""
+"""Rule paper_claims: the claims' findings (where the config has claims: those the runs
+make, or the published ones judged again while the runs are not all in the record) +
+config/history.yaml → paper/claims.tex."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
@@ -8,7 +9,5 @@ from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 with snakemake_job(snakemake):
     from credit_assign.reporting.claims_page import write_tex
 
-    i = snakemake.input
-    write_tex(i.get("findings"), i.history, snakemake.output[0],
-              root=snakemake.scriptdir + "/..", published=i.get("published"),
-              spec_path=i.get("spec"))
+    write_tex(snakemake.input.get("findings"), snakemake.input.history, snakemake.output[0],
+              root=snakemake.scriptdir + "/..")

@@ -33,7 +33,8 @@ def workdir(tmp_path, monkeypatch):
 def _no_record(monkeypatch):
     """The stamp's made_from stubbed: these folders have no record and no full config
     (the stamp itself: tests/test_docs_fresh.py, on the checkout)."""
-    monkeypatch.setattr(publish, "made_from", lambda name, config: {"code": {}, "record": {}})
+    monkeypatch.setattr(publish, "made_from",
+                        lambda name, config: {"code": {}, "record": {}, "inputs": {}})
 
 
 def png(path, about=CIFAR) -> None:
@@ -299,9 +300,10 @@ def test_the_study_is_asked_with_the_study_configs_the_rest_with_the_publishs(wo
 
 def test_the_papers_claims_come_from_the_published_findings_until_the_runs_are_in(
         tmp_path, monkeypatch):
-    """While any of the claims' runs is missing, paper/claims.tex is written from the
-    published findings, re-judged with today's code (the paper says so: a flag and the
-    file it came from); with every run there, from the findings the runs make."""
+    """While any of the claims' runs is missing, the paper and fig_claims read the
+    published findings judged again with today's code (step claims_from_published; the
+    paper says so: a flag and the file it came from); with every run there, the findings
+    the runs make."""
     from credit_assign.analysis import claims
     from credit_assign.infra import paths
     from credit_assign.reporting import claims_page
@@ -313,20 +315,23 @@ def test_the_papers_claims_come_from_the_published_findings_until_the_runs_are_i
     config = checks.load_config([], root=root)
     monkeypatch.chdir(tmp_path)  # no result here: every claims run is missing
     (tmp_path / "docs").mkdir()
-    assert "published" not in targets.paper_claims_inputs(config)  # nothing published here
+    made = targets.summary(config, paths.CLAIMS_FINDINGS)
+    assert targets.claims_findings(config) == made  # nothing published here
     shutil.copy(root / paths.PUBLISHED_CLAIMS, tmp_path / paths.PUBLISHED_CLAIMS)
-    inputs = targets.paper_claims_inputs(config)
-    assert inputs == {"history": paths.HISTORY, "published": paths.PUBLISHED_CLAIMS,
-                      "spec": config["claims"]["file"]}
+    rejudged = targets.summary(config, paths.CLAIMS_REJUDGED)
+    assert targets.claims_findings(config) == rejudged
+    assert targets.paper_claims_inputs(config) == {"history": paths.HISTORY,
+                                                   "findings": rejudged}
     monkeypatch.setitem(claims.COVERAGE, "replicates", 20)  # the simulation, small
-    claims_page.write_tex(None, root / paths.HISTORY, tmp_path / "claims.tex", root=root,
-                          published=tmp_path / paths.PUBLISHED_CLAIMS,
-                          spec_path=root / config["claims"]["file"])
+    claims_page.write_rejudged(tmp_path / paths.PUBLISHED_CLAIMS,
+                               root / config["claims"]["file"], root / paths.HISTORY,
+                               tmp_path / "rejudged.json", root=root)
+    claims_page.write_tex(tmp_path / "rejudged.json", root / paths.HISTORY,
+                          tmp_path / "claims.tex", root=root)
     tex = (tmp_path / "claims.tex").read_text()
     assert "\\claimsfrompublishedtrue" in tex and "\\newcommand{\\claimsSourceMade}" in tex
     for run in (targets.claims_train(config) + targets.claims_nulls(config)
                 + targets.claims_ep(config)):
         Path(run).parent.mkdir(parents=True, exist_ok=True)
         Path(run).write_text("{}")
-    assert targets.paper_claims_inputs(config) == {
-        "history": paths.HISTORY, "findings": targets.summary(config, paths.CLAIMS_FINDINGS)}
+    assert targets.claims_findings(config) == made

@@ -308,6 +308,14 @@ def test_take_brings_another_checkouts_runs_with_their_job_records(recorded, tmp
     (here / first).write_text(json.dumps({"kind": "edited here"}))
     with pytest.raises(record.RecordError, match=f"{first}: differs between"):
         record.take(recorded, here)
+    # a later rerun there from code that does not follow this file's commit: named
+    _job(here, first, {"kind": "mine", "provenance": {"git_commit": "b" * 40}}, 2_000_000.0)
+    record.save(here)
+    _job(recorded, first, {"kind": "theirs", "provenance": {"git_commit": "c" * 40}},
+         4_000_000.0)
+    with pytest.raises(record.RecordError, match=f"{first}: its rerun there was made from "
+                       f"commit {'c' * 40}, which does not follow"):
+        record.take(recorded, here)
 
 
 def test_take_names_what_it_cannot_vouch_for(recorded, tmp_path_factory):

@@ -72,13 +72,19 @@ def test_resources_are_stated_once_in_the_rules_and_the_profiles_only_add_a_clus
         assert "set-threads" not in cfg, profile
         for rule, res in (cfg.get("set-resources") or {}).items():
             assert set(res) <= cluster, f"{profile}: {rule} sets {sorted(set(res) - cluster)}"
+    checked = 0
     for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
-        for block in re.split(r"\n(?=rule )", smk.read_text())[1:]:
+        for block in re.split(r"\n(?=rule )", "\n" + smk.read_text())[1:]:
             name = block.split(":")[0].removeprefix("rule ")
             if "output:" not in block:
                 continue  # a target rule (all, variants, claims): no job of its own
-            for key in ("threads:", "mem_mb=", "runtime="):
+            checked += 1
+            # a report step's job: REPORT_JOB (common.smk), written once
+            keys = ("threads:", "**REPORT_JOB") if "**REPORT_JOB" in block else (
+                "threads:", "mem_mb=", "runtime=")
+            for key in keys:
                 assert key in block, f"{smk.name}: rule {name} does not state {key}"
+    assert checked >= 30  # every rule with a job, the first of each file too
 
 
 def _english_literals(path: Path, words: int = 6) -> list[str]:

@@ -658,6 +658,29 @@ def test_the_workflows_functions_of_wildcards_are_one_object_and_none_only_forwa
         assert f"per_job.{method}" in rules + common, f"JobFunctions.{method} is unused"
 
 
+def test_every_report_rule_carries_its_own_scripts_code():
+    """Each rule whose script is a report step (spec.code.report_steps) has the param
+    code=spec_code.report_digest("<its own script>"), so Snakemake rebuilds what it
+    writes when its analysis, templates or figure texts change; a computing rule has
+    per_job.code("<its step>")."""
+    from credit_assign.spec import code
+
+    report = set(code.report_steps())
+    seen = set()
+    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        for block in re.split(r"\n(?=rule )", "\n" + smk.read_text())[1:]:
+            script = re.search(r'"../../scripts/(\w+)\.py"', block)
+            if not script:
+                continue
+            step = script.group(1)
+            if step in report:
+                seen.add(step)
+                assert f'code=spec_code.report_digest("{step}")' in block, (smk.name, step)
+            elif step in code.ENTRY:
+                assert f'code=per_job.code("{step}")' in block, (smk.name, step)
+    assert seen == report, sorted(report - seen)
+
+
 def test_a_rules_inputs_are_spelled_one_way():
     """Issue #46: what a rule reads is spelled per_job.<name> (a JobFunctions method, of
     the job's wildcards or of the config alone), a path of infra.paths or a file of the

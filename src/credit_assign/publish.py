@@ -104,62 +104,100 @@ def _sha256(path: str | Path) -> str:
 def report_code() -> dict[str, str]:
     """What every published file is rendered with, beside the results: each report
     step's ``code`` param (credit_assign.spec.code.report_digest: its script, the modules
-    it imports, the templates), and the sha256 of the Snakefile, the rule files, the
-    configs and the paper's TeX source."""
-    from credit_assign.spec import code
+    it imports, the report side's data files), and the sha256 of what the workflow reads
+    besides (the files git tracks: an editor's swap file or a local config is none of
+    it): the Snakefile, the rule files, the config schema (its defaults), the configs,
+    the paper's TeX source, the rules' catalogue (their labels and colours), the
+    per-epoch times the notes' history reads, and this module (it renders the claims
+    from the published findings and README's block)."""
+    from credit_assign.spec import catalog, code
 
     out = {f"step {step}": code.report_digest(step) for step in code.report_steps()}
     root = code.ROOT
-    files = [root / "Snakefile", *sorted((root / "workflow").rglob("*.smk")),
-             *sorted((root / "config").glob("*.yaml")), root / "paper" / "ms.tex"]
+    files = [root / "Snakefile", *code.data_files(root / "workflow", (".smk", ".yaml")),
+             *[p for p in code.data_files(root / "config", (".yaml",)) if p.suffix == ".yaml"
+               and p.parent == root / "config"],
+             root / paths.PAPER_TEX, Path(catalog.CATALOG), root / paths.REBUILD_ESTIMATE,
+             Path(__file__)]
     for path in files:
-        name = path.relative_to(root).as_posix()
+        if path.suffix in (".rst",) or not path.is_file():
+            continue
+        name = path.resolve().relative_to(root.resolve()).as_posix()
         if name not in paths.UNPUBLISHED_CONFIGS:
             out[name] = _sha256(path)
-    return out
+    return dict(sorted(out.items()))
 
 
-def group_results(name: str, config: str = paths.DEFAULT_CONFIG) -> list[str]:
-    """The record's files a group is made from: the study's runs (every recipe of
-    config/variants.yaml), the paper config's EP probes, the EP question's runs, each with
-    its data manifest. None for the claims: they render from their published per-seed
-    effects until their runs are all in the record (tests/test_docs_fresh.py renders them
-    again)."""
-    from credit_assign.spec import checks, targets
+def _config(files) -> dict:
+    """The config as the workflow parses it, from the checkout this module belongs to
+    (its schema and configs; a render in a scratch folder judges the same)."""
+    from credit_assign.spec import checks, code
 
-    if name == "claims":
+    return checks.load_config([f for f in files if Path(f) != Path(paths.DEFAULT_CONFIG)],
+                              root=code.ROOT)
+
+
+def _claims_runs(config: str) -> list[str]:
+    from credit_assign.spec import targets
+
+    cfg = _config([config])
+    if targets.claims_spec(cfg) is None:
         return []
-    if name == "study":
-        study = checks.load_config(paths.STUDY_CONFIGS)
-        out = [paths.DATA_MANIFEST.format(dataset=study["dataset"])]
-        for recipe in targets.recipes(study):
-            for of in (targets.train_metrics, targets.train_timings, targets.null_results,
-                       targets.probe_results, targets.measure_results):
-                out += of(study, recipe=recipe)
-        return out
-    cfg = checks.load_config([config] if Path(config) != Path(paths.DEFAULT_CONFIG) else [])
-    if name == "ep":
-        runs = targets.ep_results(cfg) + targets.ep_timings(cfg)
-        corpora = cfg["ep_stack"]["corpora"]
-    elif name == "ep_question":
+    return (targets.claims_train(cfg) + targets.claims_timings(cfg) + targets.claims_nulls(cfg)
+            + targets.claims_ep(cfg) + targets.claims_ep(cfg, paths.EP_TIMINGS))
+
+
+def group_inputs(name: str, config: str = paths.DEFAULT_CONFIG) -> tuple[list[str], list[str]]:
+    """What a group is made from besides the code: (the record's files, other files).
+    The study (its pages and the paper): the study's runs (every recipe of
+    config/variants.yaml), the paper config's EP probes, and the claims the paper reads —
+    their runs once all are in the record, else the published findings; the EP probe's
+    group: its probes; the EP question's: its runs; the claims: their runs once all are
+    in the record (else they render from their published per-seed effects, one of the
+    group's own files, which tests/test_docs_fresh.py renders again). Data manifests
+    with the runs made from them."""
+    from credit_assign.infra import record
+    from credit_assign.spec import targets
+
+    cfg = _config([config])
+    claims = _claims_runs(config)
+    index = record.recorded(".")
+    claims_in = bool(claims) and all(p in index for p in claims)
+    if name == "claims":
+        return (claims if claims_in else []), []
+    if name == "ep_question":
         runs = targets.ep_question_runs(cfg) + targets.ep_question_runs(
             cfg, paths.EP_FIXED_POINT_TIMINGS)
         corpora = sorted({r.split("/")[2] for r in runs})
-    else:
+        return [paths.CORPUS_MANIFEST.format(corpus=c) for c in corpora] + runs, []
+    ep = [paths.CORPUS_MANIFEST.format(corpus=c) for c in cfg["ep_stack"]["corpora"]] + \
+        targets.ep_results(cfg) + targets.ep_timings(cfg)
+    if name == "ep":
+        return ep, []
+    if name != "study":
         raise KeyError(f"no publish group {name!r}")
-    return [paths.CORPUS_MANIFEST.format(corpus=c) for c in corpora] + runs
+    study = _config(paths.STUDY_CONFIGS)
+    out = [paths.DATA_MANIFEST.format(dataset=study["dataset"])]
+    for recipe in targets.recipes(study):
+        for of in (targets.train_metrics, targets.train_timings, targets.null_results,
+                   targets.probe_results, targets.measure_results):
+            out += of(study, recipe=recipe)
+    if claims_in or not claims:
+        return list(dict.fromkeys(out + ep + claims)), []
+    return list(dict.fromkeys(out + ep)), [paths.PUBLISHED_CLAIMS]
 
 
 def made_from(name: str, config: str = paths.DEFAULT_CONFIG) -> dict[str, dict]:
     """What group ``name`` is made from, as the checkout holds it: ``code``
-    (report_code) and ``record`` (each of group_results' files: its sha256 in the record's
-    index, None where the record lacks it)."""
+    (report_code), ``record`` (each of group_inputs' record files: its sha256 in the
+    record's index, None where the record lacks it) and ``inputs`` (the others' sha256)."""
     from credit_assign.infra import record
 
-    index = json.loads(Path(record.INDEX).read_text(encoding="utf-8"))["files"] \
-        if Path(record.INDEX).exists() else {}
+    index = record.recorded(".")
+    results, others = group_inputs(name, config)
     return {"code": report_code(),
-            "record": {f: (index.get(f) or {}).get("sha256") for f in group_results(name, config)}}
+            "record": {f: (index.get(f) or {}).get("sha256") for f in results},
+            "inputs": {f: _sha256(f) if Path(f).is_file() else None for f in others}}
 
 
 def stamp_problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
@@ -167,7 +205,10 @@ def stamp_problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> lis
     other bytes (``python -m credit_assign.infra.record save`` first)."""
     out = []
     for name in chosen:
-        for path, sha in made_from(name, config)["record"].items():
+        made = made_from(name, config)
+        out += [f"{path} (group {name}) is missing: publish the group that writes it first"
+                for path, sha in made["inputs"].items() if sha is None]
+        for path, sha in made["record"].items():
             if sha is None:
                 out.append(f"{path} (group {name}) is not in the record: run python -m "
                            "credit_assign.infra.record save after its job")
@@ -190,7 +231,7 @@ def write_stamp(chosen: dict[str, list[tuple[str, str]]], config: str,
     for name, files in chosen.items():
         groups_[name] = {"files": {n: _sha256(docs / n) if (docs / n).exists() else None
                                    for _, n in files},
-                         **made_from(name, config)}
+                         "config": str(config), **made_from(name, config)}
     stamp["groups"] = dict(sorted(groups_.items()))
     atomic_write_text(path, json.dumps(stamp, indent=1, sort_keys=False) + "\n")
 
@@ -201,6 +242,8 @@ def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
     edited or missing, a report step's code, a rule file, a config, a result of the
     record."""
     out = []
+    if stamped.get("config", config) != config:
+        config = stamped["config"]  # published with another config: judged with it
     for n, sha in stamped["files"].items():
         if not (docs / n).exists():
             if sha is not None:  # None: not published (a figure kept as it was, absent)
@@ -208,7 +251,8 @@ def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
         elif _sha256(docs / n) != sha:
             out.append(f"{docs / n} is not the file make publish copied (edited by hand?)")
     now = made_from(name, config)
-    for part, what in (("code", "report code"), ("record", "record's result")):
+    for part, what in (("code", "report code"), ("record", "record's result"),
+                       ("inputs", "input")):
         old, new = stamped.get(part, {}), now[part]
         for key in sorted(set(old) | set(new)):
             if old.get(key) != new.get(key):
@@ -394,8 +438,10 @@ def claims_from_published(config: str | Path = paths.DEFAULT_CONFIG,
              "claims.csv": verdicts.to_csv(index=False, float_format="%.6g"),
              "claims_by_seed.csv": pd.DataFrame(record["by_seed"]).to_csv(index=False),
              DOCS_FINDINGS: json.dumps(record, indent=1, ensure_ascii=False) + "\n"}
-    for name, text in texts.items():
-        atomic_write_text(DOCS / name, text)
+    for name, text in texts.items():  # unchanged bytes are left alone (and their mtime:
+        path = DOCS / name               # the paper reads the findings)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            atomic_write_text(path, text)
     # the figure drawn again from the findings just written, with today's figure code
     from credit_assign.figures import claims as claims_figure
     from credit_assign.figures import style

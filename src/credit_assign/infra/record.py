@@ -150,6 +150,12 @@ def _metadata(root: Path, path: str) -> dict[str, Any] | None:
         return None
 
 
+def recorded(root: str | Path = ".") -> dict[str, dict[str, Any]]:
+    """The record's index: each file's sha256, size and job end time, by path ({} where
+    there is no record)."""
+    return _read_index(Path(root))
+
+
 def _read_index(root: Path) -> dict[str, dict[str, Any]]:
     index = root / INDEX
     try:
@@ -422,8 +428,9 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
     named: ``other``'s record does not match its files (checked before its save, so a
     file edited there is caught), a file it saves now was changed after its job ended or
     has no job record, a file both checkouts hold with different bytes (but a rerun
-    there: unedited here, its job there ended after the one recorded here, taken and
-    listed as ``rerun``), a data manifest
+    there: unedited here, its job there ended after the one recorded here, from the same
+    code commit or a later one, its data the same: taken and listed as ``rerun``), a
+    data manifest
     the runs were made from that differs here, or a file this checkout has an unfinished
     job for (``.snakemake/incomplete``). The same bytes are left as they are. Returns the
     paths taken."""
@@ -467,7 +474,12 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
         if (root / ".snakemake" / "incomplete" / record_name(path)).exists():
             problems.append(f"{path}: this checkout has an unfinished job for it "
                             "(.snakemake/incomplete): finish or clean it up first")
-    for path in manifests_of(missing):
+        mine, there = _commit_of(root / path), _commit_of(other / path)
+        if mine != there and not (mine and there and _is_ancestor(root, mine, there)):
+            problems.append(f"{path}: its rerun there was made from commit {there or '?'}, "
+                            f"which does not follow this file's {mine or '?'}: not taken "
+                            "over a result of newer (or other) code; delete one side's file")
+    for path in manifests_of(missing + rerun):
         copy = other / MANIFESTS / path
         if (root / path).is_file() and copy.is_file() and \
                 _data_of(root / path) != _data_of(copy):
@@ -493,6 +505,32 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
             shutil.copyfile(copy, root / path)
     save(root)
     return {"taken": sorted(missing), "rerun": sorted(rerun)}
+
+
+def _commit_of(path: Path) -> str | None:
+    """The code commit a result file records (its provenance's git_commit), or None."""
+    try:
+        todo = [json.loads(path.read_text(encoding="utf-8"))]
+    except (OSError, ValueError):
+        return None
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("git_commit"), str):
+                return node["git_commit"]
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return None
+
+
+def _is_ancestor(root: Path, older: str, newer: str) -> bool:
+    """Whether commit ``older`` is ``newer`` or one of its ancestors, in ``root``'s git."""
+    try:
+        return subprocess.run(["git", "-C", str(root), "merge-base", "--is-ancestor", older,
+                               newer], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 def size(root: str | Path = ".") -> dict[str, Any]:

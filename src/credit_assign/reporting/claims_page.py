@@ -200,20 +200,23 @@ TEX_SET_NAMES = labels.names(labels.SEED_SETS, "tex")  # short: a table column
 
 
 def write_tex(findings_path: str | Path | None, history_path: str | Path, out,
-              root: str | Path = ".", published: str | Path | None = None,
-              spec_path: str | Path | None = None) -> None:
+              root: str | Path = ".") -> None:
     """Step paper_claims: paper/claims.tex — the claims' counts and table (where the
-    config has claims: ``findings_path``, or the ``published`` findings re-judged with
-    today's code against ``spec_path`` while the claims' runs are not all in the record:
-    from_published, whose ``source`` the paper states) and what was fixed when, as
-    macros."""
-    if published:
-        record = from_published(published, spec_path, root, history_path)
-    else:
-        record = (json.loads(Path(findings_path).read_text(encoding="utf-8"))
-                  if findings_path else None)
+    config has claims: ``findings_path``; findings judged again from the published ones
+    carry their ``source``, which the paper states) and what was fixed when, as macros."""
+    record = (json.loads(Path(findings_path).read_text(encoding="utf-8"))
+              if findings_path else None)
     text = render.render("claims.tex.j2", record=record,
                          by_id={c["id"]: c for c in record["claims"]} if record else {},
                          set_names=TEX_SET_NAMES,
                          history=history.read_events(root, history_path))
     atomic_write_text(out, text)
+
+
+def write_rejudged(published: str | Path, spec_path: str | Path, history_path: str | Path,
+                   out, root: str | Path = ".") -> None:
+    """Step claims_from_published: the published findings judged again with today's code
+    (from_published: every interval of record must come back), for the paper and
+    fig_claims while the claims' runs are not all in the record."""
+    record = from_published(published, spec_path, root, history_path)
+    atomic_write_text(out, json.dumps(record, indent=1, ensure_ascii=False) + "\n")

@@ -154,12 +154,36 @@ def report_steps() -> tuple[str, ...]:
 DATA_FOLDERS = ("reporting", "figures", "analysis", "schemas")
 
 
-def _template_files() -> tuple[str, ...]:
-    """Every file but Python source (and its caches) under DATA_FOLDERS."""
-    return tuple(sorted(str(p.relative_to(PACKAGE)) for folder in DATA_FOLDERS
-                        for p in (PACKAGE / folder).rglob("*")
-                        if p.is_file() and p.suffix not in (".py", ".pyc")
+@functools.cache
+def _tracked(folder: Path) -> tuple[Path, ...] | None:
+    """The files git tracks under ``folder`` (None outside a git checkout): an editor's
+    swap file or a local config is no part of what a step computes with."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--", str(folder)],
+                             capture_output=True, check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return tuple(ROOT / f for f in out.decode().split("\0") if f)
+
+
+def data_files(folder: Path, suffixes: tuple[str, ...] = (".j2", ".yaml", ".yml", ".json")
+               ) -> tuple[Path, ...]:
+    """The data files under ``folder`` that git tracks (outside a checkout: those with
+    ``suffixes``), sorted."""
+    found = _tracked(folder)
+    if found is None:
+        found = tuple(p for p in folder.rglob("*") if p.suffix in suffixes)
+    return tuple(sorted(p for p in found if p.is_file() and p.suffix not in (".py", ".pyc")
                         and "__pycache__" not in p.parts))
+
+
+@functools.cache
+def _template_files() -> tuple[str, ...]:
+    """Every data file (not Python source) under DATA_FOLDERS."""
+    return tuple(str(p.relative_to(PACKAGE)) for folder in DATA_FOLDERS
+                 for p in data_files(PACKAGE / folder))
 
 
 @functools.cache

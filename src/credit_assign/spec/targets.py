@@ -411,18 +411,24 @@ def paper_sources(config: Config) -> dict[str, Any]:
             "figures": paper_figures(config)}
 
 
-def paper_claims_inputs(config: Config) -> dict[str, str]:
-    """What claims.tex is written from: the claims' findings where the config has claims,
-    and what was fixed when (paths.HISTORY). While any of the claims' runs is missing
-    (they are not all in the record) and findings were published, the published ones
-    (paths.PUBLISHED_CLAIMS, with the claims file they judged): the paper says so; once
-    every run is there, the findings they make (the input changes, so the step reruns)."""
-    inputs = {"history": paths.HISTORY}
-    if claims_spec(config) is None:
-        return inputs
+def claims_findings(config: Config) -> str:
+    """The claims' findings the paper and fig_claims read: those the claims' runs make
+    (paths.CLAIMS_FINDINGS) once every run is there; while any is missing (the runs are
+    not all in the record) and findings were published (paths.PUBLISHED_CLAIMS), those
+    judged again with today's code (paths.CLAIMS_REJUDGED, step claims_from_published;
+    the paper says so). When the last run arrives the input changes, and both rerun."""
     runs = claims_train(config) + claims_nulls(config) + claims_ep(config)
     if not all(Path(p).exists() for p in runs) and Path(paths.PUBLISHED_CLAIMS).exists():
-        inputs |= {"published": paths.PUBLISHED_CLAIMS, "spec": config["claims"]["file"]}
-    else:
-        inputs["findings"] = summary(config, paths.CLAIMS_FINDINGS)
+        return summary(config, paths.CLAIMS_REJUDGED)
+    return summary(config, paths.CLAIMS_FINDINGS)
+
+
+def paper_claims_inputs(config: Config) -> dict[str, str]:
+    """What claims.tex is written from: the claims' findings where the config has claims
+    (claims_findings), and what was fixed when (paths.HISTORY)."""
+    inputs = {"history": paths.HISTORY}
+    if claims_spec(config) is not None:
+        inputs["findings"] = claims_findings(config)
     return inputs
+
+

@@ -255,6 +255,9 @@ class JobFunctions:
     def claims_ep_timings(self, w) -> list[str]:
         return targets.claims_ep(self.config, paths.EP_TIMINGS)
 
+    def claims_findings(self, w) -> str:
+        return targets.claims_findings(self.config)
+
     def claims_expect(self, w) -> dict[str, list]:
         return targets.claims_expect(self.config)
 
