@@ -272,7 +272,8 @@ def test_take_brings_another_checkouts_runs_with_their_job_records(recorded, tmp
     """record take: the runs a second checkout made (a clean worktree running a
     pre-registered study) come over with Snakemake's record of their jobs, as if run
     here; a file both hold with other bytes is taken when its job there is a later rerun
-    (unedited here), and otherwise named, and nothing is taken."""
+    (unedited here), kept when the one here is, and otherwise named, and nothing is
+    taken."""
     here = tmp_path_factory.mktemp("here")
     first = f"{RUN}/metrics.json"
     _job(here, "data/cifar10.json", FILES["data/cifar10.json"], 1_000_000.0)
@@ -292,15 +293,14 @@ def test_take_brings_another_checkouts_runs_with_their_job_records(recorded, tmp
     # a job there rerun later with other bytes (a model rebuilt for a null, newer code):
     # taken with its job's record, listed as a rerun
     _job(recorded, first, {"kind": "other"}, 2_000_000.0)
-    assert record.take(recorded, here) == {"taken": [], "rerun": [first]}
+    assert record.take(recorded, here) == {"taken": [], "rerun": [first], "kept": []}
     assert json.loads((here / first).read_text()) == {"kind": "other"}
     assert record.check(here) == []
-    # made here after it was made there, or edited here: a clash, named, nothing moves
+    # made here after it was made there (a later rerun here): kept, listed, nothing moves
     _job(here, first, {"kind": "mine"}, 3_000_000.0)
     record.save(here)
     index_here = (here / record.INDEX).read_bytes()
-    with pytest.raises(record.RecordError, match=f"{first}: differs between"):
-        record.take(recorded, here)
+    assert record.take(recorded, here) == {"taken": [], "rerun": [], "kept": [first]}
     assert (here / record.INDEX).read_bytes() == index_here
     assert json.loads((here / first).read_text()) == {"kind": "mine"}
     _job(here, first, {"kind": "other"}, 2_000_000.0)

@@ -429,8 +429,9 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
     file edited there is caught), a file it saves now was changed after its job ended or
     has no job record, a file both checkouts hold with different bytes (but a rerun
     there: unedited here, its job there ended after the one recorded here, from the same
-    code commit or a later one, its data the same: taken and listed as ``rerun``), a
-    data manifest
+    code commit or a later one, its data the same: taken and listed as ``rerun``; the
+    reverse, a later rerun here of theirs, is kept and listed as ``kept``), a data
+    manifest
     the runs were made from that differs here, or a file this checkout has an unfinished
     job for (``.snakemake/incomplete``). The same bytes are left as they are. Returns the
     paths taken."""
@@ -458,6 +459,15 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
              and h == (ours.get(p) or {}).get("sha256")
              and (ours[p].get("endtime") or 0) < ((_metadata(other, p) or {}).get("endtime")
                                                  or 0)]
+    # the reverse: a file here that is a later rerun of theirs (the other checkout holds
+    # an older result: it was cut before this one's rerun was recorded): kept here
+    newer_here = [
+        p for p, e in theirs.items() if p not in rerun and (root / p).is_file()
+        and (h := sha256_file(root / p)) != e["sha256"]
+        and h == (ours.get(p) or {}).get("sha256")
+        and (ours[p].get("endtime") or 0) > (e.get("endtime") or 0)
+        and (_commit_of(root / p) == _commit_of(other / p)
+             or _is_ancestor(root, _commit_of(other / p) or "-", _commit_of(root / p) or "-"))]
     their_longest = _longest(other / METADATA)
     for path in missing:
         if not (other / METADATA / record_name(path, their_longest)).is_file():
@@ -468,7 +478,7 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
     problems += [f"{path}: differs between the two checkouts and is no later rerun there "
                  "(edited here, or made here after it was made there): delete one side's "
                  "file, or rerun its job" for path, e in theirs.items()
-                 if path not in rerun and (root / path).is_file()
+                 if path not in rerun and path not in newer_here and (root / path).is_file()
                  and sha256_file(root / path) != e["sha256"]]
     for path in rerun:
         if (root / ".snakemake" / "incomplete" / record_name(path)).exists():
@@ -504,7 +514,7 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(copy, root / path)
     save(root)
-    return {"taken": sorted(missing), "rerun": sorted(rerun)}
+    return {"taken": sorted(missing), "rerun": sorted(rerun), "kept": sorted(newer_here)}
 
 
 def _commit_of(path: Path) -> str | None:
@@ -557,7 +567,8 @@ def main(argv: list[str]) -> int:
             for path in found["rerun"]:
                 print(f"record: took {path} (its job rerun there after the one here)")
             print(f"record: {len(found['taken'])} files taken from {argv[1]}, "
-                  f"{len(found['rerun'])} replaced by a later rerun there")
+                  f"{len(found['rerun'])} replaced by a later rerun there, "
+                  f"{len(found['kept'])} kept here (a later rerun of theirs)")
         elif argv[0] == "save":
             print("record: {files} files saved, {unrecorded} not recorded".format(**save()))
         elif argv[0] == "restore":
