@@ -186,6 +186,12 @@ def _template_files() -> tuple[str, ...]:
                  for p in data_files(PACKAGE / folder))
 
 
+# what writes nothing a page, table or figure holds: the record's integrity checks (a
+# file that fails them stops the step; one that passes is read as it is) and the job's
+# threads
+NOT_REPORT = frozenset({"infra/record.py", "infra/hardware.py"})
+
+
 @functools.cache
 def report_files(step: str) -> tuple[str, ...]:
     """The package files a report ``step`` writes with: the modules its script imports,
@@ -196,7 +202,7 @@ def report_files(step: str) -> tuple[str, ...]:
         raise KeyError(f"{step!r} is not a report step (scripts/{step}.py, not computing); "
                        f"report steps: {', '.join(report_steps())}")
     entry = _imports_of(script.read_text(encoding="utf-8"), str(script.name))
-    return tuple(sorted(set(closure(tuple(sorted(entry)), frozenset())) |
+    return tuple(sorted(set(closure(tuple(sorted(entry)), NOT_REPORT)) |
                         set(_template_files())))
 
 
