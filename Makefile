@@ -94,7 +94,7 @@ manuscript: setup
 # edited by hand): every group whole or none, every problem named before a file is copied
 # (PUBLISH: e.g. --only claims)
 publish: setup
-	$(BIN)/python -m credit_assign.publish $(PUBLISH)
+	$(BIN)/python -m credit_assign.publish $(PUBLISH) $(if $(SNAKEMAKE_ARGS),-- $(SNAKEMAKE_ARGS))
 
 # the test modules spread over TEST_WORKERS processes (pytest-xdist; a module's tests stay
 # in one process, so its fixtures run once): the slow tests mostly wait on Snakemake's

@@ -335,3 +335,14 @@ def test_the_papers_claims_come_from_the_published_findings_until_the_runs_are_i
         Path(run).parent.mkdir(parents=True, exist_ok=True)
         Path(run).write_text("{}")
     assert targets.claims_findings(config) == made
+
+
+def test_what_the_files_were_built_with_reaches_the_dry_run(workdir, monkeypatch):
+    """`publish ... -- --config "data=..."`: the runs were made from a local copy of the
+    data, and the dry run must ask with it (else it plans the data's step again)."""
+    asked = []
+    monkeypatch.setattr(publish, "planned", lambda targets, config, *extra: (
+        asked.append(extra), ([], None))[1])
+    _make(publish.groups("cifar10")["claims"])
+    assert publish.main(["--only", "claims", "--", "--config", "data={'a': 1}"]) == 0
+    assert asked == [(("--config", "data={'a': 1}"),)]

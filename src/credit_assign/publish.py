@@ -354,14 +354,16 @@ def figure_problems(chosen: dict[str, list[tuple[str, str]]], dataset: str,
 _JOB = re.compile(r"^(?:local)?rule (\w+):\n((?:[ \t]+\S.*\n?)*)", re.M)
 
 
-def planned(targets: list[str], config: str | list[str]) -> tuple[list[dict], str | None]:
+def planned(targets: list[str], config: str | list[str], extra: tuple[str, ...] = ()
+            ) -> tuple[list[dict], str | None]:
     """What Snakemake would run to bring ``targets`` up to date, by a dry run from the
     working folder with ``config`` (one file or several, beside config/config.yaml,
     always read first): ([{step, output, reason}], None), or ([], the dry run's error)
-    when it fails."""
+    when it fails. ``extra``: arguments the runs were made with (``--config data=...``:
+    a local copy of the data), so that the dry run asks as the build did."""
     files = [config] if isinstance(config, str) else list(config)
     files = [f for f in files if Path(f) != Path(paths.DEFAULT_CONFIG)]
-    cmd = [sys.executable, "-m", "snakemake", "--dry-run", "--nocolor", *targets]
+    cmd = [sys.executable, "-m", "snakemake", "--dry-run", "--nocolor", *targets, *extra]
     if files:
         cmd += ["--configfile", *files]  # after the targets: it takes every word after it
     try:
@@ -386,7 +388,8 @@ def configs_of(name: str, config: str) -> tuple[str, ...]:
     return tuple(paths.STUDY_CONFIGS) if name == "study" else (config,)
 
 
-def out_of_date(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
+def out_of_date(chosen: dict[str, list[tuple[str, str]]], config: str,
+                extra: tuple[str, ...] = ()) -> list[str]:
     """The files to copy that Snakemake would rebuild (named with the job's step and
     reason), or the dry run's failure: what stops a publish after the files are there.
     One dry run per set of configs (configs_of: the study's group with the study's)."""
@@ -396,7 +399,7 @@ def out_of_date(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[s
     out = []
     for configs, sources in by_configs.items():
         targets = sorted(set(sources))
-        jobs, error = planned(targets, list(configs))
+        jobs, error = planned(targets, list(configs), *([extra] if extra else []))
         if error:
             out.append(f"cannot tell whether the files are up to date: {error}")
             continue
@@ -469,7 +472,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="render the claims group again from docs/claims_findings.json "
                              "(its per-seed effects) with today's code, where the claims' "
                              "runs are not in the record; the page says so")
+    parser.add_argument("snakemake_args", nargs=argparse.REMAINDER,
+                        help="after --: what the files were built with, passed to "
+                        "Snakemake's dry run (e.g. -- --config \"data={...}\")")
     args = parser.parse_args(argv)
+    extra = tuple(a for a in args.snakemake_args if a != "--")
     if args.claims_from_published:
         written = claims_from_published(args.config)
         print(f"rendered {len(written)} files of the claims group again from "
@@ -479,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     found = problems(chosen, args.config)
     if not found:  # the files are there: are they current and of this dataset?
         found = figure_problems(chosen, args.dataset, args.config) \
-            + stamp_problems(chosen, args.config) + out_of_date(chosen, args.config)
+            + stamp_problems(chosen, args.config) + out_of_date(chosen, args.config, extra)
     if found:
         print("publish: nothing copied.\n- " + "\n- ".join(found), file=sys.stderr)
         return 1
