@@ -204,3 +204,21 @@ def test_a_figures_words_are_part_of_its_code():
 
     assert "reporting/figure_text.yaml" in code.report_files("fig4_penalty_rescue")
     assert "schemas/result.schema.yaml" in code.report_files("aggregate")
+
+
+# ---- the published paper's figures, as printed (issue #42: "174 words under 4 pt")
+def test_the_published_papers_figures_are_printed_at_7_pt():
+    """Every figure in docs/paper.pdf reads at its printed size: the smallest text of
+    the figures' font on each page, measured in the PDF (a glyph's size times its drawing
+    scale, a sub- or superscript at its base's), is at least 6.5 pt (drawn at 7 pt; a
+    tight bounding box may widen a figure a little past the text width)."""
+    from pdf_fonts import figure_text_pt
+
+    pdf = ROOT / "docs" / "paper.pdf"
+    if not pdf.exists():
+        pytest.skip("no published paper")
+    printed = figure_text_pt(pdf)
+    assert len(printed) >= 4, printed  # fig4, the primer, the EP stack, the variants
+    small = {page: round(pt, 2) for page, pt in printed.items() if pt < 6.5}
+    assert not small, (f"docs/paper.pdf prints figure text below 6.5 pt (page: smallest "
+                       f"pt): {small}; republish the paper (make manuscript publish)")
