@@ -451,23 +451,19 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
             problems.append(f"{other / path}: changed after the job that wrote it ended, or "
                             "written outside a job")
     missing = [p for p in theirs if not (root / p).is_file()]
-    # a file both hold with other bytes, unedited here, whose job there ended after the
-    # one recorded here: a rerun there (a model rebuilt for a null, newer code): taken
+    # a file both hold with other bytes, unedited here (its bytes are its index entry's):
+    # a rerun there when its job there ended after the one recorded here (a model rebuilt
+    # for a null, newer code): taken; the reverse, a later rerun here from the same or a
+    # later commit (the other checkout was cut before it was recorded): kept here
     ours = _read_index(root)
-    rerun = [p for p, e in theirs.items() if (root / p).is_file()
-             and (h := sha256_file(root / p)) != e["sha256"]
-             and h == (ours.get(p) or {}).get("sha256")
-             and (ours[p].get("endtime") or 0) < ((_metadata(other, p) or {}).get("endtime")
-                                                 or 0)]
-    # the reverse: a file here that is a later rerun of theirs (the other checkout holds
-    # an older result: it was cut before this one's rerun was recorded): kept here
-    newer_here = [
-        p for p, e in theirs.items() if p not in rerun and (root / p).is_file()
-        and (h := sha256_file(root / p)) != e["sha256"]
-        and h == (ours.get(p) or {}).get("sha256")
-        and (ours[p].get("endtime") or 0) > (e.get("endtime") or 0)
-        and (_commit_of(root / p) == _commit_of(other / p)
-             or _is_ancestor(root, _commit_of(other / p) or "-", _commit_of(root / p) or "-"))]
+    both = {p: sha256_file(root / p) for p in theirs if (root / p).is_file()}
+    unedited = [p for p, h in both.items()
+                if h != theirs[p]["sha256"] and h == (ours.get(p) or {}).get("sha256")]
+    rerun = [p for p in unedited
+             if (ours[p].get("endtime") or 0) < (theirs[p].get("endtime") or 0)]
+    newer_here = [p for p in unedited
+                  if (ours[p].get("endtime") or 0) > (theirs[p].get("endtime") or 0)
+                  and _follows(root, _commit_of(other / p), _commit_of(root / p))]
     their_longest = _longest(other / METADATA)
     for path in missing:
         if not (other / METADATA / record_name(path, their_longest)).is_file():
@@ -478,14 +474,14 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
     problems += [f"{path}: differs between the two checkouts and is no later rerun there "
                  "(edited here, or made here after it was made there): delete one side's "
                  "file, or rerun its job" for path, e in theirs.items()
-                 if path not in rerun and path not in newer_here and (root / path).is_file()
-                 and sha256_file(root / path) != e["sha256"]]
+                 if path not in rerun and path not in newer_here and path in both
+                 and both[path] != e["sha256"]]
     for path in rerun:
         if (root / ".snakemake" / "incomplete" / record_name(path)).exists():
             problems.append(f"{path}: this checkout has an unfinished job for it "
                             "(.snakemake/incomplete): finish or clean it up first")
         mine, there = _commit_of(root / path), _commit_of(other / path)
-        if mine != there and not (mine and there and _is_ancestor(root, mine, there)):
+        if not _follows(root, mine, there):
             problems.append(f"{path}: its rerun there was made from commit {there or '?'}, "
                             f"which does not follow this file's {mine or '?'}: not taken "
                             "over a result of newer (or other) code; delete one side's file")
@@ -532,6 +528,12 @@ def _commit_of(path: Path) -> str | None:
         elif isinstance(node, list):
             todo.extend(node)
     return None
+
+
+def _follows(root: Path, older: str | None, newer: str | None) -> bool:
+    """Whether a result of commit ``newer`` was made from the same code as one of
+    ``older``, or from a later commit (both unknown: the same)."""
+    return older == newer or bool(older and newer and _is_ancestor(root, older, newer))
 
 
 def _is_ancestor(root: Path, older: str, newer: str) -> bool:
