@@ -2,6 +2,7 @@
 bootstrap interval; the decision rule's three outcomes; no verdict from a diverged run;
 the page from its findings; the order of the claims file and the results in git."""
 
+import json
 import math
 import subprocess
 from pathlib import Path
@@ -301,6 +302,34 @@ def test_the_order_of_the_claims_file_and_the_results_is_read_from_git(tmp_path)
     assert got["by_kind"]["train"]["dirty"] == 1
     # outside a checkout: no facts, no crash
     assert history.order(tmp_path / "nowhere", "claims.yaml", results)["spec"] is None
+
+
+def test_a_rerun_says_which_numbers_were_first_published_and_which_come_back(tmp_path):
+    """The claims' findings first published from earlier runs: today's order names that
+    publication, whether its first run came before the code that reads the claims, and
+    how many of its per-seed effects today's effects give back exactly (a diverged
+    effect, None in JSON and NaN before it, is the same as itself)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "docs").mkdir()
+    row = {"claim": "rescue", "part": "", "seed_set": "fresh"}
+    old = {"order": {"results": 2, "first_result": "2026-12-02 04:58 UTC",
+                     "last_result": "2026-12-02 07:04 UTC", "result_commits": ["8a68d4f"]},
+           "by_seed": [{**row, "seed": 1, "effect": 0.25}, {**row, "seed": 2, "effect": None},
+                       {**row, "seed": 3, "effect": 1.0}]}
+    published = _commit(tmp_path, history.PUBLISHED, json.dumps(old), "published")
+    (tmp_path / "workflow/rules").mkdir(parents=True)
+    _commit(tmp_path, history.READER, "rule claims:\n", "the target")
+    now = {"first_result": "2026-12-03 17:07 UTC", "reader": {"time": "2026-12-02T05:02:46Z"}}
+    today = [{**row, "seed": 1, "effect": 0.25}, {**row, "seed": 2, "effect": float("nan")},
+             {**row, "seed": 3, "effect": 1.0 + 1e-12}, {**row, "seed": 4, "effect": 2.0}]
+    got = history.earlier_runs(tmp_path, today, now)
+    assert got["published"]["short"] == published[:7] and got["reader_after_first_result"]
+    assert (got["effects"], got["compared"], got["equal"]) == (3, 3, 2)
+    assert got["differ"] == ["rescue seed 3"]
+    # today's runs are the first: nothing earlier to name
+    first = {**now, "first_result": "2026-12-01 00:00 UTC"}
+    assert history.earlier_runs(tmp_path, today, first) is None
+    assert history.earlier_runs(tmp_path / "nowhere", today, now) is None
 
 
 @pytest.mark.process

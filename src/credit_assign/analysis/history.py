@@ -108,6 +108,49 @@ def order(root: str | Path, spec_path: str, results: pd.DataFrame,
     }
 
 
+PUBLISHED = "docs/claims_findings.json"  # where `make publish` puts the claims' findings
+
+
+def earlier_runs(root: str | Path, by_seed: list[dict], now: dict,
+                 published: str = PUBLISHED) -> dict | None:
+    """When the claims' findings were first published from runs that finished before
+    the first result judged now (``now``: :func:`order` of today's results), those
+    numbers were seen before today's runs were made: what that first publication
+    recorded of its runs, whether they finished before the code that reads the claims
+    was committed, and how many of its per-seed effects ``by_seed`` gives back exactly
+    (the same key: claim, part, seed, seed set). None without such a publication."""
+    first = first_commit(root, published)
+    text = first and git(root, "show", f"{first['commit']}:{published}")
+    if not text:
+        return None
+    old = json.loads(text)
+    was = old.get("order") or {}
+    if not (was.get("first_result") and now.get("first_result")
+            and was["first_result"] < now["first_result"]):
+        return None
+
+    def key(r):
+        return r["claim"], r.get("part") or "", int(r["seed"]), r["seed_set"]
+
+    def same(a, b):  # a diverged effect is None in JSON and NaN before it
+        return a == b or all(x is None or x != x for x in (a, b))
+
+    then = {key(r): r["effect"] for r in old.get("by_seed", [])}
+    today = {key(r): r["effect"] for r in by_seed}
+    common = sorted(then.keys() & today.keys())
+    reader = now.get("reader")
+    return {"published": {"short": first["short"], "time": utc(first["time"])},
+            "results": was.get("results"), "first_result": was["first_result"],
+            "last_result": was.get("last_result"),
+            "result_commits": was.get("result_commits", []),
+            "reader_after_first_result": bool(reader and utc(reader["time"])
+                                              > was["first_result"]),
+            "effects": len(then), "compared": len(common),
+            "equal": sum(same(then[k], today[k]) for k in common),
+            "differ": [f"{c} {p} seed {s}".replace("  ", " ") for c, p, s, _ in common
+                       if not same(then[(c, p, s, _)], today[(c, p, s, _)])]}
+
+
 def repo_relative(root: str | Path, path: str | Path) -> str:
     """``path`` as git names it: relative to the checkout ``root`` (an absolute path
     inside it, as a run from another folder passes it), else as given."""

@@ -51,11 +51,13 @@ def build(spec_path: str, tables: dict, root: str | Path = ".",
     # the pre-registered results: every result on the fresh seeds (training, nulls, EP)
     fresh = prov[((prov.kind != "ep_stack") & prov.seed.isin(spec["seeds"]["fresh"]))
                  | ((prov.kind == "ep_stack") & prov.seed.isin(spec["seeds"].get("ep_fresh", [])))]
+    order = history.order(root, str(spec_path), fresh)
+    order["earlier"] = history.earlier_runs(root, found["by_seed"], order)
     return _clean({"spec_path": history.repo_relative(root, spec_path), "seeds": spec["seeds"],
                    "decision": spec["decision"], "draws": spec["null"]["draws"],
                    "claims": spec["claims"], **found,
                    "coverage": coverage(spec),
-                   "order": history.order(root, str(spec_path), fresh),
+                   "order": order,
                    "history": history.read_events(root, history_path)
                    if history_path else []})
 
