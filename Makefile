@@ -72,8 +72,8 @@ claims: setup
 # restores Snakemake's records and the files' order, then runs every step but those
 # that compute (COMPUTING): a result the record lacks stops it, naming the file.
 COMPUTING = prepare_data|prepare_corpus|train|fresh_b_null|measure|alignment_probe|ep_stack_probe|ep_fixed_point
-RECORD_TARGETS ?= all
-RECORD_FILES ?= config/config.yaml
+RECORD_TARGETS ?= all variants claims paper/ms.pdf
+RECORD_FILES ?= config/config.yaml config/variants.yaml
 record: setup
 	$(BIN)/python -m credit_assign.infra.record save
 	$(BIN)/python -m credit_assign.infra.record size
