@@ -1,6 +1,6 @@
-"""Rule findings: the summary tables → findings.json (every verdict; the notes' findings
-with the variant study). Each table is read, and checked against the runs the config
-asks for, once."""
+"""Rule findings: the summary tables → findings.json (the variant study's verdicts, the
+fresh-B nulls' values; the notes' findings with the variant study). Each table is read,
+and checked against the runs the config asks for, once."""
 import json
 import sys
 from pathlib import Path
@@ -29,5 +29,5 @@ with snakemake_job(snakemake):
             table_io.read_optional(i.get("measurements"), "measurements", runs_expected),
             json.loads(Path(i.info).read_text()), study=p.study, compute=p.compute,
             history=read_events(snakemake.scriptdir + "/..", i.history))
-    findings.write(snakemake.output[0], findings.verdicts(runs, nulls, p.penalty, gaps, p.study),
-                   notes)
+    findings.write(snakemake.output[0], findings.verdicts(gaps, p.study), notes,
+                   [findings.null_summary(nulls, lam) for lam in (0.0, p.penalty)])

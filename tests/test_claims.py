@@ -388,6 +388,7 @@ def test_the_papers_claims_table_and_history_compile(tmp_path):
     (tmp_path / "doc.tex").write_text(
         preamble + "\\begin{document}\\ifhasclaims\\claimstable"
         " Contradicted: \\claimsContradictedList.\\fi"
+        " Rescue: \\claimverdict{rescue}. Alignment: \\claimverdict{learned_alignment}."
         "\\studyhistory\\end{document}\n")
     tex_build.build_pdf(tmp_path / "doc.tex", tmp_path / "doc.pdf")
     text = " ".join(subprocess.run(["pdftotext", str(tmp_path / "doc.pdf"), "-"],
@@ -395,6 +396,16 @@ def test_the_papers_claims_table_and_history_compile(tmp_path):
     assert "the penalty rescues DFA's accuracy" in text and "holds" in text
     assert "undecided: n < 3" in text
     assert "The claims and their decision rule" in text
+    # a claim cited by id: its verdict, rolled up from its parts, on each seed set
+    rolled = {(c["claim"], c["seed_set"]): c for c in record["claim_verdicts"]}
+    for cid in ("rescue", "learned_alignment"):
+        fresh, study = rolled[(cid, "fresh")], rolled[(cid, "study")]
+        assert (f"({cid}: {fresh['verdict']} on the fresh seeds ({fresh['n']}); "
+                f"{study['verdict']} on the study seeds ({study['n']}))") in text
+    (tmp_path / "bad.tex").write_text(
+        preamble + "\\begin{document}\\claimverdict{no_such_claim}\\end{document}\n")
+    with pytest.raises(Exception, match="no_such_claim"):
+        tex_build.build_pdf(tmp_path / "bad.tex", tmp_path / "bad.pdf")
     against = [v for v in record["verdicts"] if v["verdict_set"]
                and v["verdict"] == "contradicted"]
     assert not against  # the synthetic claims: none contradicted, the list empty
@@ -427,6 +438,13 @@ def test_a_claim_holds_when_every_part_does_and_the_counts_say_both():
     assert c["verdict"] == {"effects": 3, "holds": 2, "contradicted": 0, "undecided": 1}
     assert c["verdict_claims"] == {"claims": 2, "holds": 1, "contradicted": 0, "undecided": 1}
     assert c["study"]["effects"] == 1 and c["study_claims"]["claims"] == 1  # not FA's own
+    # each claim on each seed set, as the paper cites it (\\claimverdict)
+    rolled = claims.claim_verdicts([{**x, "n": 8 - i, "t_verdict": "holds"}
+                                    for i, x in enumerate(v)])
+    assert [(r["claim"], r["seed_set"], r["parts"], r["n"], r["verdict"], r["t_verdict"])
+            for r in rolled] == [("a", "fresh", 2, 7, "undecided", "holds"),
+                                 ("b", "study", 1, 6, "holds", "holds"),
+                                 ("a", "study", 1, 5, "holds", "holds")]
 
 
 # ---- the sensitivity rule, the paper's magnitude, coverage (issue #43) -------------------

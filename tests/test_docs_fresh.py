@@ -183,8 +183,23 @@ def test_a_stamped_group_names_a_hand_edit_a_template_edit_and_a_changed_result(
     monkeypatch.setattr(code, "report_digest",
                         lambda step: "0" * 64 if step == "ep_stack_summary" else real(step))
     assert publish.stale("ep", stamped, docs=docs) == [
-        "report code step ep_stack_summary changed since the publish"]
+        "report code of 1 step changed since the publish: ep_stack_summary"]
     monkeypatch.setattr(code, "report_digest", real)
+
+    # a template edited: named by its file, then the steps that render with it
+    template = "reporting/templates/claims.md.j2"
+    original = code.file_digest
+    monkeypatch.setattr(code, "file_digest",
+                        lambda rel: "0" * 64 if rel == template else original(rel))
+    code.report_digest.cache_clear()
+    try:
+        found = publish.stale("ep", stamped, docs=docs)
+    finally:
+        monkeypatch.setattr(code, "file_digest", original)
+        code.report_digest.cache_clear()
+    assert found[0] == f"report code src/credit_assign/{template} changed since the publish"
+    assert len(found) == 2 and found[1].startswith("report code of ")
+    assert "ep_stack_summary" in found[1]
 
     changed = json.loads(json.dumps(stamped))
     path = next(iter(changed["record"]))

@@ -70,14 +70,11 @@ def test_numbers_follow_the_tables_and_flags_follow_the_config():
            "ep_stack": {"corpora": [], "seeds": [0], "model": {"blocks": 2, "width": 16},
                         "pretrain": {"steps": 3, "relax_steps": 20, "precision": "float32"}}}
     macros, flags = paper.numbers(cfg, {"n_train": 10, "n_test": 5, "source": "x"}, runs,
-                                  nulls, findings.verdicts(runs, nulls, 0.01))
+                                  nulls, findings.verdicts())
     assert macros["accBpZero"] == "$0.590 \\pm 0.014$"  # every seed: n goes unsaid
     assert macros["accDfaZero"] == "$0.300$ ($n{=}1$)"  # one of the two: said
     assert macros["accFa"] == render.NOT_RUN and not flags["hasfa"]
     assert macros["deepcosFrozen"] == "n/a"
-    assert "lies above the fresh-$B$ null" in words("rescueverdict", macros, flags)
-    assert words("orderingverdict", macros, flags) == "holds in our runs"
-    assert flags["rescueabove"] and flags["orderingholds"] and not flags["orderingfails"]
     sections = ("hasreference", "hasvariants", "hasmeasured", "hasfa", "hasep", "hasprobes")
     assert {k: flags[k] for k in sections} == dict.fromkeys(sections, False)
     # without the variant study and EP, their verdicts have no outcome: every flag false
@@ -88,7 +85,7 @@ def test_numbers_follow_the_tables_and_flags_follow_the_config():
     assert "\\hasfafalse" in tex
 
 
-def test_dfa_at_lambda_zero_is_tested_against_its_own_null_like_the_penalty():
+def test_dfa_at_lambda_zero_is_measured_against_its_own_null_like_the_penalty():
     rows = []
     for lam, trained, fresh in ((0.0, 0.085, [0.0, -0.01, 0.01]), (0.01, 0.15, [0.0, 0.01])):
         rows += [{"method": "dfa", "lam": lam, "seed": 1, "feedback": "trained",
@@ -102,16 +99,15 @@ def test_dfa_at_lambda_zero_is_tested_against_its_own_null_like_the_penalty():
     assert flags == {"nullFreshDrawn": True, "nullFreshZeroDrawn": True}
     assert words("freshnullzero", out, flags) == (
         "$+0.000 \\pm 0.010$ ($n{=}3$ draws over the seeds)")
-    found = findings.null_finding(pd.DataFrame(rows), 0.0)
-    assert (found["outcome"], found["n"], found["diverged"]) == ("above", 1, [])
-    assert found["trained_mean"] == 0.085 and found["draws"] == 3
-    assert found["per_seed"][0]["seed"] == 1 and found["per_seed"][0]["above"]
-    text = said({"zeronullverdict": found})["zeronullverdict"]
-    assert "lies above its own fresh" in text
-    assert "judged block by block" in text  # never decided by the mean
-    flat = pd.DataFrame(rows).assign(deep_cosine=lambda d: d.deep_cosine.where(
-        ~((d.lam == 0) & (d.feedback == "trained")), 0.005))
-    assert findings.null_finding(flat, 0.0)["outcome"] == "not_above"
+    found = findings.null_summary(pd.DataFrame(rows), 0.0)
+    assert (found["n"], found["not_finite"], found["draws"]) == (1, [], 3)
+    assert found["trained_mean"] == 0.085 and "outcome" not in found  # the claims judge
+    assert found["per_seed"] == [{"seed": 1, "trained": 0.085, "fresh_mean": 0.0,
+                                  "fresh_sd": pytest.approx(0.01), "draws": 3}]
+    gone = pd.DataFrame(rows).assign(deep_cosine=lambda d: d.deep_cosine.where(
+        ~((d.lam == 0) & (d.feedback == "trained")), math.nan))
+    found = findings.null_summary(gone, 0.0)
+    assert found["not_finite"] == [1] and found["per_seed"] == []  # named, never compared
 
 
 def test_the_papers_winner_is_the_rankings_best_open_variant():
@@ -147,47 +143,31 @@ def norm_spread(own) -> str:
     return said({"normspreadverdict": findings.norm_spread_finding(own)})["normspreadverdict"]
 
 
-def test_the_penalty_norm_verdict_compares_each_seed_with_itself():
-    runs = pd.DataFrame([{"method": "dfa", "lam": lam, "seed": seed, "h_L_norm_median": v}
-                         for lam, seed, v in ((0.0, 1, 1e5), (0.0, 2, 1e3),
-                                              (0.01, 1, 1e4), (0.01, 2, 1e4))])
-    found = findings.penalty_norm_finding(runs, 0.01)
-    assert found == {"outcome": "not_lower", "n": 2, "seeds": [2], "diverged": []}
-    lower = runs.assign(h_L_norm_median=runs.h_L_norm_median.where(runs.lam == 0, 10.0))
-    assert findings.penalty_norm_finding(lower, 0.01)["outcome"] == "lowers"
-    text = said({"penaltynormverdict": found})["penaltynormverdict"]
-    assert text == "does not lower DFA's $\\|h_L\\|$ on seed $2$ (of $2$)"
-
-
-def test_each_verdict_phrase_knows_every_outcome_and_names_a_missing_one():
-    """paper/ms.tex writes a phrase for every outcome the findings give (a flag of
-    numbers.tex each, exactly one true); an outcome the paper has no flag for, or a
-    finding without a field its words read, stops numbers.tex's render by name."""
-    outcomes = {"penaltynormverdict": ["lowers", "not_lower", "undecided", "missing"],
-                "rescueverdict": ["above", "not_above", "undecided", "missing"],
-                "zeronullverdict": ["above", "not_above", "undecided", "missing"],
-                "orderingverdict": ["holds", "fails", "undecided", "missing"]}
-    seen = set()
-    for name, kinds in outcomes.items():
-        stem = name.removesuffix("verdict")
-        assert list(paper_verdicts.OUTCOMES[stem]) == kinds
-        for kind in kinds:
-            finding = {"outcome": kind, "n": 3, "seeds": [7], "diverged": [5, 6]}
-            macros, flags = paper_verdicts.verdict_data({name: finding})
-            assert [o for o in kinds if flags[stem + o.replace("_", "")]] == [kind]
-            text = words(name, macros, flags)
-            assert text and "  " not in text and "\\if" not in text
-            assert not {k: v for k, v in macros.items() if english_runs(v)}
-            seen.add(text)
-            if kind == "undecided":
-                assert "seeds $5$, $6$ diverged" in text
-    assert len(seen) == sum(map(len, outcomes.values())) - 3  # 'undecided' reads alike
-    with pytest.raises(paper_verdicts.UnknownOutcome, match="orderingverdict.*'maybe'"):
-        paper_verdicts.verdict_data({"orderingverdict": {"outcome": "maybe"}})
+def test_a_verdict_outcome_or_field_the_paper_has_no_words_for_stops_the_render():
+    """An outcome the paper has no flag for, a verdict it has no words for, or a finding
+    without a field its words read, stops numbers.tex's render by name."""
+    with pytest.raises(paper_verdicts.UnknownOutcome, match="headlineverdict.*'maybe'"):
+        paper_verdicts.verdict_data({"headlineverdict": {"outcome": "maybe"}})
     with pytest.raises(paper_verdicts.UnknownOutcome, match="fooverdict"):
         paper_verdicts.verdict_data({"fooverdict": {"outcome": "x"}})
-    with pytest.raises(KeyError, match="'n'"):
-        paper_verdicts.verdict_data({"rescueverdict": {"outcome": "above", "diverged": []}})
+    with pytest.raises(KeyError, match="'departs'"):
+        paper_verdicts.verdict_data({"headlineverdict": {"outcome": "within", "columns": []}})
+
+
+def test_the_paper_cites_claims_by_id_and_every_id_is_a_claim():
+    """The run section's screens were retired into the claims that judge the same
+    statements: ms.tex cites each by id (\\claimverdict), every id is a claim of
+    config/claims.yaml (claims.tex's words for them: test_claims)."""
+    from credit_assign.spec.claims import load
+
+    tex = (ROOT / "paper" / "ms.tex").read_text()
+    cited = set(re.findall(r"\\claimverdict\{([a-z0-9_]+)\}", tex))
+    ids = {c["id"] for c in load(ROOT / "config" / "claims.yaml")["claims"]}
+    assert {"penalty_bounds_norm", "learned_alignment", "no_information_unpenalised",
+            "rescue", "order_bp_over_dfa"} <= cited
+    assert cited <= ids, f"ms.tex cites claims config/claims.yaml lacks: {cited - ids}"
+    for gone in ("rescueverdict", "zeronullverdict", "penaltynormverdict", "orderingverdict"):
+        assert gone not in tex
 
 
 def test_every_outcome_flag_has_its_words_in_the_paper():
@@ -347,7 +327,7 @@ def golden_numbers_tex() -> str:
     runs, nulls = pd.DataFrame(rows), pd.DataFrame(nulls)
     gaps = published_gaps(docs / "variants_gap.csv")
     ep = pd.read_csv(docs / "ep_stack_by_seed.csv")
-    verdicts = findings.verdicts(runs, nulls, 0.01, gaps)
+    verdicts = findings.verdicts(gaps)
     macros, flags = paper.numbers(
         cfg, {"n_train": 50000, "n_test": 10000, "source": "cifar10-jpg.tar"}, runs, nulls,
         verdicts, pd.read_csv(docs / "reproduction.csv"), gaps, ep)
@@ -362,7 +342,9 @@ def test_numbers_tex_keeps_every_value_it_held(request):
     verdicts' words moved to ms.tex: their phrases became outcome flags and data
     macros, every other macro kept its value; and when the last phrases moved there:
     the null's draws, the ranking, the inherited norm's note and EP's per-seed lists
-    became numbers, flags and list entries). A deliberate change
+    became numbers, flags and list entries; and when the run section's four screens were
+    retired into the claims: their flags and data macros went, every other macro kept
+    its value). A deliberate change
     rewrites it: CREDIT_ASSIGN_WRITE_GOLDEN=1 pytest tests/test_paper.py -k keeps_every,
     and its commit says so."""
     import os
@@ -415,5 +397,5 @@ def test_every_flag_of_numbers_tex_is_read_by_the_paper():
     text = golden_numbers_tex()
     tex = (ROOT / "paper" / "ms.tex").read_text()
     flags = re.findall(r"^\\newif\\if(\w+)$", text, re.M)
-    assert len(flags) > 50
+    assert len(flags) > 40
     assert not [f for f in flags if not re.search(r"\\if" + f + r"(?![A-Za-z])", tex)]

@@ -11,7 +11,7 @@ from paper_words import said
 
 from credit_assign.analysis import comparison, gap_table, notes_findings, notes_norm
 from credit_assign.analysis import study as variant_study
-from credit_assign.analysis.findings import null_finding
+from credit_assign.analysis.findings import null_summary
 from credit_assign.reporting import comparison_page, render, variants_page
 
 REFERENCE = {
@@ -480,7 +480,7 @@ def cosines_text(gaps) -> str:
     return section("measured_cosines_md", notes_norm.measured_cosines_finding(gaps))
 
 
-def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_null():
+def test_the_notes_take_the_winner_from_the_ranking_and_give_the_nulls_values():
 
     gaps = hand_gaps(DISAGREE, KINDS)
     by_sum = section("ranking_md", notes_findings.ranking_finding(
@@ -494,10 +494,12 @@ def test_the_notes_take_the_winner_from_the_ranking_and_test_the_lambda_zero_nul
          for lam, t in ((0.0, 0.085), (0.01, 0.15)) for s in (1, 2)]
         + [{"method": "dfa", "lam": lam, "seed": 1, "feedback": "fresh", "deep_cosine": f}
            for lam in (0.0, 0.01) for f in (-0.01, 0.0, 0.01)])
-    text = section("null_section", [null_finding(nulls, lam) for lam in (0.0, 0.01)])
-    assert text.count("above the null by more than two") == 2
-    # the deep mean's screen never decides the per-layer claim: the claims page does
-    assert "not reproduced" not in text and "judged layer by layer" in text
+    text = section("null_section", [null_summary(nulls, lam) for lam in (0.0, 0.01)])
+    assert "trained-with B mean 0.085 ± 0.000 (2 seeds), fresh B 0.000 ± 0.010 (3 draws)" in text
+    assert "seed 1 0.150 vs 0.000 ± 0.010 (3 draws)" in text
+    # the values only: the verdict is the claims' (layer by layer, with intervals)
+    assert "above the null" not in text and "layer by layer" in text
+    assert "`learned_alignment`" in text and "`no_information_unpenalised`" in text
 
 
 # ---- the gap map's figures, at the study's size: the paper's 26 numbers, the default
@@ -968,13 +970,15 @@ def test_the_notes_are_rendered_from_findings_json_alone(tmp_path):
     args = (summary, {}, gaps, measured, {"name": "cifar10", "source": "x.tar",
                                           "n_train": 10, "n_test": 5})
     out = tmp_path / "findings.json"
-    findings.write(out, findings.verdicts(runs, nulls, 0.01, gaps), notes_findings.findings(*args))
+    findings.write(out, findings.verdicts(gaps), notes_findings.findings(*args),
+                   [findings.null_summary(nulls, lam) for lam in (0.0, 0.01)])
     page = notes.write_notes(out, tmp_path / "notes.md")
     assert page == notes.notes(*args, penalty=0.01) == (tmp_path / "notes.md").read_text()
     assert "## What the default misses" in page
-    # the fresh-B screens are the verdicts' (computed once), not a second copy
+    # the fresh-B nulls' values are in the file once, beside the notes, not in them
     assert "nulls" not in json.loads(out.read_text())["notes"]
-    assert page.count("above the null by more than two") + page.count("not above the null") >= 2
+    assert [n["lam"] for n in json.loads(out.read_text())["nulls"]] == [0.0, 0.01]
+    assert page.count("trained-with B mean") == 2
     # the findings hold each paper number's keys, never its label (the page writes it)
     miss = json.loads(out.read_text())["notes"]["misses"][0]
     assert {"method", "lam", "seed", "metric", "layer", "paper_range"} <= set(miss)
@@ -986,14 +990,14 @@ def test_the_notes_are_rendered_from_findings_json_alone(tmp_path):
     with pytest.raises(ResultError, match="labelled.json.*misses"):
         findings.read(tmp_path / "labelled.json")
     bad = json.loads(out.read_text())
-    bad["verdicts"]["rescueverdict"]["outcome"] = "probably"
+    bad["verdicts"]["headlineverdict"]["outcome"] = "probably"
     (tmp_path / "bad.json").write_text(json.dumps(bad))
-    with pytest.raises(ResultError, match="bad.json.*rescueverdict"):
+    with pytest.raises(ResultError, match="bad.json.*headlineverdict"):
         findings.read(tmp_path / "bad.json")
     # a field the words turn on has its type, and an outcome the fields it needs
     for path, value in ((("verdicts", "goalverdict", "result"), {"reached": "false"}),
-                        (("verdicts", "penaltynormverdict"), {"outcome": "undecided",
-                                                              "diverged": []})):
+                        (("verdicts", "curseverdict"), {"outcome": "estimated",
+                                                        "drop": None})):
         bad = json.loads(out.read_text())
         target = bad
         for key in path:

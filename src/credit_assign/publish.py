@@ -112,9 +112,15 @@ def report_code() -> dict[str, str]:
     from the published findings and README's block)."""
     from credit_assign.spec import catalog, code
 
-    out = {f"step {step}": code.report_digest(step) for step in code.report_steps()}
+    steps = code.report_steps()
+    out = {f"step {step}": code.report_digest(step) for step in steps}
     root = code.ROOT
+    # the same, file by file, so that a stale page names the file that changed
+    package = code.PACKAGE.resolve().relative_to(root.resolve()).as_posix()
+    for rel in sorted({f for step in steps for f in code.report_files(step)}):
+        out[f"{package}/{rel}"] = code.file_digest(rel)
     files = [root / "Snakefile", *code.data_files(root / "workflow", (".smk", ".yaml")),
+             *[code.SCRIPTS / f"{step}.py" for step in steps],
              *[p for p in code.data_files(root / "config", (".yaml",)) if p.suffix == ".yaml"
                and p.parent == root / "config"],
              root / paths.PAPER_TEX, Path(catalog.CATALOG), root / paths.REBUILD_ESTIMATE,
@@ -251,6 +257,7 @@ def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
         elif _sha256(docs / n) != sha:
             out.append(f"{docs / n} is not the file make publish copied (edited by hand?)")
     now = made_from(name, config)
+    steps = []  # a step's digest follows its files: one line for them all, after the files
     for part, what in (("code", "report code"), ("record", "record's result"),
                        ("inputs", "input")):
         old, new = stamped.get(part, {}), now[part]
@@ -258,7 +265,13 @@ def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
             if old.get(key) != new.get(key):
                 change = ("is new" if key not in old else "is gone" if key not in new
                           else "changed")
-                out.append(f"{what} {key} {change} since the publish")
+                if part == "code" and key.startswith("step "):
+                    steps.append(key.removeprefix("step "))
+                else:
+                    out.append(f"{what} {key} {change} since the publish")
+    if steps:
+        out.append(f"report code of {len(steps)} step{'s' if len(steps) > 1 else ''} "
+                   f"changed since the publish: {', '.join(steps)}")
     return out
 
 

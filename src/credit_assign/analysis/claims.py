@@ -411,7 +411,8 @@ def judged(spec: Spec, by_seed: list[dict]) -> dict:
     if spec["decision"].get("correction") == "holm":  # the rule of record is this one
         for v in verdicts:
             v["verdict"], v["reason"] = v["t_verdict"], v["t_reason"]
-    return {"verdicts": verdicts, "by_seed": by_seed, "counts": counts(verdicts),
+    return {"verdicts": verdicts, "by_seed": by_seed, "claim_verdicts": claim_verdicts(verdicts),
+            "counts": counts(verdicts),
             "sensitivity": {**SENSITIVITY, "confidence": spec["decision"]["confidence"],
                             "alpha": round(1 - spec["decision"]["confidence"], 12),
                             "same_as_record": spec["decision"].get("correction") == "holm",
@@ -449,6 +450,20 @@ def rolled_up(parts: list[str]) -> str:
     if all(p == "holds" for p in parts):
         return "holds"
     return "contradicted" if "contradicted" in parts else "undecided"
+
+
+def claim_verdicts(verdicts: list[dict]) -> list[dict]:
+    """Each claim's verdict on each seed set it is judged on, rolled up from its parts
+    (rolled_up), by the rule of record (``verdict``) and the sensitivity rule
+    (``t_verdict``): what the paper's sections cite a claim by."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for v in verdicts:
+        groups.setdefault((v["claim"], v["seed_set"]), []).append(v)
+    return [{"claim": claim, "seed_set": seed_set, "verdict_set": parts[0]["verdict_set"],
+             "parts": len(parts), "n": min(p["n"] for p in parts),
+             "verdict": rolled_up([p["verdict"] for p in parts]),
+             "t_verdict": rolled_up([p["t_verdict"] for p in parts])}
+            for (claim, seed_set), parts in groups.items()]
 
 
 def counts(verdicts: list[dict]) -> dict[str, dict[str, int]]:

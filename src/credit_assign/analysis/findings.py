@@ -5,8 +5,10 @@ the paper's verdicts (numbers.tex's outcome flags and data, paper_verdicts, for 
 words of paper/ms.tex) and the reproduction notes (templates/notes.md.j2) are rendered
 from that file, never from a second computation.
 
-``verdicts``: by the name of the paper/ms.tex macro that says each one.
-``notes``: notes_findings.findings (None without the variant study).
+``verdicts``: the variant study's, by the name of the paper/ms.tex macro that says each
+one (none without the study). ``nulls``: the fresh-B null at λ = 0 and at the penalty as
+data (null_summary; judged by the claims, not here). ``notes``: notes_findings.findings
+(None without the variant study).
 
 EP's verdict (ep_finding) is not in the file: it is the EP probe's alone, taken by step
 paper_numbers from the probe's by-seed table (ep_block0), so that the variant study's
@@ -15,7 +17,6 @@ notes never wait for the EP probes.
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import numpy as np
@@ -34,63 +35,30 @@ def diverged_seeds(sel: pd.DataFrame) -> list[int]:
     return sorted(int(s) for s in sel[sel.n_nonfinite.fillna(0) > 0].seed)
 
 
-def penalty_norm_finding(runs: pd.DataFrame, penalty: float) -> dict:
-    """Whether the penalty lowers DFA's ‖h_L‖ seed by seed (the same seed with and
-    without it): outcome ``lowers`` (on every seed), ``not_lower`` (``seeds``: where
-    not), ``undecided`` (``diverged``: the seeds that did) or ``missing``; ``n``: the
-    seeds compared."""
-    pen = select_runs(runs, "dfa", penalty).set_index("seed").h_L_norm_median
-    zero = select_runs(runs, "dfa", 0.0).set_index("seed").h_L_norm_median
-    seeds = sorted(set(pen.index) & set(zero.index))
-    out = {"n": len(seeds), "seeds": [], "diverged": []}
-    if not seeds:
-        return {**out, "outcome": "missing"}
-    runs_of = pd.concat([select_runs(runs, "dfa", penalty), select_runs(runs, "dfa", 0.0)])
-    bad = sorted(set(diverged_seeds(runs_of))
-                 | {int(s) for s in seeds if not (np.isfinite(pen[s]) and np.isfinite(zero[s]))})
-    if bad:
-        return {**out, "outcome": "undecided", "diverged": bad}
-    not_lower = [int(s) for s in seeds if not float(pen[s]) < float(zero[s])]
-    return {**out, "outcome": "not_lower" if not_lower else "lowers", "seeds": not_lower}
-
-
-def null_test(nulls: pd.DataFrame, lam: float) -> tuple[pd.Series, pd.Series, bool | None]:
-    """DFA's deep cosine at λ with its trained-with B and with fresh draws, and whether
-    the trained-with value lies above the null by more than two of the null's standard
-    deviations (None: not measured) — the one test of "above the null", at every λ."""
+def null_cosines(nulls: pd.DataFrame, lam: float) -> tuple[pd.Series, pd.Series]:
+    """DFA's deep cosine at λ with its trained-with B and with fresh draws (the values
+    the paper and the notes print; the claims judge them, learned_alignment and
+    no_information_unpenalised)."""
     sel = select_runs(nulls, "dfa", lam)
-    trained = sel[sel.feedback == "trained"].deep_cosine
-    fresh = sel[sel.feedback == "fresh"].deep_cosine
-    if not (len(trained) and len(fresh)) or null_diverged(nulls, lam):
-        return trained, fresh, None  # not measured, or diverged: never a False
-    return trained, fresh, bool(trained.mean() > fresh.mean() + 2 * fresh.std(ddof=1))
+    return sel[sel.feedback == "trained"].deep_cosine, sel[sel.feedback == "fresh"].deep_cosine
 
 
-def null_diverged(nulls: pd.DataFrame, lam: float) -> list[int]:
-    """The seeds whose null at λ holds a non-finite cosine (a diverged model): the
-    screen is undecided on them, never 'not above'."""
+def null_summary(nulls: pd.DataFrame, lam: float) -> dict:
+    """The fresh-B null at λ as data, no verdict (the claims judge it, with intervals on
+    fresh seeds): ``n`` the seeds the trained-with mean is over, the means and standard
+    deviations, the draws, ``not_finite`` the seeds whose null holds a non-finite cosine
+    (a diverged model), and ``per_seed``, each seed's cosine beside its own draws."""
+    trained, fresh = null_cosines(nulls, lam)
     sel = select_runs(nulls, "dfa", lam)
-    bad = sel[~np.isfinite(sel.deep_cosine.astype(float))]
-    return sorted({int(s) for s in bad.seed})
-
-
-def null_finding(nulls: pd.DataFrame, lam: float) -> dict:
-    """The null screen at λ (null_test) as a finding: outcome ``above``, ``not_above``,
-    ``undecided`` (``diverged``: the seeds whose null is not finite) or ``missing``;
-    ``n``: the seeds the trained-with mean is over; the means and standard deviations it
-    compares; and ``per_seed``, each seed against its own draws by the same screen."""
-    trained, fresh, above = null_test(nulls, lam)
-    bad = null_diverged(nulls, lam)
-    outcome = ("above" if above else "not_above" if above is not None
-               else "undecided" if bad else "missing")
+    bad = sorted({int(s) for s in sel[~np.isfinite(sel.deep_cosine.astype(float))].seed})
     per_seed = []
-    for seed, rows in nulls.groupby("seed") if len(nulls) else []:
-        t, f, a = null_test(rows, lam)
-        if a is not None and len(f) >= 2:
+    for seed, rows in sel.groupby("seed") if len(sel) else []:
+        t, f = null_cosines(rows, lam)
+        if len(t) and len(f) >= 2 and int(seed) not in bad:
             per_seed.append({"seed": int(seed), "trained": float(t.mean()),
                              "fresh_mean": float(f.mean()), "fresh_sd": float(f.std(ddof=1)),
-                             "draws": len(f), "above": a})
-    return {"lam": float(lam), "outcome": outcome, "n": len(trained), "diverged": bad,
+                             "draws": len(f)})
+    return {"lam": float(lam), "n": len(trained), "not_finite": bad,
             "trained_mean": _mean(trained), "trained_sd": _sd(trained),
             "fresh_mean": _mean(fresh), "fresh_sd": _sd(fresh), "draws": len(fresh),
             "per_seed": per_seed}
@@ -102,32 +70,6 @@ def _mean(x: pd.Series) -> float | None:
 
 def _sd(x: pd.Series) -> float | None:
     return float(x.std(ddof=1)) if len(x) > 1 else None
-
-
-def ordering_finding(runs: pd.DataFrame, penalty: float) -> dict:
-    """Whether the paper's ordering bp > dfa(penalty) > frozen > dfa(0) holds in the
-    mean test accuracy: outcome ``holds``, ``fails``, ``undecided`` (``diverged``) or
-    ``missing``."""
-    cells = [("bp", 0.0), ("dfa", penalty), ("frozen", 0.0), ("dfa", 0.0)]
-    sels = [select_runs(runs, m, lam) for m, lam in cells]
-    bad = sorted({s for sel in sels for s in diverged_seeds(sel)}
-                 | {int(s) for sel in sels for s in sel[~np.isfinite(sel.test_acc)].seed})
-    if bad:
-        return {"outcome": "undecided", "diverged": bad}
-    means = [sel.test_acc.mean() for sel in sels]
-    if any(pd.isna(m) for m in means):
-        return {"outcome": "missing", "diverged": []}
-    holds = all(a > b for a, b in itertools.pairwise(means))
-    return {"outcome": "holds" if holds else "fails", "diverged": []}
-
-
-def verdict_findings(runs: pd.DataFrame, nulls: pd.DataFrame, penalty: float) -> dict:
-    """The run section's verdicts as findings, by the name of the paper/ms.tex macro
-    that says each one."""
-    return {"penaltynormverdict": penalty_norm_finding(runs, penalty),
-            "rescueverdict": null_finding(nulls, penalty),
-            "zeronullverdict": null_finding(nulls, 0.0),
-            "orderingverdict": ordering_finding(runs, penalty)}
 
 
 def _seed_gaps(row) -> list[float]:
@@ -226,21 +168,21 @@ def ep_block0(by_seed: pd.DataFrame, precision: str) -> pd.DataFrame:
     return d[(d.group == "block0") & (d.free_steps == d.free_steps.max())]
 
 
-def verdicts(runs: pd.DataFrame, nulls: pd.DataFrame, penalty: float,
-             gaps: pd.DataFrame | None = None, study: dict | None = None) -> dict:
-    """The verdicts of the runs (verdict_findings) and, where it ran, of the variant
-    study (gap_findings), by their macros' names."""
-    out = verdict_findings(runs, nulls, penalty)
-    if gaps is not None and not gaps.empty:
-        out |= gap_findings(gaps, study)
-    return out
+def verdicts(gaps: pd.DataFrame | None = None, study: dict | None = None) -> dict:
+    """The variant study's verdicts (gap_findings), by their macros' names; none without
+    it. (The run section's screens — the penalty lowers the norm, penalised DFA above its
+    fresh-B null, λ = 0 above its null, the accuracy ordering — were retired into the
+    claims that judge the same statements with intervals on fresh seeds.)"""
+    return gap_findings(gaps, study) if gaps is not None and not gaps.empty else {}
 
 
-def write(out: str | Path, verdicts: dict, notes: dict | None = None) -> dict:
-    """findings.json: the paper's ``verdicts`` (``verdicts``) and the notes' findings
-    (notes_findings.findings; None without the variant study), validated."""
-    return write_result({"verdicts": verdicts, "notes": notes, "schema_version": 1,
-                         "kind": "findings"}, "findings", out)
+def write(out: str | Path, verdicts: dict, notes: dict | None = None,
+          nulls: list[dict] | None = None) -> dict:
+    """findings.json: the variant study's ``verdicts`` (``verdicts``), the notes' findings
+    (notes_findings.findings; None without the variant study) and the fresh-B nulls'
+    values (null_summary at λ = 0, then the penalty), validated."""
+    return write_result({"verdicts": verdicts, "notes": notes, "nulls": nulls or [],
+                         "schema_version": 2, "kind": "findings"}, "findings", out)
 
 
 def read(path: str | Path) -> dict:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from credit_assign.infra import paths
+
 
 def git(root: str | Path, *args: str) -> str | None:
     """``git -C root args`` → its stdout, or None (no git, not a checkout, a failure)."""
@@ -108,7 +110,7 @@ def order(root: str | Path, spec_path: str, results: pd.DataFrame,
     }
 
 
-PUBLISHED = "docs/claims_findings.json"  # where `make publish` puts the claims' findings
+PUBLISHED = paths.PUBLISHED_CLAIMS  # where `make publish` puts the claims' findings
 
 
 def earlier_runs(root: str | Path, by_seed: list[dict], now: dict,

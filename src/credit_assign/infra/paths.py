@@ -117,7 +117,8 @@ PAPER_TEX = "paper/ms.tex"
 PAPER_NUMBERS = "paper/numbers.tex"
 PAPER_CLAIMS = "paper/claims.tex"
 # the claims' findings as published (make publish): what the paper's claims are rendered
-# from while the claims' runs are not all in the record
+# from while the claims' runs are not all in the record; its first version in git is what
+# the claims page compares a rerun with (analysis.history.earlier_runs)
 PUBLISHED_CLAIMS = "docs/claims_findings.json"
 PAPER_PDF = "paper/ms.pdf"
 ARXIV = "paper/arxiv.tar.gz"

@@ -23,7 +23,7 @@ from credit_assign.analysis import findings
 from credit_assign.analysis import study as variant_study
 from credit_assign.analysis import tables as table_io
 from credit_assign.analysis.aggregate import select_runs
-from credit_assign.analysis.findings import diverged_seeds, null_test
+from credit_assign.analysis.findings import diverged_seeds, null_cosines
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import labels, paper_verdicts, render
@@ -79,14 +79,14 @@ def run_numbers(runs: pd.DataFrame, penalty: float, full: int | None = None
 def null_numbers(nulls: pd.DataFrame, penalty: float, full: int | None = None
                  ) -> tuple[dict[str, str], dict[str, bool]]:
     """Deep cosine with the trained-with B vs fresh draws, DFA at the penalty λ and at
-    λ = 0, each tested the same way (null_test): (macros, flags). The fresh draws are
+    λ = 0 (null_cosines; the claims judge them): (macros, flags). The fresh draws are
     given apart (fresh_draws): ms.tex says what their n counts."""
-    trained, fresh, _ = null_test(nulls, penalty)
+    trained, fresh = null_cosines(nulls, penalty)
     sel = select_runs(nulls, "dfa", penalty)
     out = {"nullTrained": spread(trained, "cosine", full=full),
            "nullDraws": str(int(sel[sel.feedback == "fresh"].groupby("seed").size().max()))
            if len(fresh) else NOT_RUN}
-    trained0, fresh0, _ = null_test(nulls, 0.0)
+    trained0, fresh0 = null_cosines(nulls, 0.0)
     out["nullTrainedZero"] = spread(trained0, "cosine", full=full)
     macros, flags = fresh_draws("nullFresh", fresh)
     macros0, flags0 = fresh_draws("nullFreshZero", fresh0)

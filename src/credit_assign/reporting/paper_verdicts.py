@@ -2,12 +2,12 @@
 per outcome (exactly one true; all false where the verdict was not taken: no variant
 study, no EP probe) and the numbers and lists its words read, each formatted by the
 filters the rest of numbers.tex uses. The words themselves, every branch, are written in
-paper/ms.tex (its ``\\newcommand{\\rescueverdict}`` …), where a writer edits them; no
+paper/ms.tex (its ``\\newcommand{\\headlineverdict}`` …), where a writer edits them; no
 word is written here.
 
 Naming: a verdict's macro in ms.tex is ``\\<stem>verdict``; its outcome flags
-``\\if<stem><outcome>`` (the outcome without underscores: ``\\ifrescuenotabove``); its
-data macros ``\\<stem><Field>`` (``\\rescueN``, ``\\rescueDiverged``); a flag for a
+``\\if<stem><outcome>`` (the outcome without underscores: ``\\ifgoalnotreached``); its
+data macros ``\\<stem><Field>`` (``\\goalRecipe``, ``\\epNSettled``); a flag for a
 plural ``\\if<stem><field>plural`` (the count is not one) and any other switch of the
 words ``\\if<stem><what>`` (``\\ifheadlinedeparts``). An outcome the findings hold that
 has no flag here stops the render, naming the verdict and the outcome.
@@ -21,17 +21,12 @@ from credit_assign.reporting.render import (
     tex_gap,
     tex_int,
     tex_norm,
-    tex_seeds,
 )
 from credit_assign.reporting.tex_chars import tex_escape
 
 # every outcome each verdict's words in ms.tex have a branch for (the schema's enums;
 # goalverdict's outcome is read from its result: paper_verdicts.goal)
-OUTCOMES = {"penaltynorm": ("lowers", "not_lower", "undecided", "missing"),
-            "rescue": ("above", "not_above", "undecided", "missing"),
-            "zeronull": ("above", "not_above", "undecided", "missing"),
-            "ordering": ("holds", "fails", "undecided", "missing"),
-            "headline": ("within", "none", "missing"),
+OUTCOMES = {"headline": ("within", "none", "missing"),
             "goal": ("not_set", "reached", "not_reached"),
             "curse": ("estimated", "missing"),
             "normspread": ("measured", "missing"),
@@ -56,28 +51,6 @@ def outcome_flags(stem: str, outcome: str | None) -> dict[str, bool]:
 
 def plural(n: int) -> bool:
     return n != 1
-
-
-# the fields of the run section's verdicts that their words read
-SCREEN_FIELDS = {"penaltynorm": ("n", "seeds", "diverged"), "rescue": ("n", "diverged"),
-                 "zeronull": ("n", "diverged"), "ordering": ("diverged",)}
-# the null screens say "the mean over n seed(s)"; the penalty's "(of n)" has no noun
-COUNTED = {"rescue", "zeronull"}
-
-
-def screen(stem: str, f: dict | None) -> tuple[dict, dict]:
-    """penaltynorm, rescue, zeronull, ordering: the outcome, n (the seeds compared) and
-    the seed lists the words name (``seeds``: where the penalty does not lower the norm;
-    ``diverged``), each with its plural flag."""
-    flags, macros = outcome_flags(stem, f and f["outcome"]), {}
-    for field in SCREEN_FIELDS[stem]:
-        value = f[field] if f is not None else None
-        count = (value or 0) if field == "n" else len(value or [])
-        macros[stem + field.capitalize()] = (
-            NOT_RUN if value is None else tex_int(value) if field == "n" else tex_seeds(value))
-        if field != "n" or stem in COUNTED:
-            flags[stem + field + "plural"] = plural(count)
-    return flags, macros
 
 
 def headline(f: dict | None) -> tuple[dict, dict]:
@@ -186,17 +159,13 @@ def ep(f: dict | None) -> tuple[dict, dict]:
                    else NOT_RUN}
 
 
-WRITERS = {"penaltynorm": lambda f: screen("penaltynorm", f),
-           "rescue": lambda f: screen("rescue", f),
-           "zeronull": lambda f: screen("zeronull", f),
-           "ordering": lambda f: screen("ordering", f),
-           "headline": headline, "goal": goal, "curse": curse, "normspread": normspread,
+WRITERS = {"headline": headline, "goal": goal, "curse": curse, "normspread": normspread,
            "ep": ep}
 
 
 def verdict_data(verdicts: dict[str, dict]) -> tuple[dict[str, str], dict[str, bool]]:
     """(macros, flags) for numbers.tex from findings by their macro's name
-    (``rescueverdict`` …: findings.json's ``verdicts`` and EP's); a verdict not among
+    (``headlineverdict`` …: findings.json's ``verdicts`` and EP's); a verdict not among
     them gets every outcome flag false and its data "not run". A name the paper has no
     words for stops here."""
     unknown = [name for name in verdicts if name.removesuffix("verdict") not in WRITERS]

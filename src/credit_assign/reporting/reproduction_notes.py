@@ -13,15 +13,16 @@ import pandas as pd
 
 from credit_assign.analysis import findings as found_io
 from credit_assign.analysis import notes_findings
-from credit_assign.analysis.findings import null_finding
+from credit_assign.analysis.findings import null_summary
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import labels, render
 
 
-def page(found: dict, screens: list[dict] | None) -> str:
-    """The page: the notes' findings and the fresh-B screens at λ = 0 and at the penalty
-    (findings.null_finding's; None: not measured) in templates/notes.md.j2's words."""
-    return render.render("notes.md.j2", **found, nulls=screens,
+def page(found: dict, nulls: list[dict] | None) -> str:
+    """The page: the notes' findings and the fresh-B nulls' values at λ = 0 and at the
+    penalty (findings.null_summary's; None: not measured) in templates/notes.md.j2's
+    words."""
+    return render.render("notes.md.j2", **found, nulls=nulls,
                          datasets=labels.names(labels.DATASETS, "md"))
 
 
@@ -32,21 +33,21 @@ def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame
     """The page from the tables (``summary`` with ``nulls`` and a ``penalty``: with the
     fresh-B section)."""
     nulls = summary.get("nulls")
-    screens = None if nulls is None or penalty is None else \
-        [null_finding(nulls, lam) for lam in (0.0, penalty)]
+    values = None if nulls is None or penalty is None else \
+        [null_summary(nulls, lam) for lam in (0.0, penalty)]
     found = notes_findings.findings(summary, variant_runs, gaps, measurements, info, study,
                                     compute, history)
-    return page(found, screens)
+    return page(found, values)
 
 
 def write_notes(findings_json: str | Path, out: str | Path) -> str:
     """reproduction_notes.md from findings.json (step findings, with the variant study)."""
     record = found_io.read(findings_json)
-    notes_found, verdicts = record["notes"], record["verdicts"]
+    notes_found = record["notes"]
     if notes_found is None:
         raise ValueError(f"{findings_json}: holds no notes' findings (the config runs no "
                          "recipe variant); the notes are the variant study's: add "
                          "config/variants.yaml and rerun step findings")
-    text = page(notes_found, [verdicts["zeronullverdict"], verdicts["rescueverdict"]])
+    text = page(notes_found, record["nulls"])
     atomic_write_text(out, text)
     return text
