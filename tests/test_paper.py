@@ -170,6 +170,26 @@ def test_the_paper_cites_claims_by_id_and_every_id_is_a_claim():
         assert gone not in tex
 
 
+def test_each_verdicts_outcomes_are_declared_once_in_the_result_schema():
+    """paper_verdicts reads every verdict's outcomes from the result schema's enums; the
+    findings the analysis writes validate against them (the goal's, EP's), and no module
+    of the package lists an outcome set again."""
+    from credit_assign.infra.results import validate_result
+
+    assert set(paper_verdicts.OUTCOMES) == set(paper_verdicts.WRITERS)
+    assert paper_verdicts.OUTCOMES["ep"] == ("none_settled", "reaches", "partly", "no")
+    assert paper_verdicts.OUTCOMES["goal"] == ("not_set", "reached", "not_reached")
+    assert findings.goal_finding(None)["outcome"] == "not_set"
+    block0 = pd.DataFrame({"seed": [0, 1], "cosine": [0.95, -0.2], "settled": [True, False]})
+    found = findings.ep_finding(block0)
+    assert found["outcome"] == "reaches" and found["unsettled"] == [1]
+    with pytest.raises(Exception, match="outcome"):
+        validate_result({**found, "outcome": "maybe"}, "ep_verdict")
+    listed = [p.name for p in (ROOT / "src" / "credit_assign").rglob("*.py")
+              if "none_settled\", \"reaches\"" in p.read_text(encoding="utf-8")]
+    assert not listed, f"an outcome set listed outside the schema: {listed}"
+
+
 def test_every_outcome_flag_has_its_words_in_the_paper():
     """Each flag numbers.tex sets for a verdict is read by ms.tex (an outcome without a
     branch there would print nothing), and each verdict has its macro there with a

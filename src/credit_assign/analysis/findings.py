@@ -25,7 +25,7 @@ import pandas as pd
 from credit_assign.analysis import study as variant_study
 from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.comparison import MEASUREMENT_SEP
-from credit_assign.infra.results import read_result, write_result
+from credit_assign.infra.results import read_result, validate_result, write_result
 
 
 def diverged_seeds(sel: pd.DataFrame) -> list[int]:
@@ -136,12 +136,19 @@ def ep_finding(block0: pd.DataFrame) -> dict:
     out = {"high": EP_HIGH, "settled": seeds(ok), "unsettled": seeds(bad),
            "low_settled": seeds(ok[ok.cosine <= EP_HIGH]),
            "low_unsettled": seeds(bad[bad.cosine <= EP_HIGH])}
-    if ok.empty:
-        return {**out, "outcome": "none_settled"}
-    if not out["low_settled"]:
-        return {**out, "outcome": "reaches"}
-    return {**out, "outcome": "no" if (ok.cosine <= 0).all() else "partly"}
+    outcome = ("none_settled" if ok.empty else "reaches" if not out["low_settled"]
+               else "no" if (ok.cosine <= 0).all() else "partly")
+    found = {**out, "outcome": outcome}
+    validate_result(found, "ep_verdict")  # its outcomes: the schema's enum, declared once
+    return found
 
+
+
+def goal_finding(result: dict | None) -> dict:
+    """The study's goal (study.goal's result): not set, reached or not reached."""
+    outcome = ("not_set" if result is None else "reached" if result["reached"]
+               else "not_reached")
+    return {"outcome": outcome, "result": result}
 
 
 def gap_findings(gaps: pd.DataFrame, study: dict | None = None) -> dict:
@@ -152,7 +159,7 @@ def gap_findings(gaps: pd.DataFrame, study: dict | None = None) -> dict:
                    & ~headline.recipe.str.contains(MEASUREMENT_SEP, regex=False)]
     rank = variant_study.ranking(gaps, study)
     return {"headlineverdict": headline_finding(headline[~headline.inherited.astype(bool)]),
-            "goalverdict": {"result": variant_study.goal(rank, study, gaps)},
+            "goalverdict": goal_finding(variant_study.goal(rank, study, gaps)),
             "curseverdict": variant_study.curse_finding(variant_study.holdout(gaps, study)),
             "normspreadverdict": norm_spread_finding(
                 own[own.kind.isin([variant_study.STATED, "open"])])}

@@ -15,6 +15,7 @@ has no flag here stops the render, naming the verdict and the outcome.
 
 from __future__ import annotations
 
+from credit_assign.infra import results
 from credit_assign.reporting.render import (
     NOT_RUN,
     seeds,
@@ -24,13 +25,25 @@ from credit_assign.reporting.render import (
 )
 from credit_assign.reporting.tex_chars import tex_escape
 
-# every outcome each verdict's words in ms.tex have a branch for (the schema's enums;
-# goalverdict's outcome is read from its result: paper_verdicts.goal)
-OUTCOMES = {"headline": ("within", "none", "missing"),
-            "goal": ("not_set", "reached", "not_reached"),
-            "curse": ("estimated", "missing"),
-            "normspread": ("measured", "missing"),
-            "ep": ("none_settled", "reaches", "partly", "no")}
+
+def declared_outcomes() -> dict[str, tuple[str, ...]]:
+    """Each verdict's outcomes, declared once: the result schema's enums (the variant
+    study's verdicts in ``findings``, EP's in ``ep_verdict``), by the verdict's stem.
+    ms.tex has a branch for each (a test reads it)."""
+    defs = results.schema("result")["$defs"]
+    named = {**defs["findings"]["properties"]["verdicts"]["properties"],
+             "epverdict": defs["ep_verdict"]}
+
+    def enum(d: dict) -> tuple[str, ...]:
+        for part in (d, *d.get("allOf", [])):
+            if "enum" in part.get("properties", {}).get("outcome", {}):
+                return tuple(part["properties"]["outcome"]["enum"])
+        raise ValueError(f"the result schema declares no outcome enum for {d}")
+
+    return {name.removesuffix("verdict"): enum(d) for name, d in named.items()}
+
+
+OUTCOMES = declared_outcomes()
 
 
 class UnknownOutcome(ValueError):
@@ -44,8 +57,8 @@ def outcome_flags(stem: str, outcome: str | None) -> dict[str, bool]:
     if outcome is not None and outcome not in known:
         raise UnknownOutcome(
             f"{stem}verdict: outcome {outcome!r} has no flag in numbers.tex and no words "
-            f"in paper/ms.tex (known: {', '.join(known)}); add it to "
-            f"paper_verdicts.OUTCOMES and its branch to ms.tex's \\{stem}verdict")
+            f"in paper/ms.tex (known: {', '.join(known)}); add it to the result schema's "
+            f"enum and its branch to ms.tex's \\{stem}verdict")
     return {stem + o.replace("_", ""): o == outcome for o in known}
 
 
@@ -73,9 +86,7 @@ def goal(f: dict | None) -> tuple[dict, dict]:
     """The study's goal (study.goal's result): not set, reached or not, the best column's
     count and, where held out, its count on the held-out seed."""
     r = f["result"] if f is not None else None
-    outcome = (None if f is None else "not_set" if r is None
-               else "reached" if r["reached"] else "not_reached")
-    flags = outcome_flags("goal", outcome)
+    flags = outcome_flags("goal", f and f["outcome"])
     held = r is not None and "held_out_within" in r
     flags["goalheldout"] = held
     flags["goalheldoutseedsplural"] = held and plural(r["held_out_seeds"])
