@@ -31,6 +31,7 @@ def test_the_built_wheel_validates_results_with_its_own_schemas_and_finds_its_ru
     assert "credit_assign/schemas/result.schema.yaml" in names
     assert "credit_assign/spec/rules_catalog.json" in names  # the workflow's rules
     assert "credit_assign/reporting/figure_text.yaml" in names  # the figures' words
+    assert "credit_assign/effects/diff.md.j2" in names  # an effect kind's words
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
                     "--target", str(site), str(wheel)], check=True, capture_output=True)
@@ -48,6 +49,8 @@ from credit_assign.spec import catalog  # its catalogue matches the wheel's rule
 print(json.dumps(list(catalog.methods())))
 from credit_assign.reporting import labels  # the figures' words, from the wheel's data file
 print(json.dumps(labels.figure_text("gap_map")))
+from credit_assign import effects  # the effect kinds, each with its words, from the wheel
+print(json.dumps(sorted(effects.kinds())))
 """
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                          text=True, env={"PYTHONPATH": str(site), "PATH": ""}, timeout=120)
@@ -66,3 +69,6 @@ print(json.dumps(labels.figure_text("gap_map")))
     from credit_assign.reporting import labels
 
     assert json.loads(out.stdout.splitlines()[4]) == labels.figure_text("gap_map")
+    from credit_assign import effects
+
+    assert json.loads(out.stdout.splitlines()[5]) == sorted(effects.kinds())

@@ -18,6 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from credit_assign import effects
 from credit_assign.analysis.aggregate import select_runs
 from credit_assign.spec.claims import ClaimsError, Spec, verdict_set
 from credit_assign.spec.matrix import lam_str
@@ -30,85 +31,61 @@ REASONS = ("diverged", "too_few", "straddles")
 EP_GROUP = "block0"
 
 
-# ---- effects, seed by seed -------------------------------------------------------------
-def _row(table: pd.DataFrame, run: dict, seed: int) -> pd.DataFrame:
-    sel = select_runs(table, run["method"], float(run["lam"]), seed)
-    if sel.empty:
-        raise ClaimsError(f"no {run['method']} λ={lam_str(run['lam'])} seed {seed} in the "
-                          "claims' tables: the claims target builds every run it reads")
-    return sel
+# ---- effects, seed by seed (each kind: credit_assign.effects) --------------------------
+class ClaimTables:
+    """The claims' tables as the effect kinds read them (effects.Tables)."""
 
+    def __init__(self, tables: dict[str, pd.DataFrame]):
+        self.tables = tables
 
-def _diverged(runs: pd.DataFrame, run: dict, seed: int) -> bool:
-    return int(_row(runs, run, seed).n_nonfinite.iloc[0]) > 0
+    def _row(self, table: str, run: dict, seed: int) -> pd.DataFrame:
+        sel = select_runs(self.tables[table], run["method"], float(run["lam"]), seed)
+        if sel.empty:
+            raise ClaimsError(f"no {run['method']} λ={lam_str(run['lam'])} seed {seed} in "
+                              "the claims' tables: the claims target builds every run it "
+                              "reads")
+        return sel
 
+    def diverged(self, run: dict, seed: int) -> bool:
+        return int(self._row("runs", run, seed).n_nonfinite.iloc[0]) > 0
 
-def _scalar(runs, run, seed, metric) -> float:
-    value = _row(runs, run, seed)[metric].iloc[0]
-    return float(value) if pd.notna(value) else math.nan
+    def scalar(self, run: dict, seed: int, metric: str) -> float:
+        value = self._row("runs", run, seed)[metric].iloc[0]
+        return float(value) if pd.notna(value) else math.nan
 
+    def history(self, run: dict, seed: int) -> pd.DataFrame:
+        return self._row("epochs", run, seed)
 
-def _log10(x: float) -> float:
-    return math.log10(x) if x > 0 and math.isfinite(x) else math.nan
+    def nulls(self, run: dict, seed: int) -> pd.DataFrame:
+        return self._row("nulls", run, seed)
+
+    def ep(self, seed: int, free_steps: int) -> pd.DataFrame:
+        ep = self.tables["ep"]
+        at = ep[(ep.seed == seed) & (ep.free_steps == free_steps) & (ep.group == EP_GROUP)]
+        if at.empty:
+            raise ClaimsError(f"no EP estimate for seed {seed} at T1 = {free_steps}")
+        return at
 
 
 def seed_effects(claim: dict, seeds: list[int], tables: dict[str, pd.DataFrame]
                  ) -> list[dict]:
-    """One row per (part, seed): the effect and its status (``ok``; ``diverged``: a run
-    it reads recorded a non-finite epoch, or the effect is not finite; ``unsettled``:
-    an EP estimate whose free phase did not settle, left out by the claim's own criterion)."""
+    """One row per (part, seed): the effect its kind computes (credit_assign.effects) and
+    its status (``ok``; ``diverged``: a run it reads recorded a non-finite epoch, or the
+    effect is not finite; ``unsettled``: an EP estimate whose free phase did not settle,
+    left out by the claim's own criterion)."""
     e, rows = claim["effect"], []
-    runs = tables["runs"]
-
-    def add(part, seed, value, diverged=False, status=None):
-        bad = diverged or not math.isfinite(value)
-        rows.append({"claim": claim["id"], "part": part, "seed": int(seed),
-                     "effect": value, "status": status or ("diverged" if bad else "ok")})
-
-    for seed in seeds:
-        kind = e["kind"]
-        if kind in ("diff", "log_ratio"):
-            a, b = (_scalar(runs, e[k], seed, e["metric"]) for k in ("a", "b"))
-            value = a - b if kind == "diff" else _log10(a) - _log10(b)
-            add("", seed, value, _diverged(runs, e["a"], seed) or _diverged(runs, e["b"], seed))
-        elif kind == "log_growth":
-            hist = _row(tables["epochs"], e["a"], seed).sort_values("epoch")
-            first = hist[hist.epoch == 1][e["metric"]]
-            value = (_log10(float(hist[e["metric"]].iloc[-1])) - _log10(float(first.iloc[0]))
-                     if len(first) else math.nan)
-            add("", seed, value, _diverged(runs, e["a"], seed))
-        elif kind == "null_gap":
-            sel = _row(tables["nulls"], e["a"], seed)
-            for layer in e["layers"]:
-                part = str(layer)
-                at = sel[sel.layer.astype(str) == part]
-                if at.empty:
-                    raise ClaimsError(f"claim {claim['id']}: no layer {part} in the null of "
-                                      f"{e['a']['method']} seed {seed} (a deeper model?)")
-                trained = at[at.feedback == "trained"].cosine.astype(float)
-                fresh = at[at.feedback == "fresh"].cosine.astype(float)
-                # a non-finite cosine anywhere (trained or any draw) makes the effect
-                # non-finite: never a mean over the draws that happened to stay finite
-                value = (float(trained.iloc[0]) - float(fresh.mean(skipna=False))
-                         if len(trained) and len(fresh) else math.nan)
-                add(_layer_part(part), seed, value, _diverged(runs, e["a"], seed))
-        elif kind == "value":
-            ep = tables["ep"]
-            for t1 in e["free_steps"]:
-                at = ep[(ep.seed == seed) & (ep.free_steps == t1) & (ep.group == EP_GROUP)]
-                if at.empty:
-                    raise ClaimsError(f"no EP estimate for seed {seed} at T1 = {t1}")
-                value = float(at.cosine.iloc[0])
-                settled = bool(at.settled.iloc[0])
-                add(f"T1={t1}", seed, value,
-                    status=None if settled or not math.isfinite(value) else "unsettled")
-        else:  # the schema names every kind
-            raise ClaimsError(f"claim {claim['id']}: unknown effect kind {kind}")
+    data = ClaimTables(tables)
+    try:
+        kind = effects.get(e["kind"])
+        for seed in seeds:
+            for part, value, diverged, status in kind.rows(e, seed, data):
+                bad = diverged or not math.isfinite(value)
+                rows.append({"claim": claim["id"], "part": part, "seed": int(seed),
+                             "effect": value,
+                             "status": status or ("diverged" if bad else "ok")})
+    except effects.EffectError as err:
+        raise ClaimsError(f"claim {claim['id']}: {err}") from None
     return rows
-
-
-def _layer_part(layer: str) -> str:
-    return "deep" if layer == "deep" else f"l{layer}"
 
 
 # ---- the interval and the verdict -------------------------------------------------------

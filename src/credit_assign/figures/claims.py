@@ -10,15 +10,15 @@ import json
 
 import numpy as np
 
+from credit_assign import effects
 from credit_assign.figures import style
 from credit_assign.reporting import labels
 
 TEXT = labels.figure_text("claims")
-# the panels, by the unit of the effect (its axis: TEXT["axis_<panel>"])
-GROUPS = (("norm", ("log_ratio", "log_growth"), TEXT["axis_norm"]),
-          ("acc", ("diff",), TEXT["axis_acc"]),
-          ("null", ("null_gap",), TEXT["axis_null"]),
-          ("ep", ("value",), TEXT["axis_ep"]))
+# the panels, by the unit of the effect (each kind names its panel: credit_assign.effects;
+# the axis: TEXT["axis_<panel>"])
+GROUPS = tuple((panel, tuple(k.name for k in effects.kinds().values() if k.panel == panel),
+                TEXT[f"axis_{panel}"]) for panel in effects.PANELS)
 VERDICT_COLORS = {"holds": "#1b7837", "contradicted": "#b2182b", "undecided": "0.35"}
 # a seed's tick: used (grey), a diverged run (red), an unsettled EP estimate (orange)
 STATUS_COLORS = {"ok": "0.55", "diverged": "#b2182b", "unsettled": "#e08214"}

@@ -261,7 +261,12 @@ def environment():
     templates)."""
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
+    from credit_assign import effects
+
+    # the pages' templates, and each effect kind's words beside its module
+    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(TEMPLATES), jinja2.PrefixLoader(
+        {"effects": jinja2.FileSystemLoader(effects.FOLDER)})])
+    env = jinja2.Environment(loader=loader,
                              undefined=jinja2.StrictUndefined, autoescape=False,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     filters = dict(num=num, short=short, signed=signed, sci=sci, sig=sig, lam=lam,

@@ -24,9 +24,23 @@ class ClaimsError(ConfigError):
 
 
 # ---- the file ------------------------------------------------------------------------
-def _read_checked(path: Path, schema_path: Path) -> Spec:
+def _with_kinds(schema: dict) -> dict:
+    """The claims schema with each effect kind's fields (credit_assign.effects): an
+    unknown kind is named with the kinds there are, a known one checked against its own
+    schema."""
+    from credit_assign import effects
+
+    kinds = effects.kinds()
+    effect = schema["properties"]["claims"]["items"]["properties"]["effect"]
+    effect["properties"]["kind"] = {"enum": list(kinds)}
+    effect["allOf"] = [{"if": {"properties": {"kind": {"const": name}}},
+                        "then": kind.effect_schema()} for name, kind in kinds.items()]
+    return schema
+
+
+def _read_checked(path: Path, schema_path: Path, compose=None) -> Spec:
     """A claims file read (a key written twice, a seed like 042: named) and checked against
-    its schema (the first wrong key named with its place)."""
+    its schema (``compose``: what completes it; the first wrong key named with its place)."""
     import jsonschema
 
     from credit_assign.spec.configfiles import check_yaml
@@ -40,6 +54,8 @@ def _read_checked(path: Path, schema_path: Path) -> Spec:
     if isinstance(spec, dict) and None in spec:  # YAML 1.1 reads the key `null:` as None
         spec["null"] = spec.pop(None)
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
+    if compose:
+        schema = compose(schema)
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(spec),
                     key=lambda e: list(e.absolute_path))
     if errors:
@@ -63,7 +79,7 @@ def load_ep(path: str | Path) -> Spec:
 def load(path: str | Path) -> Spec:
     """config/claims.yaml, checked against its schema (a wrong key is named)."""
     path = Path(path)
-    spec = _read_checked(path, SCHEMA)
+    spec = _read_checked(path, SCHEMA, _with_kinds)
     ids = [c["id"] for c in spec["claims"]]
     if len(set(ids)) != len(ids):
         raise ClaimsError(f"{path}: claim ids repeat: {sorted(i for i in ids if ids.count(i) > 1)}")
@@ -113,9 +129,7 @@ def runs_needed(spec: Spec) -> list[tuple[str, float, int]]:
     study seeds, and each run a claim names on its own verdict set."""
     out = {(m, float(lam), int(s)) for m, lams in spec["runs"].items() for lam in lams
            for s in (*spec["seeds"]["fresh"], *spec["seeds"]["study"])}
-    for c in spec["claims"]:
-        if c["effect"]["kind"] == "value":
-            continue
+    for c in spec["claims"]:  # by field: a kind that reads runs names them a and b
         for side in ("a", "b"):
             if side in c["effect"]:
                 run = c["effect"][side]
@@ -148,7 +162,7 @@ def check_against(spec: Spec, config: dict, path: str) -> None:
                               f"{', '.join(map(str, beyond))}, but the model has layers 0 … "
                               f"{depth} (model.depth: {depth})")
         missing = [t for t in c["effect"].get("free_steps", []) if t not in ran]
-        if c["effect"]["kind"] == "value" and missing:
+        if missing:  # by field: a kind that reads the EP probe names its T1s free_steps
             raise ClaimsError(f"{path}: claim {c['id']} reads the EP probe at T1 = "
                               f"{', '.join(map(str, missing))}, which the config's probe does "
                               f"not run (ep_stack.probe.free_steps: {ran})")

@@ -97,7 +97,10 @@ def closure(entry: tuple[str, ...], skip: frozenset[str] = NOT_SCIENCE) -> tuple
         if rel in seen:
             continue
         seen.add(rel)
-        todo.extend(m for m in imports(rel) - seen if m not in skip)
+        found = imports(rel)
+        if rel.endswith("/__init__.py") and rel.removesuffix("/__init__.py") in PLUGIN_FOLDERS:
+            found |= {str(p.relative_to(PACKAGE)) for p in (PACKAGE / rel).parent.glob("*.py")}
+        todo.extend(m for m in found - seen if m not in skip)
     return tuple(sorted(seen))
 
 
@@ -151,7 +154,10 @@ def report_steps() -> tuple[str, ...]:
 
 # the report side's data files, read at run time: the templates, the figures' texts
 # (reporting/figure_text.yaml), the schemas results and claims files are checked against
-DATA_FOLDERS = ("reporting", "figures", "analysis", "schemas")
+DATA_FOLDERS = ("reporting", "figures", "analysis", "schemas", "effects")
+# folders whose modules are found at run time, not imported by name (the effect kinds:
+# credit_assign.effects discovers them): each is part of any closure holding its __init__
+PLUGIN_FOLDERS = ("effects",)
 
 
 @functools.cache
