@@ -1,5 +1,5 @@
 """The paper's verdicts as a reader reads them, without TeX: paper/ms.tex's verdict
-macros (``\\rescueverdict`` …) expanded with numbers.tex's flags and macros for some
+macros (``\\headlineverdict`` …) expanded with numbers.tex's flags and macros for some
 findings (reporting.paper_verdicts). A small expander of the TeX those definitions use:
 ``\\newcommand`` with arguments, ``\\if<flag> … \\else … \\fi`` of numbers.tex's
 ``\\newif`` flags, groups; any other command is left as written (``\\texttt{x}``), the
@@ -30,7 +30,7 @@ def tokens(text: str, source: bool = True) -> list[str]:
                 continue
             t = " "
         out.append(t)
-    # "\fi{}", "\penaltynormN{}": the group only ends the command word
+    # "\fi{}", "\goalGoal{}": the group only ends the command word
     kept: list[str] = []
     i = 0
     while i < len(out):

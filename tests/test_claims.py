@@ -311,21 +311,26 @@ def test_a_rerun_says_which_numbers_were_first_published_and_which_come_back(tmp
     effect, None in JSON and NaN before it, is the same as itself)."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "docs").mkdir()
+    code = _commit(tmp_path, "code.py", "x = 1\n", "the code the first runs ran")
     row = {"claim": "rescue", "part": "", "seed_set": "fresh"}
     old = {"order": {"results": 2, "first_result": "2026-12-02 04:58 UTC",
-                     "last_result": "2026-12-02 07:04 UTC", "result_commits": ["8a68d4f"]},
+                     "last_result": "2026-12-02 07:04 UTC", "result_commits": [code[:7]]},
            "by_seed": [{**row, "seed": 1, "effect": 0.25}, {**row, "seed": 2, "effect": None},
                        {**row, "seed": 3, "effect": 1.0}]}
     published = _commit(tmp_path, history.PUBLISHED, json.dumps(old), "published")
     (tmp_path / "workflow/rules").mkdir(parents=True)
-    _commit(tmp_path, history.READER, "rule claims:\n", "the target")
-    now = {"first_result": "2026-12-03 17:07 UTC", "reader": {"time": "2026-12-02T05:02:46Z"}}
+    reader = _commit(tmp_path, history.READER, "rule claims:\n", "the target")
+    now = {"first_result": "2026-12-03 17:07 UTC",
+           "reader": {"commit": reader, "time": "2026-12-02T05:02:46Z"}}
     today = [{**row, "seed": 1, "effect": 0.25}, {**row, "seed": 2, "effect": float("nan")},
              {**row, "seed": 3, "effect": 1.0 + 1e-12}, {**row, "seed": 4, "effect": 2.0}]
     got = history.earlier_runs(tmp_path, today, now)
     assert got["published"]["short"] == published[:7] and got["reader_after_first_result"]
     assert (got["effects"], got["compared"], got["equal"]) == (3, 3, 2)
-    assert got["differ"] == ["rescue seed 3"]
+    assert got["by_set"] == {"fresh": {"equal": 2, "compared": 3}} and not got["all_equal"]
+    assert got["differ"] == ["rescue seed 3 (fresh)"]
+    # the first runs' recorded commit is older than the reader's: it lacks it
+    assert got["reader_not_held"] == [code[:7]]
     # today's runs are the first: nothing earlier to name
     first = {**now, "first_result": "2026-12-01 00:00 UTC"}
     assert history.earlier_runs(tmp_path, today, first) is None

@@ -185,8 +185,12 @@ def test_each_verdicts_outcomes_are_declared_once_in_the_result_schema():
     assert found["outcome"] == "reaches" and found["unsettled"] == [1]
     with pytest.raises(Exception, match="outcome"):
         validate_result({**found, "outcome": "maybe"}, "ep_verdict")
-    listed = [p.name for p in (ROOT / "src" / "credit_assign").rglob("*.py")
-              if "none_settled\", \"reaches\"" in p.read_text(encoding="utf-8")]
+    sources = {p.name: p.read_text(encoding="utf-8")
+               for p in (ROOT / "src" / "credit_assign").rglob("*.py")}
+    listed = [(name, stem) for stem, outcomes in paper_verdicts.OUTCOMES.items()
+              for name, text in sources.items()
+              if any(f'"{a}", "{b}"' in text
+                     for a, b in zip(outcomes, outcomes[1:], strict=False))]
     assert not listed, f"an outcome set listed outside the schema: {listed}"
 
 

@@ -117,8 +117,8 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
     assert "\nold\n" not in text
     assert ("**7 of the paper's 11 claims hold as directions** (1 contradicted, 3 undecided), "
             "each an effect with a 95 % BCa bootstrap interval over 8 seeds never used before "
-            "(1 of the claims on a seed set of its own, named on the page; one on the study's "
-            "seeds, seen before)") in text
+            "the claims were committed (1 of the claims on a seed set of its own, named on the "
+            "page; one on the study's seeds, seen before)") in text
     assert "By a t-interval with Holm's correction" in text and "6 hold, 1 contradicted" in text
     assert ("inside our t-interval of the mean for 2 of 8 parts (1 above, 5 below; inside "
             "the prediction interval of one seed's effect for 3)") in text

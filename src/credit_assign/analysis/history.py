@@ -118,9 +118,11 @@ def earlier_runs(root: str | Path, by_seed: list[dict], now: dict,
     """When the claims' findings were first published from runs that finished before
     the first result judged now (``now``: :func:`order` of today's results), those
     numbers were seen before today's runs were made: what that first publication
-    recorded of its runs, whether they finished before the code that reads the claims
-    was committed, and how many of its per-seed effects ``by_seed`` gives back exactly
-    (the same key: claim, part, seed, seed set). None without such a publication."""
+    recorded of its fresh-seed results (their number, times and commits: it kept no
+    more), whether the first of them finished before the code that reads the claims was
+    committed and which of their commits lack that code, and how many of its per-seed
+    effects ``by_seed`` gives back exactly, per seed set (the same key: claim, part,
+    seed, seed set). None without such a publication."""
     first = first_commit(root, published)
     text = first and git(root, "show", f"{first['commit']}:{published}")
     if not text:
@@ -141,16 +143,26 @@ def earlier_runs(root: str | Path, by_seed: list[dict], now: dict,
     today = {key(r): r["effect"] for r in by_seed}
     common = sorted(then.keys() & today.keys())
     reader = now.get("reader")
+    commits = was.get("result_commits", [])
+    by_set = {}
+    for k in common:
+        counts = by_set.setdefault(k[3], {"equal": 0, "compared": 0})
+        counts["compared"] += 1
+        counts["equal"] += same(then[k], today[k])
+    equal = sum(c["equal"] for c in by_set.values())
     return {"published": {"short": first["short"], "time": utc(first["time"])},
             "results": was.get("results"), "first_result": was["first_result"],
-            "last_result": was.get("last_result"),
-            "result_commits": was.get("result_commits", []),
+            "last_result": was.get("last_result"), "result_commits": commits,
             "reader_after_first_result": bool(reader and utc(reader["time"])
                                               > was["first_result"]),
-            "effects": len(then), "compared": len(common),
-            "equal": sum(same(then[k], today[k]) for k in common),
-            "differ": [f"{c} {p} seed {s}".replace("  ", " ") for c, p, s, _ in common
-                       if not same(then[(c, p, s, _)], today[(c, p, s, _)])]}
+            "reader_not_held": [c for c in commits if reader and not is_ancestor(
+                root, reader["commit"], c)],
+            "effects": len(then), "compared": len(common), "equal": equal,
+            "all_equal": equal == len(common) == len(then) == len(today),
+            "by_set": by_set,
+            "differ": [f"{c} {p} seed {s} ({seed_set})".replace("  ", " ")
+                       for c, p, s, seed_set in common
+                       if not same(then[(c, p, s, seed_set)], today[(c, p, s, seed_set)])]}
 
 
 def repo_relative(root: str | Path, path: str | Path) -> str:

@@ -151,11 +151,11 @@ def findings(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFr
              gaps: pd.DataFrame, measurements: pd.DataFrame | None, info: dict,
              study: dict | None = None, compute: str = "",
              history: list[dict] | None = None) -> dict:
-    """Every finding the notes state but the fresh-B screens (the paper's verdicts hold
-    those: findings.null_finding, once). ``summary``: the default recipe's runs, epochs and
-    layers tables; ``variant_runs``: each variant's runs.csv; ``gaps``: variants_gap.csv;
-    ``study``: config ``study`` (the ranking); ``compute``: compute.statement's
-    sentence; ``history``: what was fixed when (analysis.history.events)."""
+    """Every finding the notes state but the fresh-B null's values (findings.null_summary,
+    in findings.json's ``nulls``: the claims judge them). ``summary``: the default
+    recipe's runs, epochs and layers tables; ``variant_runs``: each variant's runs.csv;
+    ``gaps``: variants_gap.csv; ``study``: config ``study`` (the ranking); ``compute``:
+    compute.statement's sentence; ``history``: what was fixed when (analysis.history.events)."""
     runs, epochs, layers = summary["runs"], summary["epochs"], summary["layers"]
     return {
         "dataset": info["name"], "has_measured": variant_study.has_measured(gaps),

@@ -72,7 +72,12 @@ def kinds() -> dict[str, Kind]:
     for info in sorted(pkgutil.iter_modules([str(FOLDER)]), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
-        kind = getattr(importlib.import_module(f"{__name__}.{info.name}"), "KIND", None)
+        try:
+            module = importlib.import_module(f"{__name__}.{info.name}")
+        except Exception as err:  # a kind that does not import is named, not swallowed
+            raise EffectError(f"credit_assign/effects/{info.name}.py does not import: "
+                              f"{type(err).__name__}: {err}") from err
+        kind = getattr(module, "KIND", None)
         if not isinstance(kind, Kind) or kind.name != info.name:
             raise EffectError(f"credit_assign/effects/{info.name}.py must define KIND = "
                               f"Kind(name={info.name!r}, ...)")
@@ -83,6 +88,10 @@ def kinds() -> dict[str, Kind]:
             raise EffectError(f"effect kind {kind.name} has no words: write "
                               f"credit_assign/effects/{info.name}.md.j2")
         out[kind.name] = kind
+    words = {p.name.removesuffix(".md.j2") for p in FOLDER.glob("*.md.j2")}
+    if stray := sorted(words - set(out)):
+        raise EffectError(f"words without a kind: {', '.join(f'{w}.md.j2' for w in stray)} "
+                          "in credit_assign/effects/ (write the kind's module, or remove it)")
     return out
 
 
@@ -92,11 +101,6 @@ def get(name: str) -> Kind:
     except KeyError:
         raise EffectError(f"unknown effect kind {name!r}; the kinds: "
                           f"{', '.join(kinds())} (credit_assign/effects/)") from None
-
-
-def schemas() -> list[dict]:
-    """The ``oneOf`` of a claim's ``effect``: one schema per kind."""
-    return [k.effect_schema() for k in kinds().values()]
 
 
 def log10(x: float) -> float:

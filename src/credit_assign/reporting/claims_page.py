@@ -124,18 +124,21 @@ def from_published(findings_path: str | Path, spec_path: str | Path,
                                      f"{was['claim']} {was['part']} does not come back from "
                                      "its per-seed effects")
     order = dict(old["order"])
-    reader = history.first_commit(root, history.READER)
-    commits = order.get("result_commits", [])
-    n = order["results"]
-    order.update(
-        reader=reader, by_kind={"train": {"results": n, "dirty": 0, "dirty_unknown": n}},
-        dirty=0, dirty_unknown=n, all_after=False,
-        # what the published findings kept: the training results' commits and times only
-        kept_only_training=True,
-        reader_not_held=[c for c in commits if reader
-                         and not history.is_ancestor(root, reader["commit"], c)],
-        reader_after_first_result=bool(reader and order.get("first_result") and
-                                       history.utc(reader["time"]) > order["first_result"]))
+    if "by_kind" not in order:
+        # the first published findings kept the training results' commits and times only
+        reader = history.first_commit(root, history.READER)
+        commits = order.get("result_commits", [])
+        n = order["results"]
+        order.update(
+            reader=reader, by_kind={"train": {"results": n, "dirty": 0, "dirty_unknown": n}},
+            dirty=0, dirty_unknown=n, all_after=False, kept_only_training=True,
+            reader_not_held=[c for c in commits if reader
+                             and not history.is_ancestor(root, reader["commit"], c)],
+            reader_after_first_result=bool(
+                reader and order.get("first_result")
+                and history.utc(reader["time"]) > order["first_result"]))
+    # findings published from their runs kept every result's kind, commit and dirty flag:
+    # their order stands as published
     published = history.first_commit(root, history.repo_relative(root, findings_path))
     made = (f"commit {published['short']}, {history.utc(published['time'])}" if published
             else "a commit this checkout lacks")

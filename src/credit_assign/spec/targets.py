@@ -277,7 +277,7 @@ def claims_ep(config: Config, pattern: str = paths.EP_RESULT) -> list[str]:
     from credit_assign.spec.claims import check_against
 
     check_against(spec, config, config["claims"]["file"])
-    seeds = sorted({s for c in spec["claims"] if c["effect"]["kind"] == "value"
+    seeds = sorted({s for c in spec["claims"] if "free_steps" in c["effect"]
                     for s in spec["seeds"][c.get("seeds", "fresh")]})
     return [paths.fill(pattern, corpus=ep["corpora"][0],
                        precision=ep["pretrain"]["precision"], seed=s) for s in seeds]

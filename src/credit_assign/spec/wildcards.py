@@ -96,7 +96,7 @@ class JobFunctions:
             return
         seed = int(w.seed)
         if "corpus" in w.keys():
-            fresh = {s for c in spec["claims"] if c["effect"]["kind"] == "value"
+            fresh = {s for c in spec["claims"] if "free_steps" in c["effect"]
                      for s in spec["seeds"][c.get("seeds", "fresh")]}
             files = [paths.fill(paths.EP_RESULT, corpus=w.corpus, precision=w.precision,
                                 seed=seed)]
