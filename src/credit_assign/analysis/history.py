@@ -110,6 +110,17 @@ def order(root: str | Path, spec_path: str, results: pd.DataFrame,
     }
 
 
+def reader_facts(root: str | Path, reader: dict | None, commits: list[str],
+                 first_result: str | None) -> dict:
+    """Of results that record ``commits`` and whose first finished at ``first_result``:
+    whether that was before the code that reads the claims (``reader``, first_commit)
+    was committed, and which of the commits lack that code."""
+    return {"reader_after_first_result": bool(reader and first_result
+                                              and utc(reader["time"]) > first_result),
+            "reader_not_held": [c for c in commits if reader
+                                and not is_ancestor(root, reader["commit"], c)]}
+
+
 PUBLISHED = paths.PUBLISHED_CLAIMS  # where `make publish` puts the claims' findings
 
 
@@ -142,27 +153,24 @@ def earlier_runs(root: str | Path, by_seed: list[dict], now: dict,
     then = {key(r): r["effect"] for r in old.get("by_seed", [])}
     today = {key(r): r["effect"] for r in by_seed}
     common = sorted(then.keys() & today.keys())
-    reader = now.get("reader")
     commits = was.get("result_commits", [])
-    by_set = {}
+    by_set, differ = {}, []
     for k in common:
         counts = by_set.setdefault(k[3], {"equal": 0, "compared": 0})
         counts["compared"] += 1
-        counts["equal"] += same(then[k], today[k])
-    equal = sum(c["equal"] for c in by_set.values())
+        if same(then[k], today[k]):
+            counts["equal"] += 1
+        else:
+            claim, part, seed, seed_set = k
+            differ.append(f"{claim} {part} seed {seed} ({seed_set})".replace("  ", " "))
+    equal = len(common) - len(differ)
     return {"published": {"short": first["short"], "time": utc(first["time"])},
             "results": was.get("results"), "first_result": was["first_result"],
             "last_result": was.get("last_result"), "result_commits": commits,
-            "reader_after_first_result": bool(reader and utc(reader["time"])
-                                              > was["first_result"]),
-            "reader_not_held": [c for c in commits if reader and not is_ancestor(
-                root, reader["commit"], c)],
+            **reader_facts(root, now.get("reader"), commits, was["first_result"]),
             "effects": len(then), "compared": len(common), "equal": equal,
             "all_equal": equal == len(common) == len(then) == len(today),
-            "by_set": by_set,
-            "differ": [f"{c} {p} seed {s} ({seed_set})".replace("  ", " ")
-                       for c, p, s, seed_set in common
-                       if not same(then[(c, p, s, seed_set)], today[(c, p, s, seed_set)])]}
+            "by_set": by_set, "differ": differ}
 
 
 def repo_relative(root: str | Path, path: str | Path) -> str:

@@ -132,11 +132,7 @@ def from_published(findings_path: str | Path, spec_path: str | Path,
         order.update(
             reader=reader, by_kind={"train": {"results": n, "dirty": 0, "dirty_unknown": n}},
             dirty=0, dirty_unknown=n, all_after=False, kept_only_training=True,
-            reader_not_held=[c for c in commits if reader
-                             and not history.is_ancestor(root, reader["commit"], c)],
-            reader_after_first_result=bool(
-                reader and order.get("first_result")
-                and history.utc(reader["time"]) > order["first_result"]))
+            **history.reader_facts(root, reader, commits, order.get("first_result")))
     # findings published from their runs kept every result's kind, commit and dirty flag:
     # their order stands as published
     published = history.first_commit(root, history.repo_relative(root, findings_path))
