@@ -1,4 +1,5 @@
-"""Rule paper_numbers: summary tables → paper/numbers.tex (one macro per number)."""
+"""Rule paper_numbers: summary tables → paper/numbers.tex (one macro per number) and
+paper/statements.tex (each statement's words for its finding)."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
@@ -9,7 +10,8 @@ with snakemake_job(snakemake):
 
     i = snakemake.input
     write_numbers(snakemake.params.config, i.info, i.runs, i.nulls, i.findings,
-                  snakemake.output[0],
+                  snakemake.output.numbers, snakemake.output.statements,
                   reproduction_csv=i.get("reproduction"), gaps_csv=i.get("gaps"),
                   ep_by_seed_csv=i.get("ep"), primer_json=i.primer,
+                  ep_question_json=i.get("ep_question"),
                   expect=snakemake.params.expect)

@@ -1,6 +1,7 @@
-"""The paper's verdicts as a reader reads them, without TeX: paper/ms.tex's verdict
-macros (``\\headlineverdict`` …) expanded with numbers.tex's flags and macros for some
-findings (reporting.paper_verdicts). A small expander of the TeX those definitions use:
+"""The paper's words as a reader reads them, without TeX: paper/ms.tex's macros beside
+numbers.tex's numbers (``\\freshnull`` …) expanded with its flags and macros, and a
+statement's TeX words for a finding (``said``: reporting.render.statement). A small
+expander of the TeX those definitions use:
 ``\\newcommand`` with arguments, ``\\if<flag> … \\else … \\fi`` of numbers.tex's
 ``\\newif`` flags, groups; any other command is left as written (``\\texttt{x}``), the
 line breaks and a command's following space as TeX reads them, an empty group after a
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from credit_assign.reporting import paper_verdicts
+from credit_assign.reporting import render
 
 MS_TEX = Path(__file__).resolve().parents[1] / "paper" / "ms.tex"
 TOKEN = re.compile(r"\\[A-Za-z]+|\\.|#\d|%[^\n]*(?:\n[ \t]*)?|[ \t]*\n[ \t]*|[ \t]+|.", re.S)
@@ -138,6 +139,7 @@ def words(name: str, macros: dict, flags: dict) -> str:
 
 
 def said(found: dict[str, dict]) -> dict[str, str]:
-    """Verdict name → its words in ms.tex for these findings (paper_verdicts' data)."""
-    macros, flags = paper_verdicts.verdict_data(found)
-    return {name: words(name, macros, flags) for name in found}
+    """Verdict name (``<statement>verdict``) → the statement's words in the paper
+    (statements.tex) for these findings."""
+    return {name: render.statement(name.removesuffix("verdict"), f, "tex")
+            for name, f in found.items()}

@@ -389,7 +389,8 @@ def test_the_papers_claims_table_and_history_compile(tmp_path):
     import re
 
     tex = (ROOT / "paper" / "ms.tex").read_text()
-    preamble = re.sub(r"\\input\{numbers\.tex\}", "", tex[:tex.index("\\begin{document}")])
+    preamble = re.sub(r"\\input\{(numbers|statements)\.tex\}", "",
+                      tex[:tex.index("\\begin{document}")])
     (tmp_path / "doc.tex").write_text(
         preamble + "\\begin{document}\\ifhasclaims\\claimstable"
         " Contradicted: \\claimsContradictedList.\\fi"

@@ -12,7 +12,9 @@ from conftest import DISAGREE, KINDS, hand_gaps
 from paper_words import said, words
 
 from credit_assign.analysis import findings
-from credit_assign.reporting import labels, paper, paper_study, paper_verdicts, render, tex_build
+from credit_assign.analysis import study as variant_study
+from credit_assign.infra import results
+from credit_assign.reporting import labels, paper, paper_study, render, tex_build
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,16 +72,19 @@ def test_numbers_follow_the_tables_and_flags_follow_the_config():
            "ep_stack": {"corpora": [], "seeds": [0], "model": {"blocks": 2, "width": 16},
                         "pretrain": {"steps": 3, "relax_steps": 20, "precision": "float32"}}}
     macros, flags = paper.numbers(cfg, {"n_train": 10, "n_test": 5, "source": "x"}, runs,
-                                  nulls, findings.verdicts())
+                                  nulls)
     assert macros["accBpZero"] == "$0.590 \\pm 0.014$"  # every seed: n goes unsaid
     assert macros["accDfaZero"] == "$0.300$ ($n{=}1$)"  # one of the two: said
     assert macros["accFa"] == render.NOT_RUN and not flags["hasfa"]
     assert macros["deepcosFrozen"] == "n/a"
     sections = ("hasreference", "hasvariants", "hasmeasured", "hasfa", "hasep", "hasprobes")
     assert {k: flags[k] for k in sections} == dict.fromkeys(sections, False)
-    # without the variant study and EP, their verdicts have no outcome: every flag false
-    assert not any(flags[f"headline{o}"] for o in ("within", "none", "missing"))
-    assert not any(flags[f"ep{o.replace('_', '')}"] for o in paper_verdicts.OUTCOMES["ep"])
+    # without the variant study and EP, their statements are not taken: no words
+    found = paper.statement_findings(cfg, findings.verdicts())
+    assert set(found) == set(render.statement_names()) and not any(found.values())
+    assert not flags["hasepquestion"]
+    tex = paper.statements_tex(found, "test")
+    assert "\\csname statement:headline\\endcsname{}" in tex
     tex = paper.numbers_tex(macros, flags, "test")
     assert "\\newcommand{\\accBpZero}{$0.590 \\pm 0.014$}" in tex
     assert "\\hasfafalse" in tex
@@ -118,7 +123,7 @@ def test_the_papers_winner_is_the_rankings_best_open_variant():
     assert by_count["bestDeparts"] == "off" and by_count["nOpen"] == "2"
     assert by_count["bestVariantWithin"] == "$3$ of $4$"
     curse = findings.gap_findings(gaps)["curseverdict"]
-    assert "cannot be estimated" in said({"curseverdict": curse})["curseverdict"]
+    assert "not estimated" in said({"curseverdict": curse})["curseverdict"]
 
 
 def test_the_norm_spread_sentence_comes_from_the_recipes_own_runs():
@@ -144,14 +149,19 @@ def norm_spread(own) -> str:
 
 
 def test_a_verdict_outcome_or_field_the_paper_has_no_words_for_stops_the_render():
-    """An outcome the paper has no flag for, a verdict it has no words for, or a finding
-    without a field its words read, stops numbers.tex's render by name."""
-    with pytest.raises(paper_verdicts.UnknownOutcome, match="headlineverdict.*'maybe'"):
-        paper_verdicts.verdict_data({"headlineverdict": {"outcome": "maybe"}})
-    with pytest.raises(paper_verdicts.UnknownOutcome, match="fooverdict"):
-        paper_verdicts.verdict_data({"fooverdict": {"outcome": "x"}})
-    with pytest.raises(KeyError, match="'departs'"):
-        paper_verdicts.verdict_data({"headlineverdict": {"outcome": "within", "columns": []}})
+    """An outcome a statement has no words for, a statement without a template, a finding
+    without a field its words read, or a statement left without a finding stops the
+    render by name."""
+    import jinja2
+
+    with pytest.raises(jinja2.UndefinedError, match="no words for: maybe"):
+        render.statement("headline", {"outcome": "maybe"}, "tex")
+    with pytest.raises(KeyError, match="no statement 'foo'.*headline"):
+        render.statement("foo", {"outcome": "x"}, "md")
+    with pytest.raises(jinja2.UndefinedError, match="'departs'"):
+        render.statement("headline", {"outcome": "within", "columns": []}, "tex")
+    with pytest.raises(KeyError, match="goal"):
+        paper.statements_tex({"headline": None}, "test")
 
 
 def test_the_paper_cites_claims_by_id_and_every_id_is_a_claim():
@@ -170,41 +180,65 @@ def test_the_paper_cites_claims_by_id_and_every_id_is_a_claim():
         assert gone not in tex
 
 
+def declared_outcomes() -> dict[str, tuple[str, ...]]:
+    """Each verdict's outcomes as the result schema declares them (its enums), by the
+    statement's name."""
+    defs = results.schema("result")["$defs"]
+    named = {**defs["findings"]["properties"]["verdicts"]["properties"],
+             "epverdict": defs["ep_verdict"]}
+
+    def enum(d: dict) -> tuple[str, ...]:
+        for part in (d, *d.get("allOf", [])):
+            if "enum" in part.get("properties", {}).get("outcome", {}):
+                return tuple(part["properties"]["outcome"]["enum"])
+        raise AssertionError(f"the result schema declares no outcome enum for {d}")
+
+    return {name.removesuffix("verdict"): enum(d) for name, d in named.items()}
+
+
 def test_each_verdicts_outcomes_are_declared_once_in_the_result_schema():
-    """paper_verdicts reads every verdict's outcomes from the result schema's enums; the
-    findings the analysis writes validate against them (the goal's, EP's), and no module
-    of the package lists an outcome set again."""
+    """Every verdict's outcomes are the result schema's enums; the findings the analysis
+    writes validate against them (the goal's, EP's); each statement's template has words
+    for every one of them, and no module of the package lists an outcome set again."""
     from credit_assign.infra.results import validate_result
 
-    assert set(paper_verdicts.OUTCOMES) == set(paper_verdicts.WRITERS)
-    assert paper_verdicts.OUTCOMES["ep"] == ("none_settled", "reaches", "partly", "no")
-    assert paper_verdicts.OUTCOMES["goal"] == ("not_set", "reached", "not_reached")
-    assert findings.goal_finding(None)["outcome"] == "not_set"
+    outcomes = declared_outcomes()
+    assert outcomes["ep"] == ("none_settled", "reaches", "partly", "no")
+    assert outcomes["goal"] == ("not_set", "reached", "not_reached")
+    assert variant_study.goal_finding(None)["outcome"] == "not_set"
     block0 = pd.DataFrame({"seed": [0, 1], "cosine": [0.95, -0.2], "settled": [True, False]})
     found = findings.ep_finding(block0)
     assert found["outcome"] == "reaches" and found["unsettled"] == [1]
     with pytest.raises(Exception, match="outcome"):
         validate_result({**found, "outcome": "maybe"}, "ep_verdict")
+    for stem, kinds in outcomes.items():
+        words = render.statement_path(stem).read_text()
+        unworded = [o for o in kinds if f'"{o}"' not in words]
+        assert not unworded, f"statement {stem} has no words for {unworded}"
     sources = {p.name: p.read_text(encoding="utf-8")
                for p in (ROOT / "src" / "credit_assign").rglob("*.py")}
-    listed = [(name, stem) for stem, outcomes in paper_verdicts.OUTCOMES.items()
+    listed = [(name, stem) for stem, kinds in outcomes.items()
               for name, text in sources.items()
-              if any(f'"{a}", "{b}"' in text
-                     for a, b in zip(outcomes, outcomes[1:], strict=False))]
+              if any(f'"{a}", "{b}"' in text for a, b in zip(kinds, kinds[1:], strict=False))]
     assert not listed, f"an outcome set listed outside the schema: {listed}"
 
 
-def test_every_outcome_flag_has_its_words_in_the_paper():
-    """Each flag numbers.tex sets for a verdict is read by ms.tex (an outcome without a
-    branch there would print nothing), and each verdict has its macro there with a
-    branch per outcome."""
+def test_every_statement_is_cited_by_the_paper_and_renders_in_both_formats():
+    """Each template of templates/statements/ is cited by ms.tex (\\statement{name}),
+    ms.tex cites no statement that has none, and no verdict macro of the old kind is
+    left; its words, rendered to TeX and to Markdown, are the same words."""
     tex = (ROOT / "paper" / "ms.tex").read_text()
-    _, flags = paper_verdicts.verdict_data({})
-    unread = [f for f in flags if "\\if" + f not in tex]
-    assert not unread, f"flags ms.tex never reads: {unread}"
-    for stem, kinds in paper_verdicts.OUTCOMES.items():
-        assert f"\\newcommand{{\\{stem}verdict}}" in tex
-        assert all(f"\\if{stem}{o.replace('_', '')}" in tex for o in kinds)
+    cited = set(re.findall(r"\\statement\{([a-z_]+)\}", tex))
+    assert cited == set(render.statement_names())
+    assert not re.search(r"\\newcommand\{\\[a-z]+verdict\}", tex)
+    rows = pd.DataFrame({"recipe": ["default", "const_lr"], "kind": ["stated", "departs"],
+                         "gap": [-2.8, -0.5]})
+    found = findings.headline_finding(rows)
+    md = render.statement("headline", found, "md")
+    typeset = render.statement("headline", found, "tex")
+    assert md.replace("`", "").replace("−", "-") == (
+        typeset.replace("\\texttt{", "").replace("{\\ttfamily\\char95}", "_")
+        .replace("}", "").replace("$", ""))
 
 
 def test_the_headline_sentences_follow_the_numbers():
@@ -244,21 +278,20 @@ def test_the_headline_sentences_follow_the_numbers():
     {"ranking": {"primary": "clipped_gap_sum", "tiebreak": "within_count"}},
     {"ranking": {"primary": "within_count", "tiebreak": "within_count"}}])
 def test_the_papers_ranking_words_are_the_pages(study):
-    """ms.tex's \\rankingrule, read with numbers.tex's ranking flags and clip
-    (paper_study.ranking_data), says what the pages' ranking_words say
-    (templates/variants.md.j2), for every key as primary and as tiebreak."""
-    from credit_assign.analysis import study as variant_study
+    """The statement ranking, in TeX and in Markdown, for every key as primary and as
+    tiebreak: the same words; a key it has no words for stops the render."""
+    import jinja2
 
-    macros, flags = paper_study.ranking_data(study)
-    tex = words("rankingrule", macros, flags)
-    for typeset, plain in (("$\\Sigma$", "Σ"), ("{\\ttfamily\\char124}", "|"),
-                           (macros["rankingClip"], macros["rankingClip"].strip("$"))):
+    settings = variant_study.ranking_settings(study)
+    tex = render.statement("ranking", settings, "tex")
+    for typeset, plain in (("$\\Sigma$", "Σ"), ("{\\ttfamily\\char124}", "|"), ("$", "")):
         tex = tex.replace(typeset, plain)
-    page = render.macro("variants.md.j2", "ranking_words")(
-        variant_study.ranking_settings(study))
-    assert tex == page
-    with pytest.raises(ValueError, match="tiebreak: 'speed'"):
-        paper_study.ranking_data({"ranking": {"tiebreak": "speed"}})
+    assert tex == render.statement("ranking", settings, "md")
+    if study and study.get("ranking", {}).get("primary") == "clipped_gap_sum":
+        assert "Σ min(|gap|" in tex
+    bad = {**settings, "ranking": {**settings["ranking"], "tiebreak": "speed"}}
+    with pytest.raises(jinja2.UndefinedError, match="no words for: speed"):
+        render.statement("ranking", bad, "md")
 
 
 def test_the_norm_spread_sentence_says_when_seeds_overlap():
@@ -351,10 +384,9 @@ def golden_numbers_tex() -> str:
     runs, nulls = pd.DataFrame(rows), pd.DataFrame(nulls)
     gaps = published_gaps(docs / "variants_gap.csv")
     ep = pd.read_csv(docs / "ep_stack_by_seed.csv")
-    verdicts = findings.verdicts(gaps)
     macros, flags = paper.numbers(
         cfg, {"n_train": 50000, "n_test": 10000, "source": "cifar10-jpg.tar"}, runs, nulls,
-        verdicts, pd.read_csv(docs / "reproduction.csv"), gaps, ep)
+        pd.read_csv(docs / "reproduction.csv"), gaps, ep)
     return paper.numbers_tex(macros, flags, "the golden tables")
 
 
@@ -368,7 +400,9 @@ def test_numbers_tex_keeps_every_value_it_held(request):
     the null's draws, the ranking, the inherited norm's note and EP's per-seed lists
     became numbers, flags and list entries; and when the run section's four screens were
     retired into the claims: their flags and data macros went, every other macro kept
-    its value). A deliberate change
+    its value; and when every verdict's words became a statement's template, rendered
+    into statements.tex: the verdicts' and the ranking's flags and data macros went,
+    the flag hasepquestion came, every other macro kept its value). A deliberate change
     rewrites it: CREDIT_ASSIGN_WRITE_GOLDEN=1 pytest tests/test_paper.py -k keeps_every,
     and its commit says so."""
     import os
@@ -402,8 +436,9 @@ def english_runs(value: str, n: int = 4) -> list[str]:
 
 def test_numbers_tex_holds_no_english_sentence():
     """The golden tables' numbers.tex: no macro's value holds a run of four or more
-    English words (a verdict is flags and data, a per-seed list is entries, a number's
-    note is a flag: their words are ms.tex's); and no verdict's words are left in it."""
+    English words (a statement's words are statements.tex's, a per-seed list is entries,
+    a number's note is a flag: their words are ms.tex's); and no verdict's words are left
+    in it."""
     text = golden_numbers_tex()
     values = dict(re.findall(r"^\\newcommand\{\\(\w+)\}\{(.*)\}$", text, re.M))
     assert len(values) > 100 and not [k for k in values if k.endswith("verdict")]
@@ -415,11 +450,11 @@ def test_numbers_tex_holds_no_english_sentence():
 
 
 def test_every_flag_of_numbers_tex_is_read_by_the_paper():
-    """Each \\newif of the golden tables' numbers.tex (sections, outcomes, the numbers'
+    """Each \\newif of the golden tables' numbers.tex (sections, the numbers'
     own switches) is read by ms.tex: a flag without its words there would print
     nothing."""
     text = golden_numbers_tex()
     tex = (ROOT / "paper" / "ms.tex").read_text()
     flags = re.findall(r"^\\newif\\if(\w+)$", text, re.M)
-    assert len(flags) > 40
+    assert len(flags) > 10  # sections and the numbers' switches (statements: statements.tex)
     assert not [f for f in flags if not re.search(r"\\if" + f + r"(?![A-Za-z])", tex)]

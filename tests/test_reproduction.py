@@ -397,8 +397,8 @@ def test_gaps_in_units_of_our_seed_sd_and_where_the_tolerance_is_tighter():
 
 
 def curse_words(table: pd.DataFrame) -> str:
-    """The hold-one-seed-out finding in the notes' words (templates/curse.j2)."""
-    return render.phrases("curse.j2", {"curse": variant_study.curse_finding(table)})["curse"]
+    """The hold-one-seed-out finding in the pages' words (the statement curse)."""
+    return render.statement("curse", variant_study.curse_finding(table), "md")
 
 
 def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_picked_on():
@@ -464,8 +464,8 @@ def holdout_words(table) -> str:
 
 
 def goal_words(result) -> str:
-    """The goal's sentence (templates/variants.md.j2's goal)."""
-    return render.macro("variants.md.j2", "goal")(result)
+    """The goal's sentence (the statement goal)."""
+    return render.statement("goal", variant_study.goal_finding(result), "md")
 
 
 def section(name: str, finding) -> str:
@@ -797,7 +797,7 @@ def test_the_papers_gap_figure_prints_its_text_at_7_pt_in_its_float(gap_figures,
     (tmp_path / "figures").mkdir()
     style.save(gap_key.plot_key(gaps), [tmp_path / "figures" / "fig_variants_key.pdf"])
     tex = (ROOT / "paper" / "ms.tex").read_text()
-    preamble = re.sub(r"\\input\{(numbers|claims)\.tex\}", "",
+    preamble = re.sub(r"\\input\{(numbers|statements|claims)\.tex\}", "",
                       tex[:tex.index("\\begin{document}")])
     float_ = re.search(r"\\begin\{figure\}(?:(?!\\end\{figure\}).)*?"
                        r"figures/fig_variants_key\.pdf.*?\\end\{figure\}", tex, re.S)
@@ -858,7 +858,8 @@ def test_a_measurement_column_keeps_its_recipes_kind_and_the_goal_counts_only_op
     missed = variant_study.goal(rank, {"goal": 4})  # only the departing off/eps has 4
     assert missed["recipe"] == "many" and not missed["reached"]
     assert "not reached" in goal_words(missed)
-    assert variant_study.goal(rank, {}) is None and goal_words(None) == ""
+    assert variant_study.goal(rank, {}) is None
+    assert goal_words(None) == "No goal was set for the study."
 
 
 def test_the_notes_set_the_layer_cosines_under_each_measurement_and_name_the_nearest():

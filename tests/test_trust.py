@@ -447,7 +447,6 @@ def _paper_numbers(source: str) -> str:
     """numbers.tex for a config whose data source is named ``source``."""
     import pandas as pd
 
-    from credit_assign.analysis import findings
     from credit_assign.reporting import paper
 
     runs = pd.DataFrame([("bp", 0, 1, 0.58, 140.0, 1.0), ("dfa", 0, 1, 0.30, 5e5, 0.01),
@@ -465,8 +464,18 @@ def _paper_numbers(source: str) -> str:
            "ep_stack": {"corpora": [], "seeds": [0], "model": {"blocks": 2, "width": 16},
                         "pretrain": {"steps": 3, "relax_steps": 20, "precision": "float32"}}}
     macros, flags = paper.numbers(cfg, {"n_train": 10, "n_test": 5, "source": source},
-                                  runs, nulls, findings.verdicts())
+                                  runs, nulls)
     return paper.numbers_tex(macros, flags, "test")
+
+
+def _paper_statements() -> str:
+    """statements.tex without the variant study, EP or the EP question."""
+    from credit_assign.analysis import findings
+    from credit_assign.reporting import paper
+
+    cfg = {"ep_stack": {"pretrain": {"precision": "float32"}}}
+    return paper.statements_tex(paper.statement_findings(cfg, findings.verdicts()),
+                                     "test")
 
 
 def _tex_trees() -> list[str]:
@@ -503,6 +512,7 @@ def test_a_hostile_source_name_prints_as_written_and_reads_nothing_outside(tmp_p
         plt.close("all")
     (work / "ms.tex").write_text(tex)
     (work / "numbers.tex").write_text(_paper_numbers(name + "/ (image folder)"))
+    (work / "statements.tex").write_text(_paper_statements())
     from credit_assign.reporting.claims_page import write_tex
 
     write_tex(None, ROOT / "config" / "history.yaml", work / "claims.tex", ROOT)

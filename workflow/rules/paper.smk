@@ -4,11 +4,13 @@
 
 
 rule paper_numbers:
-    """Every number the manuscript states, as a TeX macro, from the summary tables."""
+    """Every number the manuscript states, as a TeX macro, from the summary tables, and
+    every statement's words for its finding (templates/statements/)."""
     input:
         unpack(per_job.paper_number_inputs),
     output:
-        paths.PAPER_NUMBERS,
+        numbers=paths.PAPER_NUMBERS,
+        statements=paths.PAPER_STATEMENTS,
     log:
         paths.LOGS["paper_numbers"],
     conda:

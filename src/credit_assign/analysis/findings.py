@@ -1,13 +1,13 @@
 """Findings, computed once, as data: an outcome and the numbers and seeds it rests on.
 Step ``findings`` writes them to ``results/<dataset>/<recipe>/summary/findings.json`` (validated
 against the package's result schema, kind ``findings``, when written and when read);
-the paper's verdicts (numbers.tex's outcome flags and data, paper_verdicts, for the
-words of paper/ms.tex) and the reproduction notes (templates/notes.md.j2) are rendered
-from that file, never from a second computation.
+the verdicts' words (one statement template each, templates/statements/, for the pages
+and the paper's statements.tex) and the reproduction notes (templates/notes.md.j2) are
+rendered from that file, never from a second computation.
 
-``verdicts``: the variant study's, by the name of the paper/ms.tex macro that says each
-one (none without the study). ``nulls``: the fresh-B null at λ = 0 and at the penalty as
-data (null_summary; judged by the claims, not here). ``notes``: notes_findings.findings
+``verdicts``: the variant study's, as ``<statement>verdict`` (none without the study).
+``nulls``: the fresh-B null at λ = 0 and at the penalty as data (null_summary; judged by
+the claims, not here). ``notes``: notes_findings.findings
 (None without the variant study).
 
 EP's verdict (ep_finding) is not in the file: it is the EP probe's alone, taken by step
@@ -144,13 +144,6 @@ def ep_finding(block0: pd.DataFrame) -> dict:
 
 
 
-def goal_finding(result: dict | None) -> dict:
-    """The study's goal (study.goal's result): not set, reached or not reached."""
-    outcome = ("not_set" if result is None else "reached" if result["reached"]
-               else "not_reached")
-    return {"outcome": outcome, "result": result}
-
-
 def gap_findings(gaps: pd.DataFrame, study: dict | None = None) -> dict:
     """The variant study's verdicts: whether any column brings the headline norm within
     tolerance, the goal, the winner's curse and how far the recipes move the norm."""
@@ -159,7 +152,7 @@ def gap_findings(gaps: pd.DataFrame, study: dict | None = None) -> dict:
                    & ~headline.recipe.str.contains(MEASUREMENT_SEP, regex=False)]
     rank = variant_study.ranking(gaps, study)
     return {"headlineverdict": headline_finding(headline[~headline.inherited.astype(bool)]),
-            "goalverdict": goal_finding(variant_study.goal(rank, study, gaps)),
+            "goalverdict": variant_study.goal_finding(variant_study.goal(rank, study, gaps)),
             "curseverdict": variant_study.curse_finding(variant_study.holdout(gaps, study)),
             "normspreadverdict": norm_spread_finding(
                 own[own.kind.isin([variant_study.STATED, "open"])])}

@@ -68,7 +68,7 @@ def ranking_finding(gaps: pd.DataFrame, study: dict | None) -> dict:
                  for r in rank.itertuples() if not variant_study.is_measurement(r.kind)],
         "best": variant_study.best(rank, "open"), "departs": variant_study.best(rank, "departs"),
         "settings": variant_study.ranking_settings(study),
-        "goal": variant_study.goal(rank, study, gaps),
+        "goal": variant_study.goal_finding(variant_study.goal(rank, study, gaps)),
         "holdout": variant_study.holdout_data(variant_study.holdout(gaps, study))}
 
 

@@ -1,6 +1,7 @@
 """The recipe-variant study: which group each column of the gap map is ranked in, the
 study's ranking (config ``study``), its goal, and the winner's-curse check that holds
-one seed out. The words are templates/variants.md.j2 and curse.j2; the gap map itself,
+one seed out. The words are templates/variants.md.j2 and the statements ranking, goal and
+curse (templates/statements/); the gap map itself,
 and the study's page, are credit_assign.analysis.gap_table.
 """
 
@@ -229,6 +230,13 @@ def holdout_data(table: pd.DataFrame, kind: str = "open") -> dict:
             for r in table.to_dict("records")]
     return {"kind": kind, "rows": rows, "finding": curse_finding(table, kind),
             "same": bool((table.compared_selected == table.compared_held_out).all())}
+
+
+def goal_finding(result: dict | None) -> dict:
+    """The study's goal (study.goal's result): not set, reached or not reached."""
+    outcome = ("not_set" if result is None else "reached" if result["reached"]
+               else "not_reached")
+    return {"outcome": outcome, "result": result}
 
 
 def curse_finding(table: pd.DataFrame, kind: str = "open") -> dict:

@@ -116,6 +116,7 @@ FIGURE = "paper/figures/{name}.{fmt}"
 PAPER_TEX = "paper/ms.tex"
 PAPER_NUMBERS = "paper/numbers.tex"
 PAPER_CLAIMS = "paper/claims.tex"
+PAPER_STATEMENTS = "paper/statements.tex"  # the statements' words (step paper_numbers)
 # the claims' findings as published (make publish): what the paper's claims are rendered
 # from while the claims' runs are not all in the record; its first version in git is what
 # the claims page compares a rerun with (analysis.history.earlier_runs)

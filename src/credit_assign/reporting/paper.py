@@ -3,9 +3,10 @@
 ``paper/ms.tex`` types no result. Every number it states is a macro defined here (the
 runs, the nulls, the setup, the primer check) or in paper_study (the comparison with
 the paper, the variant study) and paper_ep (the EP probe), from a table the pipeline
-wrote. A sentence whose claim depends on the numbers is a finding of findings.json
-(analysis.findings): numbers.tex holds its outcome as flags and its numbers and lists
-as macros (paper_verdicts), and ms.tex holds its words, one branch per outcome. A
+wrote. A sentence whose claim depends on the numbers is a statement: its finding (findings.json's
+verdicts, EP's, the EP question's, the ranking's settings) rendered by its template
+(render.statement) into paper/statements.tex, which ms.tex cites as
+``\\statement{<name>}``; numbers.tex holds no sentence. A
 number a config did not produce (FA in the quick config, say) is spelled "not run", and
 the section that needs it is switched off by a flag (``\\ifhasfa`` …).
 """
@@ -26,10 +27,9 @@ from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.findings import diverged_seeds, null_cosines
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
-from credit_assign.reporting import labels, paper_verdicts, render
+from credit_assign.reporting import labels, render
 from credit_assign.reporting.paper_ep import ep_numbers, ep_verdict
 from credit_assign.reporting.paper_study import (
-    ranking_data,
     reproduction_numbers,
     variant_numbers,
 )
@@ -150,40 +150,59 @@ def setup_numbers(cfg: dict, info: dict) -> dict[str, str]:
     }
 
 
-def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame, verdicts: dict,
+def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
             reproduction: pd.DataFrame | None = None, gaps: pd.DataFrame | None = None,
             ep_by_seed: pd.DataFrame | None = None, primer: dict | None = None,
-            ) -> tuple[dict[str, str], dict[str, bool]]:
-    """(macros, flags) for numbers.tex; ``verdicts``: findings.json's, with EP's
-    (ep_verdict), each as its outcome flags and data (paper_verdicts.verdict_data) for
-    its words in ms.tex. The numbers' own flags (a null's plain mean, an inherited
-    headline norm, the ranking's settings) switch ms.tex's words beside them."""
+            ep_question: dict | None = None) -> tuple[dict[str, str], dict[str, bool]]:
+    """(macros, flags) for numbers.tex. The numbers' own flags (a null's plain mean, an
+    inherited headline norm) switch ms.tex's words beside them; ``ep_question``: its
+    findings where this build has them (its section is switched on)."""
     penalty = figure_lam(cfg)  # the λ sweep.dfa marks {fig4: λ}
     precision = cfg["ep_stack"]["pretrain"]["precision"]
     full = len(cfg["sweep"]["seeds"])  # n goes unsaid where it is every seed run
     null_macros, null_flags = null_numbers(nulls, penalty, full)
     variant_macros, variant_flags = variant_numbers(gaps, cfg.get("study"))
-    rank_macros, rank_flags = ranking_data(cfg.get("study"))
     macros = {**setup_numbers(cfg, info), **run_numbers(runs, penalty, full), **null_macros,
               **reproduction_numbers(reproduction, cfg.get("labels")), **variant_macros,
-              **rank_macros, **ep_numbers(ep_by_seed, precision), **primer_numbers(primer)}
-    ep_found = ep_verdict(ep_by_seed, precision)
-    data, outcomes = paper_verdicts.verdict_data(
-        verdicts | ({"epverdict": ep_found} if ep_found else {}))
-    if clash := (set(data) & set(macros)):
-        raise ValueError(f"a verdict's macro has the name of a number: {sorted(clash)}")
-    macros.update(data)
+              **ep_numbers(ep_by_seed, precision), **primer_numbers(primer)}
     flags = {"hasreference": reproduction is not None and not reproduction.empty,
              "hasvariants": gaps is not None and not gaps.empty,
              "hasmeasured": variant_study.has_measured(gaps),
              "hasfa": bool(len(select_runs(runs, "fa", 0.0))),
              "hasep": ep_by_seed is not None and not ep_by_seed.empty,
-             "hasprobes": bool(cfg["probes"]["epochs"])}
-    for more in (null_flags, variant_flags, rank_flags, outcomes):
+             "hasprobes": bool(cfg["probes"]["epochs"]),
+             "hasepquestion": ep_question is not None}
+    for more in (null_flags, variant_flags):
         if clash := (set(more) & set(flags)):
             raise ValueError(f"a flag is named twice: {sorted(clash)}")
         flags |= more
     return macros, flags
+
+
+def statement_findings(cfg: dict, verdicts: dict, ep_by_seed: pd.DataFrame | None = None,
+                       ep_question: dict | None = None) -> dict[str, dict | None]:
+    """Each statement the paper makes, by name, with its finding (None: not taken, and
+    the statement says nothing): findings.json's verdicts (``<name>verdict``: taken only
+    with the variant study), the EP probe's, the EP question's and the ranking's
+    settings."""
+    has_study = bool(verdicts)
+    found = {name.removesuffix("verdict"): f for name, f in verdicts.items()}
+    return {**dict.fromkeys(("headline", "goal", "curse", "normspread"), None), **found,
+            "ep": ep_verdict(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
+            "ep_question": ep_question,
+            "ranking": variant_study.ranking_settings(cfg.get("study")) if has_study
+            else None}
+
+
+def statements_tex(found: dict[str, dict | None], source: str) -> str:
+    """paper/statements.tex: every statement's words for its finding (None: not taken),
+    each as ``\\statement{<name>}`` reads it (templates/statements.tex.j2). A statement
+    without a finding here, or a finding without a statement, stops the render."""
+    if missing := sorted(set(render.statement_names()) ^ set(found)):
+        raise KeyError(f"statements without a finding or findings without a statement "
+                       f"template: {', '.join(missing)}")
+    texts = {name: render.statement(name, f, "tex") for name, f in sorted(found.items())}
+    return render.macro("statements.tex.j2", "file")(source, texts)
 
 
 def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> str:
@@ -196,20 +215,26 @@ def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> 
 
 
 def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
-                  reproduction_csv=None, gaps_csv=None, ep_by_seed_csv=None, primer_json=None,
-                  expect: dict | None = None) -> dict[str, str]:
+                  statements_out, reproduction_csv=None, gaps_csv=None, ep_by_seed_csv=None,
+                  primer_json=None, ep_question_json=None, expect: dict | None = None
+                  ) -> dict[str, str]:
     """numbers.tex from the tables, each checked first (``expect``: the runs the config
-    asks for, ``runs`` and the DFA ``nulls``), and the verdicts of findings.json."""
+    asks for, ``runs`` and the DFA ``nulls``), and statements.tex from the findings
+    (findings.json's verdicts, the EP probe's and the EP question's)."""
     expect = expect or {}
     info = json.loads(Path(info_path).read_text())
     primer = json.loads(Path(primer_json).read_text()) if primer_json else None
+    ep_by_seed = table_io.read_optional(ep_by_seed_csv, "ep_by_seed")
+    question = json.loads(Path(ep_question_json).read_text()) if ep_question_json else None
     macros, flags = numbers(cfg, info, table_io.read(runs_csv, "runs", expect.get("runs")),
                             table_io.read(nulls_csv, "nulls", expect.get("nulls")),
-                            findings.read(findings_json)["verdicts"],
                             table_io.read_optional(reproduction_csv, "reproduction"),
                             table_io.read_optional(gaps_csv, "variants_gap"),
-                            table_io.read_optional(ep_by_seed_csv, "ep_by_seed"), primer)
+                            ep_by_seed, primer, question)
     source = render.macro("numbers.tex.j2", "source")(
         paths.fill(paths.SUMMARY, dataset=cfg["dataset"], recipe=paths.DEFAULT_RECIPE))
+    found = statement_findings(cfg, findings.read(findings_json)["verdicts"], ep_by_seed,
+                               question)
     atomic_write_text(out, numbers_tex(macros, flags, source))
+    atomic_write_text(statements_out, statements_tex(found, source))
     return macros

@@ -2,8 +2,8 @@
 cosine to BPTT per parameter group over the settled seeds, each seed's block-0 cosine
 and residual with its settled flag (lists of entries whose words ms.tex writes:
 ``\\epseedcosine{seed}{cosine}`` …, see seed_cosines), the settling criterion; and the
-verdict (findings.ep_finding: ep_verdict, as paper_verdicts' flags and data for ms.tex's
-words)."""
+verdict (findings.ep_finding: ep_verdict, worded by the statement ep,
+templates/statements/ep.j2)."""
 
 from __future__ import annotations
 

@@ -86,8 +86,6 @@ VARIANT_KEYS = ("nVariants", "nOpen", "nDeparts", "bestVariant", "bestVariantWit
                 "largestKind")
 
 
-# the ranking keys ms.tex's \rankingrule has words for (study.RANK_KEYS)
-RANKING_KEYS = tuple(variant_study.RANK_KEYS)
 # the headline norms that may be another recipe's runs: \if<name>Inherited each
 INHERITABLE = ("hLDfaZeroBest", "hLDfaZeroOneBatch")
 
@@ -168,26 +166,3 @@ def variant_numbers(gaps: pd.DataFrame | None, study: dict | None = None
               "largestKind": tex_escape(kind_of.get(largest, "")) if largest else NOT_RUN,
               "hLDfaZeroOneBatch": hl_batch, "gapHLDfaZeroOneBatch": gap_batch}
     return macros, {name + "Inherited": inherited[name] for name in INHERITABLE}
-
-
-def ranking_data(study: dict | None = None) -> tuple[dict[str, str], dict[str, bool]]:
-    """The configured ranking (study.ranking_settings) as data for ms.tex's
-    ``\\rankingrule``, which words it (as templates/variants.md.j2's ranking_words does
-    the pages'): ``\\ifrankingprimary<key>`` for its primary key,
-    ``\\ifrankingtiebreak<key>`` for a tiebreak that can break a tie (none where it is
-    ``none`` or the primary key), ``\\ifrankingexcludeunverified``, and
-    ``\\rankingClip`` (the clip of Σ min(|gap|, clip)). The keys are study.RANK_KEYS (an
-    underscore dropped: ``withincount``, ``clippedgapsum``); a key ms.tex has no words for
-    stops the render, named."""
-    s = variant_study.ranking_settings(study)
-    r = s["ranking"]
-    for role in ("primary", "tiebreak"):
-        known = [*RANKING_KEYS, *(["none"] if role == "tiebreak" else [])]
-        if r[role] not in known:
-            raise ValueError(f"study.ranking.{role}: {r[role]!r} has no words in paper/ms.tex "
-                             f"(known: {', '.join(known)})")
-    tiebreak = r["tiebreak"] if r["tiebreak"] != r["primary"] else "none"
-    flags = {**{"rankingprimary" + k.replace("_", ""): k == r["primary"] for k in RANKING_KEYS},
-             **{"rankingtiebreak" + k.replace("_", ""): k == tiebreak for k in RANKING_KEYS},
-             "rankingexcludeunverified": bool(s["exclude_unverified"])}
-    return {"rankingClip": f"${float(r['clip']):g}$"}, flags

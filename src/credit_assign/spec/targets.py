@@ -385,7 +385,19 @@ def paper_figures(config: Config) -> list[str]:
     names += ["fig_variants_key"] if config["variants"] else []
     names += ["fig_alignment_probes"] if config["probes"]["epochs"] else []
     names += ["fig_claims"] if claims_spec(config) is not None else []
+    names += ["fig_ep_fixed_point"] if ep_question_findings(config) else []
     return [paths.figure(name, "pdf") for name in names]
+
+
+def ep_question_findings(config: Config) -> str | None:
+    """The EP question's findings where the paper reads them: once every run of
+    claims.ep is here (in the record, or run), step ep_question_findings' output; until
+    then none, and the paper says the question is not in this build (its runs take
+    hours a seed: `snakemake ep_question` runs them)."""
+    runs = ep_question_runs(config)
+    if runs and all(Path(p).exists() for p in runs):
+        return paths.EP_QUESTION_FINDINGS
+    return None
 
 
 def paper_number_inputs(config: Config) -> dict[str, str]:
@@ -403,11 +415,14 @@ def paper_number_inputs(config: Config) -> dict[str, str]:
         inputs["gaps"] = summary(config, paths.VARIANTS_GAP)
     if config["ep_stack"]["corpora"]:
         inputs["ep"] = paths.EP_BY_SEED
+    if question := ep_question_findings(config):
+        inputs["ep_question"] = question
     return inputs
 
 
 def paper_sources(config: Config) -> dict[str, Any]:
-    return {"tex": paths.PAPER_TEX, "numbers": [paths.PAPER_NUMBERS, paths.PAPER_CLAIMS],
+    return {"tex": paths.PAPER_TEX,
+            "numbers": [paths.PAPER_NUMBERS, paths.PAPER_STATEMENTS, paths.PAPER_CLAIMS],
             "figures": paper_figures(config)}
 
 
