@@ -468,11 +468,11 @@ def goal_words(result) -> str:
     return render.statement("goal", variant_study.goal_finding(result), "md")
 
 
-def section(name: str, finding) -> str:
-    """One section of the notes (templates/notes_sections.md.j2) from its finding."""
+def section(name: str, *found) -> str:
+    """One section of the notes (templates/notes_sections.md.j2) from its findings."""
     from credit_assign.reporting import render
 
-    return render.macro("notes_sections.md.j2", name)(finding)
+    return render.macro("notes_sections.md.j2", name)(*found)
 
 
 def cosines_text(gaps) -> str:
@@ -483,12 +483,13 @@ def cosines_text(gaps) -> str:
 def test_the_notes_take_the_winner_from_the_ranking_and_give_the_nulls_values():
 
     gaps = hand_gaps(DISAGREE, KINDS)
+    unset = variant_study.goal_finding(None)
     by_sum = section("ranking_md", notes_findings.ranking_finding(
-        gaps, {"ranking": {"primary": "clipped_gap_sum"}}))
+        gaps, {"ranking": {"primary": "clipped_gap_sum"}}), unset)
     assert "Best open variant: `close`" in by_sum and "best departing one: `off`" in by_sum
-    assert "winner's curse" in by_sum
-    assert "Best open variant: `many`" in section("ranking_md",
-                                                  notes_findings.ranking_finding(gaps, None))
+    assert "winner's curse" in by_sum and "No goal was set" in by_sum
+    assert "Best open variant: `many`" in section(
+        "ranking_md", notes_findings.ranking_finding(gaps, None), unset)
     nulls = pd.DataFrame(
         [{"method": "dfa", "lam": lam, "seed": s, "feedback": "trained", "deep_cosine": t}
          for lam, t in ((0.0, 0.085), (0.01, 0.15)) for s in (1, 2)]

@@ -57,7 +57,8 @@ def matches_finding(gaps: pd.DataFrame) -> dict:
 
 def ranking_finding(gaps: pd.DataFrame, study: dict | None) -> dict:
     """The study's ranking (study.ranking, the one ordering), each kind apart,
-    its winners, the goal and the winner's curse held one seed out."""
+    its winners and the winner's curse held one seed out (the goal is a verdict:
+    findings.gap_findings)."""
     rank = variant_study.ranking(gaps, study)
     keys = ("within", "compared", "within_all", "compared_all", "within_verified",
             "compared_verified")
@@ -68,7 +69,6 @@ def ranking_finding(gaps: pd.DataFrame, study: dict | None) -> dict:
                  for r in rank.itertuples() if not variant_study.is_measurement(r.kind)],
         "best": variant_study.best(rank, "open"), "departs": variant_study.best(rank, "departs"),
         "settings": variant_study.ranking_settings(study),
-        "goal": variant_study.goal_finding(variant_study.goal(rank, study, gaps)),
         "holdout": variant_study.holdout_data(variant_study.holdout(gaps, study))}
 
 

@@ -13,16 +13,16 @@ import pandas as pd
 
 from credit_assign.analysis import findings as found_io
 from credit_assign.analysis import notes_findings
-from credit_assign.analysis.findings import null_summary
+from credit_assign.analysis.findings import null_summary, verdicts
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import labels, render
 
 
-def page(found: dict, nulls: list[dict] | None) -> str:
-    """The page: the notes' findings and the fresh-B nulls' values at λ = 0 and at the
-    penalty (findings.null_summary's; None: not measured) in templates/notes.md.j2's
-    words."""
-    return render.render("notes.md.j2", **found, nulls=nulls,
+def page(found: dict, nulls: list[dict] | None, goal: dict) -> str:
+    """The page: the notes' findings, the fresh-B nulls' values at λ = 0 and at the
+    penalty (findings.null_summary's; None: not measured) and the study's goal (its
+    verdict, findings.json's goalverdict) in templates/notes.md.j2's words."""
+    return render.render("notes.md.j2", **found, nulls=nulls, goal=goal,
                          datasets=labels.names(labels.DATASETS, "md"))
 
 
@@ -37,7 +37,7 @@ def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame
         [null_summary(nulls, lam) for lam in (0.0, penalty)]
     found = notes_findings.findings(summary, variant_runs, gaps, measurements, info, study,
                                     compute, history)
-    return page(found, values)
+    return page(found, values, verdicts(gaps, study)["goalverdict"])
 
 
 def write_notes(findings_json: str | Path, out: str | Path) -> str:
@@ -48,6 +48,6 @@ def write_notes(findings_json: str | Path, out: str | Path) -> str:
         raise ValueError(f"{findings_json}: holds no notes' findings (the config runs no "
                          "recipe variant); the notes are the variant study's: add "
                          "config/variants.yaml and rerun step findings")
-    text = page(notes_found, record["nulls"])
+    text = page(notes_found, record["nulls"], record["verdicts"]["goalverdict"])
     atomic_write_text(out, text)
     return text
