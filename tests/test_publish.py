@@ -346,3 +346,32 @@ def test_what_the_files_were_built_with_reaches_the_dry_run(workdir, monkeypatch
     _make(publish.groups("cifar10")["claims"])
     assert publish.main(["--only", "claims", "--", "--config", "data={'a': 1}"]) == 0
     assert asked == [(("--config", "data={'a': 1}"),)]
+
+
+def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_path):
+    """README's EP question block is the statement ep_question rendered from the
+    published findings: the verdict, the interval and every seed's value or why it has
+    none; only the block changes."""
+    import json
+
+    begin, end = publish.BLOCKS["ep_question"][:2]
+    found = {"claim": {"threshold": 0.9},
+             "verdict": {"verdict": "undecided", "reason": "straddles", "low": 0.77,
+                         "high": 1.07, "confidence": 0.95, "n_judged": 3, "n_fresh": 4,
+                         "not_judged": [8]},
+             "seed_sets": {"fresh": [6, 8], "seen": [0]},
+             "seeds": [{"seed": 6, "set": "fresh", "effect": 0.926, "reason": None},
+                       {"seed": 8, "set": "fresh", "effect": None, "reason": "not_converged",
+                        "not_converged": 2, "batches": 3},
+                       {"seed": 0, "set": "seen", "effect": 0.95, "reason": None}]}
+    (tmp_path / "f.json").write_text(json.dumps(found))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# top\n{begin}\nold\n{end}\nrest\n")
+    publish.readme_block(readme, "ep_question", tmp_path / "f.json")
+    text = readme.read_text()
+    assert text.startswith("# top\n") and text.endswith(f"{end}\nrest\n") and "old" not in text
+    one_line = " ".join(text.split())
+    assert "Undecided: these seeds cannot say whether EP's gradient reaches block 0" in one_line
+    assert "[0.770, 1.070], straddles 0.9" in one_line
+    assert ("fresh seeds 6 (0.926), 8 (no stable fixed point: 2 of 3 free phases did not "
+            "converge within the cap); seen before, and not judged, 0 (0.950)") in one_line

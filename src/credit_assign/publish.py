@@ -6,7 +6,8 @@ problem is named before anything is copied, so a refused publish leaves docs/ as
   map and figures, fig4 and the paper;
 - ``ep``: the EP stack probe's report, tables and figure (the paper config's corpora only);
 - ``ep_question``: the EP question judged (config/claims_ep.yaml): its page, findings,
-  tables and figure;
+  tables and figure; and README's ep_question block, its answer (the statement
+  ep_question, templates/readme_ep_question.md.j2);
 - ``claims``: the claims page, its verdicts and findings, and its figure; and README's
   claims block, rewritten from the findings (templates/readme_claims.md.j2).
 
@@ -92,6 +93,12 @@ DOCS_FINDINGS = "claims_findings.json"  # the findings' name in docs/
 # README's claims block lies between these two lines; publish rewrites what is between
 BEGIN = "<!-- claims: written by make publish from docs/claims_findings.json -->"
 END = "<!-- /claims -->"
+# README's blocks, by the group whose publish rewrites each: its two lines, its template
+# and the published findings it renders
+BLOCKS = {"claims": (BEGIN, END, "readme_claims.md.j2", DOCS_FINDINGS),
+          "ep_question": ("<!-- ep_question: written by make publish from "
+                          "docs/ep_question_findings.json -->", "<!-- /ep_question -->",
+                          "readme_ep_question.md.j2", "ep_question_findings.json")}
 
 
 STAMP = "published.json"  # in docs/: what each published group was made from
@@ -275,18 +282,29 @@ def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
     return out
 
 
+def block(group: str, findings_path) -> str:
+    """README's block of ``group`` from its published findings (BLOCKS: its template)."""
+    record = json.loads(Path(findings_path).read_text(encoding="utf-8"))
+    return render.render(BLOCKS[group][2], **record).strip()
+
+
 def claims_block(findings_path) -> str:
     """README's claims block from the published findings (templates/readme_claims.md.j2)."""
-    record = json.loads(Path(findings_path).read_text(encoding="utf-8"))
-    return render.render("readme_claims.md.j2", **record).strip()
+    return block("claims", findings_path)
+
+
+def readme_block(readme, group: str, findings_path) -> None:
+    """Rewrite the block of ``group`` in ``readme`` (both its lines must be there)."""
+    begin, end = BLOCKS[group][:2]
+    text = Path(readme).read_text(encoding="utf-8")
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    atomic_write_text(readme, f"{head}{begin}\n{block(group, findings_path)}\n{end}{tail}")
 
 
 def readme_claims(readme, findings_path) -> None:
     """Rewrite the block between BEGIN and END in ``readme`` (both lines must be there)."""
-    text = Path(readme).read_text(encoding="utf-8")
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    atomic_write_text(readme, f"{head}{BEGIN}\n{claims_block(findings_path)}\n{END}{tail}")
+    readme_block(readme, "claims", findings_path)
 
 
 def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
@@ -303,17 +321,18 @@ def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]
             out.append(f"{paths.EP_BY_SEED} holds the EP probes of {sorted(have)}, not "
                        f"{config}'s {sorted(want)}: run snakemake --cores N {paths.EP_REPORT} "
                        "with the paper config first")
-    if "claims" in chosen and Path(README).exists():
+    for group in (g for g in BLOCKS if g in chosen and Path(README).exists()):
+        begin, end, _, published = BLOCKS[group]
         text = Path(README).read_text(encoding="utf-8")
-        if BEGIN not in text or END not in text or text.index(BEGIN) > text.index(END):
-            out.append(f"{README} has no claims block to rewrite: put the lines {BEGIN} "
-                       f"and {END}, in that order, where it goes")
-        findings = {name: src for src, name in chosen["claims"]}.get(DOCS_FINDINGS)
+        if begin not in text or end not in text or text.index(begin) > text.index(end):
+            out.append(f"{README} has no {group} block to rewrite: put the lines {begin} "
+                       f"and {end}, in that order, where it goes")
+        findings = {name: src for src, name in chosen[group]}.get(published)
         if findings and Path(findings).exists():
             try:  # the block renders before anything is copied (a missing finding named)
-                claims_block(findings)
+                block(group, findings)
             except Exception as err:  # noqa: BLE001 - any failure stops the publish
-                out.append(f"{findings}: README's claims block cannot be written from it "
+                out.append(f"{findings}: README's {group} block cannot be written from it "
                            f"({type(err).__name__}: {err})")
     return out
 
@@ -506,8 +525,8 @@ def main(argv: list[str] | None = None) -> int:
     for files in chosen.values():
         for src, name in files:
             shutil.copyfile(src, DOCS / name)
-    if "claims" in chosen and Path(README).exists():
-        readme_claims(README, DOCS / DOCS_FINDINGS)
+    for group in (g for g in BLOCKS if g in chosen and Path(README).exists()):
+        readme_block(README, group, DOCS / BLOCKS[group][3])
     write_stamp(chosen, args.config)
     print(f"published {sum(map(len, chosen.values()))} files into {DOCS}/ "
           f"({', '.join(chosen)})")
