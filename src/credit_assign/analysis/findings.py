@@ -39,7 +39,11 @@ def null_cosines(nulls: pd.DataFrame, lam: float) -> tuple[pd.Series, pd.Series]
     """DFA's deep cosine at λ with its trained-with B and with fresh draws (the values
     the paper and the notes print; the claims judge them, learned_alignment and
     no_information_unpenalised)."""
-    sel = select_runs(nulls, "dfa", lam)
+    return _by_feedback(select_runs(nulls, "dfa", lam))
+
+
+def _by_feedback(sel: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Selected null rows' deep cosines with the trained-with B, and with fresh draws."""
     return sel[sel.feedback == "trained"].deep_cosine, sel[sel.feedback == "fresh"].deep_cosine
 
 
@@ -48,12 +52,12 @@ def null_summary(nulls: pd.DataFrame, lam: float) -> dict:
     fresh seeds): ``n`` the seeds the trained-with mean is over, the means and standard
     deviations, the draws, ``not_finite`` the seeds whose null holds a non-finite cosine
     (a diverged model), and ``per_seed``, each seed's cosine beside its own draws."""
-    trained, fresh = null_cosines(nulls, lam)
-    sel = select_runs(nulls, "dfa", lam)
+    sel = select_runs(nulls, "dfa", lam)  # selected once, split by seed below
+    trained, fresh = _by_feedback(sel)
     bad = sorted({int(s) for s in sel[~np.isfinite(sel.deep_cosine.astype(float))].seed})
     per_seed = []
     for seed, rows in sel.groupby("seed") if len(sel) else []:
-        t, f = null_cosines(rows, lam)
+        t, f = _by_feedback(rows)
         if len(t) and len(f) >= 2 and int(seed) not in bad:
             per_seed.append({"seed": int(seed), "trained": float(t.mean()),
                              "fresh_mean": float(f.mean()), "fresh_sd": float(f.std(ddof=1)),

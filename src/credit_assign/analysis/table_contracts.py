@@ -9,6 +9,11 @@ import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 
+# a claim's verdicts, and why one is undecided (declared once: the claims table's
+# contract checks them, analysis.claims counts them, the templates word them)
+VERDICTS = ("holds", "contradicted", "undecided")
+REASONS = ("diverged", "too_few", "straddles")
+
 RUN = ("method", "lam", "seed")  # what a training run is, in every table that has runs
 
 
@@ -91,10 +96,8 @@ CONTRACTS: dict[str, tuple[pa.DataFrameSchema, bool]] = {
                         "verdict_set": _bool(), "n": _int(), "n_seeds": _int(),
                         "mean": _num(), "low": _num(), "high": _num(),
                         "interval": _str(),
-                        "verdict": pa.Column(str, pa.Check.isin(["holds", "contradicted",
-                                                                 "undecided"])),
-                        "reason": pa.Column(str, pa.Check.isin(["diverged", "too_few",
-                                                                "straddles"]),
+                        "verdict": pa.Column(str, pa.Check.isin(list(VERDICTS))),
+                        "reason": pa.Column(str, pa.Check.isin(list(REASONS)),
                                             nullable=True)},
                        ("claim", "part", "seed_set")), False),
     "claims_by_seed": (_schema({"claim": _str(), "part": _str(True), "seed_set": _str(),
