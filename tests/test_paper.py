@@ -458,3 +458,86 @@ def test_every_flag_of_numbers_tex_is_read_by_the_paper():
     flags = re.findall(r"^\\newif\\if(\w+)$", text, re.M)
     assert len(flags) > 10  # sections and the numbers' switches (statements: statements.tex)
     assert not [f for f in flags if not re.search(r"\\if" + f + r"(?![A-Za-z])", tex)]
+
+
+HOSTILE = r"a_b%c\d{e}f#g^h~i&j$k"  # every character TeX reads as markup
+
+
+def _statement_cases(h: str) -> dict[str, list]:
+    """Every statement with every outcome, ``h`` in every field a name or seed can fill."""
+    col = {"recipe": h, "kind": h, "gap": -0.53}
+    result = {"goal": 20, "recipe": h, "kind": h, "within": 13, "compared": 25,
+              "within_all": 14, "compared_all": 26, "candidates": 45, "reached": False,
+              "held_out_within": 11.3, "held_out_compared": 23.0, "held_out_seeds": 3}
+    side = {"recipe": h, "mean": 12.3, "seed_gaps": [-1.0, 2.0]}
+    ep = {"high": 0.9, "settled": [h, 2], "unsettled": [h], "low_settled": [h],
+          "low_unsettled": [h]}
+    seeds = [{"seed": h, "set": "fresh", "effect": 0.5, "reason": None},
+             {"seed": h, "set": "fresh", "effect": None, "reason": "not_converged",
+              "not_converged": 2, "batches": 3},
+             {"seed": h, "set": "seen", "effect": None, "reason": "unstable"}]
+    return {
+        "headline": [{"outcome": "within", "columns": [col, col], "departs": True},
+                     {"outcome": "none", "closest": col}, {"outcome": "missing"}],
+        "goal": [{"outcome": "not_set", "result": None},
+                 {"outcome": "reached", "result": result},
+                 {"outcome": "not_reached", "result": result}],
+        "curse": [{"outcome": "estimated", "kind": h, "held_out": 3, "drop": 0.3,
+                   "typical": -0.2, "extra": 0.5}, {"outcome": "missing", "kind": h}],
+        "normspread": [{"outcome": "measured", "factor": 3.2, "low": side, "high": side,
+                        "not_finite": [h]}, {"outcome": "missing", "not_finite": [h]}],
+        "ep": [{**ep, "outcome": o} for o in ("reaches", "partly", "no", "none_settled")],
+        "ep_question": [{"claim": {"threshold": 0.9}, "seed_sets": {"seen": [h]},
+                         "seeds": seeds,
+                         "verdict": {"verdict": v, "reason": r, "low": 0.1, "high": 0.95,
+                                     "mean": 0.5, "confidence": 0.95, "n_judged": 3,
+                                     "n_fresh": 4, "not_judged": [h]}}
+                        for v, r in (("holds", None), ("contradicted", None),
+                                     ("undecided", "straddles"),
+                                     ("undecided", "no_stable_fixed_point"))],
+        "ranking": [{"ranking": {"primary": p, "tiebreak": t, "clip": 5},
+                     "exclude_unverified": True}
+                    for p, t in (("within_count", "clipped_gap_sum"),
+                                 ("clipped_gap_sum", "none"))]}
+
+
+def test_a_findings_text_reaches_tex_escaped_once_in_every_statement():
+    """Every statement, every outcome: a name or seed holding every character TeX reads
+    as markup is set exactly as tex_escape sets it (never raw, never twice): the words
+    with it are the words with a plain placeholder, the placeholder replaced; in
+    Markdown it is written as it is. Every statement is exercised."""
+    from credit_assign.reporting.tex_chars import tex_escape
+
+    plain = "PLACEHOLDER"
+    hostile, placeholder = _statement_cases(HOSTILE), _statement_cases(plain)
+    assert set(hostile) == set(render.statement_names())
+    for name in hostile:
+        for bad, good in zip(hostile[name], placeholder[name], strict=True):
+            for fmt, written in (("tex", tex_escape(HOSTILE)), ("md", HOSTILE)):
+                words = render.statement(name, bad, fmt)
+                assert words.replace(written, plain) == render.statement(name, good, fmt), (
+                    name, fmt, words)
+            assert HOSTILE not in render.statement(name, bad, "tex") or name == "ranking"
+
+
+def test_a_statement_template_can_use_no_filter_that_would_set_text_raw():
+    """The statements' environments hold only their own filters and built-ins that
+    return numbers or lists (Jinja's escaping and text filters — e, safe, tojson,
+    format, join, replace — would set a finding's text raw or escape it twice in TeX);
+    a template joins text with ~ only inside the lookup that names what it has no words
+    for."""
+    import jinja2
+
+    for fmt in ("md", "tex"):
+        env = render.statement_environment(fmt)
+        assert set(env.filters) == {*render.STATEMENT_BUILTINS, "n", "gap", "norm", "seeds",
+                                    "code"}
+        with pytest.raises(jinja2.TemplateAssertionError, match="safe"):
+            env.from_string("{{ v|safe }}")
+    for name in render.statement_names():
+        text = render.statement_path(name).read_text()
+        # without comments, the lookups that name what has no words (f["..." ~ x]) and
+        # string literals (a TeX cross-reference's ~)
+        code = re.sub(r'\{#.*?#\}|\["[^\]]*\]', "", text, flags=re.S)
+        code = re.sub(r'"[^"\n]*"', "", code)
+        assert "~" not in code, f"statement {name} joins text with ~"

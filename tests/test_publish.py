@@ -357,7 +357,8 @@ def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_p
     begin, end = publish.BLOCKS["ep_question"][:2]
     found = {"claim": {"threshold": 0.9},
              "verdict": {"verdict": "undecided", "reason": "straddles", "low": 0.77,
-                         "high": 1.07, "confidence": 0.95, "n_judged": 3, "n_fresh": 4,
+                         "high": 1.07, "mean": 0.921, "confidence": 0.95, "n_judged": 3,
+                         "n_fresh": 4,
                          "not_judged": [8]},
              "seed_sets": {"fresh": [6, 8], "seen": [0]},
              "seeds": [{"seed": 6, "set": "fresh", "effect": 0.926, "reason": None},
@@ -372,6 +373,6 @@ def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_p
     assert text.startswith("# top\n") and text.endswith(f"{end}\nrest\n") and "old" not in text
     one_line = " ".join(text.split())
     assert "Undecided: these seeds cannot say whether EP's gradient reaches block 0" in one_line
-    assert "[0.770, 1.070], straddles 0.9" in one_line
+    assert "is 0.921; its 95 % t-interval, [0.770, 1.070], straddles 0.9" in one_line
     assert ("fresh seeds 6 (0.926), 8 (no stable fixed point: 2 of 3 free phases did not "
             "converge within the cap); seen before, and not judged, 0 (0.950)") in one_line

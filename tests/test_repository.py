@@ -38,26 +38,31 @@ def test_hand_written_pages_type_no_measured_number():
 
     for name in ("README.md", "docs/performance.md"):
         text = (ROOT / name).read_text()
-        if publish.BEGIN in text:  # README's claims block: generated (the test below)
-            head, rest = text.split(publish.BEGIN, 1)
-            text = head + rest.split(publish.END, 1)[1]
+        for begin, end, *_ in publish.BLOCKS.values():  # README's blocks: generated
+            if begin in text:                             # (the test below)
+                head, rest = text.split(begin, 1)
+                text = head + rest.split(end, 1)[1]
         found = re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])|\d+\s?%", text)
         assert found == [], f"{name} types {found}"
 
 
-def test_readmes_claims_block_is_the_published_findings_rendered():
+@pytest.mark.parametrize("group", ["claims", "ep_question"])
+def test_readmes_blocks_are_the_published_findings_rendered(group):
     """README's claims block is what `make publish` renders from docs/claims_findings.json
-    (no number in it typed, none stale)."""
+    and its EP question block what it renders from docs/ep_question_findings.json (no
+    number in either typed, none stale); before the EP question is published its block
+    holds words only (how to run it)."""
     from credit_assign import publish
 
+    begin, end, _, published = publish.BLOCKS[group]
     text = (ROOT / "README.md").read_text()
-    findings = ROOT / "docs" / "claims_findings.json"
+    assert begin in text and end in text
+    block = text.split(begin, 1)[1].split(end, 1)[0].strip()
+    findings = ROOT / "docs" / published
     if not findings.exists():
-        assert publish.BEGIN not in text  # no block before there are findings to render
+        assert group == "ep_question" and not re.findall(r"\d+\.\d+|\d+\s?%", block)
         return
-    assert publish.BEGIN in text and publish.END in text
-    block = text.split(publish.BEGIN, 1)[1].split(publish.END, 1)[0].strip()
-    assert block == publish.claims_block(findings)
+    assert block == publish.block(group, findings)
 
 
 def test_resources_are_stated_once_in_the_rules_and_the_profiles_only_add_a_clusters():

@@ -171,7 +171,8 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
              "hasfa": bool(len(select_runs(runs, "fa", 0.0))),
              "hasep": ep_by_seed is not None and not ep_by_seed.empty,
              "hasprobes": bool(cfg["probes"]["epochs"]),
-             "hasepquestion": ep_question is not None}
+             "hasepquestion": ep_question is not None,
+             "asksepquestion": bool(cfg.get("ep_question"))}
     for more in (null_flags, variant_flags):
         if clash := (set(more) & set(flags)):
             raise ValueError(f"a flag is named twice: {sorted(clash)}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -341,10 +342,15 @@ def md_table(header: list, rows: list[list]) -> str:
 #   reference: a page's section or the paper's ``Section~\ref{...}``), set as is.
 # In TeX every literal word of the template is set by ``tex_chars.tex_prose`` and every
 # value from a finding by ``tex_chars.tex_escape`` (autoescape: a string from a config or a
-# result cannot run as TeX); in Markdown both are written as they are. Whitespace is one
-# space: a statement is one paragraph's phrase.
+# result cannot run as TeX; so is a word written inside {{ }}, as a value); in Markdown
+# both are written as they are. Only the filters above and STATEMENT_BUILTINS exist, and
+# a template joins text with ``~`` only to name what it has no words for (a test checks
+# both). Whitespace is one space: a statement is one paragraph's phrase.
 STATEMENTS = TEMPLATES / "statements"
 STATEMENT_FORMATS = ("md", "tex")
+# the built-in filters a statement may use (they return numbers, lists or booleans)
+STATEMENT_BUILTINS = ("length", "min", "max", "round", "int", "abs", "sort", "list",
+                      "selectattr", "rejectattr", "map", "first", "last", "sum")
 
 
 def statement_names() -> list[str]:
@@ -388,7 +394,8 @@ def statement_environment(fmt: str):
         text = _number(x, spec)
         if text is None:
             return Markup("---" if tex else "—")
-        return Markup(f"${text}$" if tex else text.replace("-", "−"))
+        # a negative number's sign a true minus on the page (an exponent's is left)
+        return Markup(f"${text}$" if tex else re.sub(r"^-", "−", text))
 
     def gap(x) -> Markup:
         return n(x, "+.1f")
@@ -402,13 +409,9 @@ def statement_environment(fmt: str):
         return Markup(seeds([value(v) for v in values]))
 
     def code(x) -> Markup:
+        if hasattr(x, "__html__"):
+            raise ValueError(f"code: a name, not words already set ({x!r})")
         return Markup(f"\\texttt{{{tex_escape(str(x))}}}" if tex else f"`{x}`")
-
-    def strong(x) -> Markup:
-        return Markup(f"\\textbf{{{value(x)}}}" if tex else f"**{value(x)}**")
-
-    def join(items, sep: str = ", ") -> Markup:
-        return Markup((tex_prose(sep) if tex else sep).join(value(i) for i in items))
 
     def alt(md: str, tex: str) -> Markup:
         return Markup(tex if fmt == "tex" else md)
@@ -417,8 +420,12 @@ def statement_environment(fmt: str):
                              undefined=jinja2.StrictUndefined, autoescape=True,
                              finalize=value, extensions=[Prose],
                              trim_blocks=True, lstrip_blocks=True)
+    # only filters that keep a value a value: Jinja's escaping ones (e, safe, tojson …)
+    # and the text ones (format, join, replace …) would set a finding's text raw, or
+    # escape it twice, in TeX; a template that names one fails to load
+    env.filters = {name: env.filters[name] for name in STATEMENT_BUILTINS}
     env.filters.update({name: _defined(f) for name, f in dict(
-        n=n, gap=gap, norm=norm, seeds=seed_list, code=code, strong=strong, join=join).items()})
+        n=n, gap=gap, norm=norm, seeds=seed_list, code=code).items()})
     env.globals.update(alt=alt, fmt=fmt)
     return env
 

@@ -91,7 +91,7 @@ def tex_escape(text: str) -> str:
     return "".join(_tex_char(c) for c in str(text))
 
 
-# The words of a statement's template (reporting.statements): text the project wrote,
+# The words of a statement's template (reporting.render.statement): text the project wrote,
 # set as prose — an apostrophe is a typographic one, punctuation is TeX's own (a "--"
 # in the words is meant) — while what TeX would read as markup is escaped as above and a
 # character the fonts lack is set as tex_escape sets it.

@@ -188,6 +188,7 @@ def paper_number_config(config: Config) -> Config:
         **{k: config[k] for k in keys},
         "labels": {m: style["label"] for m, style in method_styles().items()},
         "study": config["study"],
+        "ep_question": config["claims"].get("ep"),  # the file of the EP question, or None
         "ep_stack": {k: ep[k] for k in ("corpora", "seeds", "model")}
         | {"pretrain": {k: ep["pretrain"][k] for k in ("steps", "relax_steps", "precision")}},
     }

@@ -392,8 +392,8 @@ def paper_figures(config: Config) -> list[str]:
 def ep_question_findings(config: Config) -> str | None:
     """The EP question's findings where the paper reads them: once every run of
     claims.ep is here (in the record, or run), step ep_question_findings' output; until
-    then none, and the paper says the question is not in this build (its runs take
-    hours a seed: `snakemake ep_question` runs them)."""
+    then none, and the paper says its runs are not in this build (they take hours a
+    seed: `snakemake ep_question` runs them)."""
     runs = ep_question_runs(config)
     if runs and all(Path(p).exists() for p in runs):
         return paths.EP_QUESTION_FINDINGS
