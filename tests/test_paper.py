@@ -495,6 +495,7 @@ def _statement_cases(h: str) -> dict[str, list]:
                         for v, r in (("holds", None), ("contradicted", None),
                                      ("undecided", "straddles"),
                                      ("undecided", "no_stable_fixed_point"))],
+        "ep_reference": [{}],
         "ranking": [{"ranking": {"primary": p, "tiebreak": t, "clip": 5},
                      "exclude_unverified": True}
                     for p, t in (("within_count", "clipped_gap_sum"),

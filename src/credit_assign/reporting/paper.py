@@ -190,7 +190,7 @@ def statement_findings(cfg: dict, verdicts: dict, ep_by_seed: pd.DataFrame | Non
     found = {name.removesuffix("verdict"): f for name, f in verdicts.items()}
     return {**dict.fromkeys(("headline", "goal", "curse", "normspread"), None), **found,
             "ep": ep_verdict(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
-            "ep_question": ep_question,
+            "ep_question": ep_question, "ep_reference": {} if ep_question else None,
             "ranking": variant_study.ranking_settings(cfg.get("study")) if has_study
             else None}
 
