@@ -370,13 +370,22 @@ def test_data_sources_and_their_stamps(paper_config, tmp_path, monkeypatch):
 
 def test_the_paper_reads_the_tables_this_config_makes(paper_config):
     inputs = targets.paper_number_inputs(paper_config)
+    # the EP question's findings once every run of config/claims_ep.yaml is here (the
+    # record's), with its figure; before, neither (the paper says its runs are not in)
+    question = targets.ep_question_findings(paper_config)
+    assert question in (None, "results/ep_stack/summary/ep_question/findings.json")
+    assert bool(question) == bool(paper_config["claims"]["ep"] and all(
+        Path(p).exists() for p in targets.ep_question_runs(paper_config)))
     assert inputs == {"info": "data/cifar10.json",
                       "runs": "results/cifar10/default/summary/runs.csv",
                       "nulls": "results/cifar10/default/summary/nulls.csv",
                       "primer": "results/primer_check/primer_check.json",
                       "reproduction": "results/cifar10/default/summary/reproduction.csv",
                       "ep": "results/ep_stack/summary/by_seed.csv",
-                      "findings": "results/cifar10/default/summary/findings.json"}
+                      "findings": "results/cifar10/default/summary/findings.json",
+                      **({"ep_question": question} if question else {})}
+    assert ("paper/figures/fig_ep_fixed_point.pdf" in targets.paper_sources(paper_config)[
+        "figures"]) == bool(question)
     # the verdicts' findings: from the runs and nulls here (the notes' tables only with the
     # variant study; never the EP probe's, which the paper reads itself)
     assert targets.findings_inputs(paper_config) == {
