@@ -1,5 +1,5 @@
-"""Rule claims_from_published: docs/claims_findings.json (as published) judged again with
-today's code against the claims file →
+"""Rule claims_from_published: docs/findings.json's claims section (as published) judged
+again with today's code against the claims file →
 results/<dataset>/default/claims/findings_from_published.json."""
 import sys
 

@@ -304,11 +304,20 @@ def test_the_order_of_the_claims_file_and_the_results_is_read_from_git(tmp_path)
     assert history.order(tmp_path / "nowhere", "claims.yaml", results)["spec"] is None
 
 
-def test_a_rerun_says_which_numbers_were_first_published_and_which_come_back(tmp_path):
+@pytest.mark.parametrize("where", ["one findings file", "the claims' own file (legacy)"])
+def test_a_rerun_says_which_numbers_were_first_published_and_which_come_back(tmp_path,
+                                                                             where):
     """The claims' findings first published from earlier runs: today's order names that
     publication, whether its first run came before the code that reads the claims, and
     how many of its per-seed effects today's effects give back exactly (a diverged
-    effect, None in JSON and NaN before it, is the same as itself)."""
+    effect, None in JSON and NaN before it, is the same as itself). The publication is
+    found in the one findings file (its first version with a claims section: an older
+    file of that name without sections is passed over) or, before it, in the claims' own
+    file."""
+    from credit_assign.infra import paths
+    from credit_assign.infra import published as one_file
+    from credit_assign.migrations.published import LEGACY
+
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "docs").mkdir()
     code = _commit(tmp_path, "code.py", "x = 1\n", "the code the first runs ran")
@@ -317,7 +326,15 @@ def test_a_rerun_says_which_numbers_were_first_published_and_which_come_back(tmp
                      "last_result": "2026-12-02 07:04 UTC", "result_commits": [code[:7]]},
            "by_seed": [{**row, "seed": 1, "effect": 0.25}, {**row, "seed": 2, "effect": None},
                        {**row, "seed": 3, "effect": 1.0}]}
-    published = _commit(tmp_path, history.PUBLISHED, json.dumps(old), "published")
+    if where == "one findings file":
+        _commit(tmp_path, paths.PUBLISHED_FINDINGS, json.dumps({"claims": []}), "no sections")
+        _commit(tmp_path, paths.PUBLISHED_FINDINGS, one_file.text({"study": {}}), "study")
+        published = _commit(tmp_path, paths.PUBLISHED_FINDINGS,
+                            one_file.text({"study": {}, "claims": old}), "published")
+        _commit(tmp_path, paths.PUBLISHED_FINDINGS,
+                one_file.text({"study": {}, "claims": {}}), "published again")
+    else:
+        published = _commit(tmp_path, LEGACY["claims"], json.dumps(old), "published")
     (tmp_path / "workflow/rules").mkdir(parents=True)
     reader = _commit(tmp_path, history.READER, "rule claims:\n", "the target")
     now = {"first_result": "2026-12-03 17:07 UTC",
@@ -346,11 +363,11 @@ def test_the_claims_file_was_committed_alone():
     if spec is None:
         pytest.skip("not a git checkout with history (an sdist, a shallow clone)")
     assert spec["alone"], spec["files"]
-    published = ROOT / "docs" / "claims_findings.json"
-    if published.exists():
-        import json
+    from credit_assign.infra import published
 
-        order = json.loads(published.read_text())["order"]
+    claims = published.section("claims", ROOT / published.FILE)
+    if claims is not None:
+        order = claims["order"]
         assert order["spec"]["commit"] == spec["commit"]
         if order["all_after"]:
             assert order.get("dirty", 1) == 0 and order.get("dirty_unknown", 1) == 0
@@ -540,14 +557,13 @@ def test_a_new_claims_file_chooses_its_rule_for_coverage_and_multiplicity(tmp_pa
 
 
 def test_the_published_intervals_come_back_from_the_published_per_seed_file():
-    """Every interval of record in docs/claims_findings.json, recomputed from
+    """Every interval of record in docs/findings.json's claims section, recomputed from
     docs/claims_by_seed.csv as published (full precision: each float round-trips)."""
-    import json
+    from credit_assign.infra import published
 
-    published = ROOT / "docs" / "claims_findings.json"
-    if not published.exists():
+    record = published.section("claims", ROOT / published.FILE)
+    if record is None:
         pytest.skip("no published claims")
-    record = json.loads(published.read_text())
     by_seed = pd.read_csv(ROOT / "docs" / "claims_by_seed.csv", keep_default_na=False)
     for v in record["verdicts"]:
         if v["low"] is None:
@@ -562,15 +578,17 @@ def test_the_published_intervals_come_back_from_the_published_per_seed_file():
 
 
 def test_the_published_findings_rerender_with_todays_code_and_only_their_own_claims(tmp_path):
-    published = ROOT / "docs" / "claims_findings.json"
-    if not published.exists():
-        pytest.skip("no published claims")
-    import json
+    from credit_assign.infra import published
 
-    old = json.loads(published.read_text())
+    old = published.section("claims", ROOT / published.FILE)
+    if old is None:
+        pytest.skip("no published claims")
     other = tmp_path / "findings.json"
-    other.write_text(json.dumps({**old, "claims": old["claims"][:-1]}))
+    other.write_text(published.text({"claims": {**old, "claims": old["claims"][:-1]}}))
     with pytest.raises(ClaimsError, match="judged other claims"):
+        claims_page.from_published(other, SPEC, ROOT)
+    other.write_text(published.text({"study": {}}))  # published, but not the claims
+    with pytest.raises(ClaimsError, match="holds no claims section"):
         claims_page.from_published(other, SPEC, ROOT)
 
 

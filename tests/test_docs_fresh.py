@@ -5,6 +5,7 @@ stamped groups' test); a checkout whose claims were published from the published
 per-seed effects alone (``make publish PUBLISH=--claims-from-published``, the page says
 so) is checked by rendering them again that way."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from credit_assign import publish
 from credit_assign.reporting import render
 
 ROOT = Path(__file__).resolve().parents[1]
-CLAIMS_DOCS = ("claims.md", "claims.csv", "claims_by_seed.csv", publish.DOCS_FINDINGS)
+CLAIMS_DOCS = ("claims.md", "claims.csv", "claims_by_seed.csv", publish.FINDINGS)
 
 
 def _needs_history():
@@ -22,17 +23,14 @@ def _needs_history():
     an sdist) renders other words, not a stale page."""
     from credit_assign.analysis import history
 
-    if not (ROOT / "docs" / publish.DOCS_FINDINGS).exists():
+    if publish.published.section("claims", ROOT / "docs" / publish.FINDINGS) is None:
         pytest.skip("no published claims")
     if history.first_commit(ROOT, "config/claims.yaml") is None:
         pytest.skip("not a git checkout with history (a shallow clone, an sdist)")
 
 
 def _from_published() -> bool:
-    import json
-
-    found = json.loads((ROOT / "docs" / publish.DOCS_FINDINGS).read_text(encoding="utf-8"))
-    return "source" in found
+    return "source" in publish.published.section("claims", ROOT / "docs" / publish.FINDINGS)
 
 
 def _render_claims(tmp_path: Path, monkeypatch, against: Path = ROOT) -> list[str]:
@@ -105,13 +103,17 @@ def _render_ep_question(tmp_path: Path) -> list[str]:
     timings = targets.ep_question_runs(ep, paths.EP_FIXED_POINT_TIMINGS)
     out = SimpleNamespace(**{key: tmp_path / name for key, name in
                              [("page", "ep_question.md"),
-                              ("findings", "ep_question_findings.json"),
+                              ("findings", "findings.json"),
                               ("batches", "ep_question_batches.csv"),
                               ("cosines", "ep_question_cosines.csv")]})
     write_question([ROOT / r for r in runs], [ROOT / t for t in timings],
                    ROOT / config["claims"]["ep"], out, root=ROOT)
-    return [f"docs/{n}" for n in EP_DOCS if not n.endswith(".png")
-            and (tmp_path / n).read_bytes() != (ROOT / "docs" / n).read_bytes()]
+    differ = [f"docs/{n}" for n in EP_DOCS if not n.endswith(".png") and n != publish.FINDINGS
+              and (tmp_path / n).read_bytes() != (ROOT / "docs" / n).read_bytes()]
+    made = json.loads((tmp_path / "findings.json").read_text(encoding="utf-8"))
+    if made != publish.published.section("ep_question", ROOT / "docs" / publish.FINDINGS):
+        differ.append(f"docs/{publish.FINDINGS} (its section ep_question)")
+    return differ
 
 
 def test_the_published_ep_question_is_what_todays_code_judges_from_the_record(tmp_path):

@@ -13,6 +13,7 @@ from PIL import Image, PngImagePlugin
 from credit_assign import publish
 from credit_assign.infra.snakejob import ABOUT_KEY
 
+BEGIN, END = publish.BLOCKS["claims"][:2]
 CIFAR = {"step": "fig", "dataset": "cifar10", "corpora": ["tinyshakespeare"],
          "read": ["cifar10/default"]}
 
@@ -52,6 +53,8 @@ def _make(files, about=CIFAR):
         path.parent.mkdir(parents=True, exist_ok=True)
         if src.endswith(".png"):
             png(path, about)
+        elif src.endswith(".json"):  # findings: a section of docs/findings.json
+            path.write_text("{}\n")
         else:
             path.write_text(f"{src}\n")
 
@@ -108,12 +111,12 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
 
     files = publish.groups("cifar10")["claims"]
     _make(files)
-    findings = [src for src, name in files if name == "claims_findings.json"][0]
+    findings = [src for src, name in files if name == publish.FINDINGS][0]
     Path(findings).write_text(json.dumps(FINDINGS))
-    (workdir / "README.md").write_text(f"# top\n{publish.BEGIN}\nold\n{publish.END}\nrest\n")
+    (workdir / "README.md").write_text(f"# top\n{BEGIN}\nold\n{END}\nrest\n")
     assert publish.main(["--only", "claims"]) == 0
     text = (workdir / "README.md").read_text()
-    assert text.startswith("# top\n") and text.endswith(f"{publish.END}\nrest\n")
+    assert text.startswith("# top\n") and text.endswith(f"{END}\nrest\n")
     assert "\nold\n" not in text
     assert ("**7 of the paper's 11 claims hold as directions** (1 contradicted, 3 undecided), "
             "each an effect with a 95 % BCa bootstrap interval over 8 seeds never used before "
@@ -137,14 +140,14 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
 def test_a_readme_without_the_claims_block_is_named(workdir, capsys):
     files = publish.groups("cifar10")["claims"]
     _make(files)
-    findings = [src for src, name in files if name == "claims_findings.json"][0]
+    findings = [src for src, name in files if name == publish.FINDINGS][0]
     Path(findings).write_text('{"counts": {}}')
     (workdir / "README.md").write_text("# no block\n")
     assert publish.main(["--only", "claims"]) == 1
     assert "README.md has no claims block" in capsys.readouterr().err
     assert not list((workdir / "docs").iterdir())  # named before anything is copied
     # the block in place, the findings without what it reads: named, nothing copied
-    (workdir / "README.md").write_text(f"{publish.BEGIN}\n{publish.END}\n")
+    (workdir / "README.md").write_text(f"{BEGIN}\n{END}\n")
     assert publish.main(["--only", "claims"]) == 1
     assert "README's claims block cannot be written from it" in capsys.readouterr().err
     assert not list((workdir / "docs").iterdir())
@@ -256,23 +259,23 @@ def test_a_claims_file_amended_after_its_results_stops_the_publish(tmp_path, mon
 
 def test_the_claims_render_again_from_the_published_findings(tmp_path, monkeypatch):
     """Where the claims' runs are not in the record, `publish --claims-from-published`
-    re-judges docs/claims_findings.json's effects with today's code: the page says so,
+    re-judges docs/findings.json's claims section (its effects) with today's code: the page says so,
     the per-seed file is at full precision, a second run changes nothing."""
     from credit_assign.analysis import claims
 
     root = Path(__file__).resolve().parents[1]
-    if not (root / "docs" / publish.DOCS_FINDINGS).exists():
+    if publish.published.section("claims", root / "docs" / publish.FINDINGS) is None:
         pytest.skip("no published claims")
     monkeypatch.setitem(claims.COVERAGE, "replicates", 20)  # the simulation, small
     monkeypatch.chdir(tmp_path)
     _no_record(monkeypatch)
     (tmp_path / "docs").mkdir()
     (tmp_path / "config").mkdir()
-    for name in (publish.DOCS_FINDINGS, "claims_by_seed.csv"):
+    for name in (publish.FINDINGS, "claims_by_seed.csv"):
         (tmp_path / "docs" / name).write_bytes((root / "docs" / name).read_bytes())
     for name in ("config.yaml", "claims.yaml", "history.yaml"):
         (tmp_path / "config" / name).write_bytes((root / "config" / name).read_bytes())
-    (tmp_path / "README.md").write_text(f"{publish.BEGIN}\n{publish.END}\n")
+    (tmp_path / "README.md").write_text(f"{BEGIN}\n{END}\n")
     assert publish.main(["--claims-from-published"]) == 0
     page = (tmp_path / "docs" / "claims.md").read_text()
     assert "Rendered from the published per-seed effects" in page
@@ -310,20 +313,20 @@ def test_the_papers_claims_come_from_the_published_findings_until_the_runs_are_i
     from credit_assign.spec import checks, targets
 
     root = Path(__file__).resolve().parents[1]
-    if not (root / paths.PUBLISHED_CLAIMS).exists():
+    if publish.published.section("claims", root / paths.PUBLISHED_FINDINGS) is None:
         pytest.skip("no published claims")
     config = checks.load_config([], root=root)
     monkeypatch.chdir(tmp_path)  # no result here: every claims run is missing
     (tmp_path / "docs").mkdir()
     made = targets.summary(config, paths.CLAIMS_FINDINGS)
     assert targets.claims_findings(config) == made  # nothing published here
-    shutil.copy(root / paths.PUBLISHED_CLAIMS, tmp_path / paths.PUBLISHED_CLAIMS)
+    shutil.copy(root / paths.PUBLISHED_FINDINGS, tmp_path / paths.PUBLISHED_FINDINGS)
     rejudged = targets.summary(config, paths.CLAIMS_REJUDGED)
     assert targets.claims_findings(config) == rejudged
     assert targets.paper_claims_inputs(config) == {"history": paths.HISTORY,
                                                    "findings": rejudged}
     monkeypatch.setitem(claims.COVERAGE, "replicates", 20)  # the simulation, small
-    claims_page.write_rejudged(tmp_path / paths.PUBLISHED_CLAIMS,
+    claims_page.write_rejudged(tmp_path / paths.PUBLISHED_FINDINGS,
                                root / config["claims"]["file"], root / paths.HISTORY,
                                tmp_path / "rejudged.json", root=root)
     claims_page.write_tex(tmp_path / "rejudged.json", root / paths.HISTORY,
@@ -352,7 +355,6 @@ def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_p
     """README's EP question block is the statement ep_question rendered from the
     published findings: the verdict, the interval and every seed's value or why it has
     none; only the block changes."""
-    import json
 
     begin, end = publish.BLOCKS["ep_question"][:2]
     found = {"claim": {"threshold": 0.9},
@@ -365,10 +367,9 @@ def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_p
                        {"seed": 8, "set": "fresh", "effect": None, "reason": "not_converged",
                         "not_converged": 2, "batches": 3},
                        {"seed": 0, "set": "seen", "effect": 0.95, "reason": None}]}
-    (tmp_path / "f.json").write_text(json.dumps(found))
     readme = tmp_path / "README.md"
     readme.write_text(f"# top\n{begin}\nold\n{end}\nrest\n")
-    publish.readme_block(readme, "ep_question", tmp_path / "f.json")
+    publish.readme_block(readme, "ep_question", found)
     text = readme.read_text()
     assert text.startswith("# top\n") and text.endswith(f"{end}\nrest\n") and "old" not in text
     one_line = " ".join(text.split())
@@ -376,3 +377,56 @@ def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_p
     assert "is 0.921; its 95 % t-interval, [0.770, 1.070], straddles 0.9" in one_line
     assert ("fresh seeds 6 (0.926), 8 (no stable fixed point: 2 of 3 free phases did not "
             "converge within the cap); seen before, and not judged, 0 (0.950)") in one_line
+
+
+def test_every_groups_findings_are_one_file_a_section_each(workdir):
+    """docs/findings.json holds a section per published group: publishing one group sets
+    its section and keeps the others; each group's stamp is its section's, so publishing
+    another group leaves it current, and a section edited by hand is named."""
+    from credit_assign.infra import published
+
+    chosen = {name: publish.groups("cifar10")[name] for name in ("claims", "ep_question")}
+    for name, files in chosen.items():
+        _make(files, {**CIFAR, "step": "fig_ep_fixed_point"})
+        src = [s for s, n in files if n == publish.FINDINGS][0]
+        Path(src).write_text(json.dumps({"made_for": name, "value": 0.5}))
+    assert publish.main(["--only", "claims"]) == 0
+    assert publish.main(["--only", "ep_question"]) == 0
+    docs = workdir / "docs"
+    assert published.read(docs / publish.FINDINGS) == {
+        "claims": {"made_for": "claims", "value": 0.5},
+        "ep_question": {"made_for": "ep_question", "value": 0.5}}
+    assert sorted(p.name for p in docs.glob("*.json")) == [publish.FINDINGS, publish.STAMP]
+    stamps = json.loads((docs / publish.STAMP).read_text())["groups"]
+    for name in chosen:
+        assert publish.stale(name, stamps[name], docs=docs) == []
+    published.write("claims", {"made_for": "claims", "value": 0.75}, docs / publish.FINDINGS)
+    assert publish.stale("claims", stamps["claims"], docs=docs) == [
+        f"{docs / publish.FINDINGS}'s section claims is not what make publish wrote "
+        "(edited by hand?)"]
+    assert publish.stale("ep_question", stamps["ep_question"], docs=docs) == []
+    # findings that are not JSON: named before anything is copied
+    src = [s for s, n in chosen["claims"] if n == publish.FINDINGS][0]
+    Path(src).write_text("not json\n")
+    before = (docs / publish.FINDINGS).read_bytes()
+    assert publish.main(["--only", "claims"]) == 1
+    assert (docs / publish.FINDINGS).read_bytes() == before
+
+
+def test_a_findings_file_published_before_sections_becomes_the_studys_section(workdir):
+    """docs/findings.json as published before one findings file (the study's findings
+    alone) is kept as the study's section when another group publishes; a file that is
+    neither is named, and nothing is copied."""
+    from credit_assign.infra import published
+
+    study = {"kind": "findings", "verdicts": {"headline": {"outcome": "holds"}}}
+    (workdir / "docs" / publish.FINDINGS).write_text(json.dumps(study))
+    files = publish.groups("cifar10")["claims"]
+    _make(files)
+    assert publish.main(["--only", "claims"]) == 0
+    assert published.read(workdir / "docs" / publish.FINDINGS) == {"study": study,
+                                                                   "claims": {}}
+    (workdir / "docs" / publish.FINDINGS).write_text('{"other": 1}')
+    before = sorted(p.name for p in (workdir / "docs").iterdir())
+    assert publish.main(["--only", "claims"]) == 1
+    assert sorted(p.name for p in (workdir / "docs").iterdir()) == before

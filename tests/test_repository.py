@@ -48,18 +48,18 @@ def test_hand_written_pages_type_no_measured_number():
 
 @pytest.mark.parametrize("group", ["claims", "ep_question"])
 def test_readmes_blocks_are_the_published_findings_rendered(group):
-    """README's claims block is what `make publish` renders from docs/claims_findings.json
-    and its EP question block what it renders from docs/ep_question_findings.json (no
+    """README's claims block is what `make publish` renders from docs/findings.json's
+    claims section and its EP question block what it renders from its ep_question (no
     number in either typed, none stale); before the EP question is published its block
     holds words only (how to run it)."""
     from credit_assign import publish
 
-    begin, end, _, published = publish.BLOCKS[group]
+    begin, end, _ = publish.BLOCKS[group]
     text = (ROOT / "README.md").read_text()
     assert begin in text and end in text
     block = text.split(begin, 1)[1].split(end, 1)[0].strip()
-    findings = ROOT / "docs" / published
-    if not findings.exists():
+    findings = publish.published.section(group, ROOT / publish.published.FILE)
+    if findings is None:
         assert group == "ep_question" and not re.findall(r"\d+\.\d+|\d+\s?%", block)
         return
     assert block == publish.block(group, findings)

@@ -11,6 +11,10 @@ problem is named before anything is copied, so a refused publish leaves docs/ as
 - ``claims``: the claims page, its verdicts and findings, and its figure; and README's
   claims block, rewritten from the findings (templates/readme_claims.md.j2).
 
+The findings of every group are one file, ``docs/findings.json`` (infra.published): a
+publish sets the sections of the groups it publishes (study, claims, ep_question: each
+the findings its step wrote) and keeps the others.
+
 Every publish stamps what it copied in ``docs/published.json``: each group's files
 (their sha256) and what they were made from: the report code (each report step's
 ``code`` param, spec.code.report_digest, with the workflow's rule files, the configs and
@@ -43,7 +47,7 @@ from pathlib import Path
 
 import yaml
 
-from credit_assign.infra import paths
+from credit_assign.infra import paths, published
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.infra.snakejob import drawn_from
 from credit_assign.reporting import render
@@ -60,7 +64,7 @@ def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
     return {
         "study": [(s(paths.REPRODUCTION_VARIANTS), "reproduction.md"),
                   (s(paths.REPRODUCTION_NOTES), "reproduction-notes.md"),
-                  (s(paths.FINDINGS), "findings.json"),  # what the notes are rendered from
+                  (s(paths.FINDINGS), FINDINGS),  # what the notes are rendered from
                   (s(paths.REPRODUCTION), "reproduction.csv"),
                   (s(paths.VARIANTS_GAP), "variants_gap.csv"),
                   (paths.figure("fig_variants", "png"), "fig_variants.png"),
@@ -76,29 +80,26 @@ def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
                (paths.figure("fig_ep_stack_cosines", "png"),
                 "fig_ep_stack_cosines_tinyshakespeare.png")],
         "ep_question": [(paths.EP_QUESTION_MD, "ep_question.md"),
-                        (paths.EP_QUESTION_FINDINGS, "ep_question_findings.json"),
+                        (paths.EP_QUESTION_FINDINGS, FINDINGS),
                         (paths.EP_QUESTION_BATCHES, "ep_question_batches.csv"),
                         (paths.EP_QUESTION_COSINES, "ep_question_cosines.csv"),
                         (paths.figure("fig_ep_fixed_point", "png"), "fig_ep_fixed_point.png")],
         "claims": [(s(paths.CLAIMS_MD), "claims.md"),
                    (s(paths.CLAIMS_VERDICTS), "claims.csv"),
                    (s(paths.CLAIMS_BY_SEED), "claims_by_seed.csv"),
-                   (s(paths.CLAIMS_FINDINGS), DOCS_FINDINGS),
+                   (s(paths.CLAIMS_FINDINGS), FINDINGS),
                    (paths.figure("fig_claims", "png"), "fig_claims.png")],
     }
 
 
 README = "README.md"
-DOCS_FINDINGS = "claims_findings.json"  # the findings' name in docs/
-# README's claims block lies between these two lines; publish rewrites what is between
-BEGIN = "<!-- claims: written by make publish from docs/claims_findings.json -->"
-END = "<!-- /claims -->"
-# README's blocks, by the group whose publish rewrites each: its two lines, its template
-# and the published findings it renders
-BLOCKS = {"claims": (BEGIN, END, "readme_claims.md.j2", DOCS_FINDINGS),
-          "ep_question": ("<!-- ep_question: written by make publish from "
-                          "docs/ep_question_findings.json -->", "<!-- /ep_question -->",
-                          "readme_ep_question.md.j2", "ep_question_findings.json")}
+# every group's findings, one file in docs/ (a section per group: infra.published)
+FINDINGS = Path(paths.PUBLISHED_FINDINGS).name
+# README's blocks, by the group whose publish rewrites each (from the group's section of
+# the published findings): the two lines it lies between, and its template
+BLOCKS = {group: (f"<!-- {group}: written by make publish from docs/{FINDINGS}'s section "
+                  f"{group} -->", f"<!-- /{group} -->", f"readme_{group}.md.j2")
+          for group in ("claims", "ep_question")}
 
 
 STAMP = "published.json"  # in docs/: what each published group was made from
@@ -197,7 +198,7 @@ def group_inputs(name: str, config: str = paths.DEFAULT_CONFIG) -> tuple[list[st
             out += of(study, recipe=recipe)
     if claims_in or not claims:
         return list(dict.fromkeys(out + ep + claims)), []
-    return list(dict.fromkeys(out + ep)), [paths.PUBLISHED_CLAIMS]
+    return list(dict.fromkeys(out + ep)), [f"{paths.PUBLISHED_FINDINGS}#claims"]
 
 
 def made_from(name: str, config: str = paths.DEFAULT_CONFIG) -> dict[str, dict]:
@@ -210,7 +211,7 @@ def made_from(name: str, config: str = paths.DEFAULT_CONFIG) -> dict[str, dict]:
     results, others = group_inputs(name, config)
     return {"code": report_code(),
             "record": {f: (index.get(f) or {}).get("sha256") for f in results},
-            "inputs": {f: _sha256(f) if Path(f).is_file() else None for f in others}}
+            "inputs": {f: _input_sha(f) for f in others}}
 
 
 def stamp_problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
@@ -234,7 +235,8 @@ def stamp_problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> lis
 def write_stamp(chosen: dict[str, list[tuple[str, str]]], config: str,
                 docs: Path = DOCS) -> None:
     """docs/published.json: each published group's files (sha256 of the docs/ copy) and
-    made_from; groups not published now keep their entry."""
+    made_from; groups not published now keep their entry. The findings file: the sha256
+    of the group's section (published.digest)."""
     path = docs / STAMP
     stamp = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     stamp["about"] = ("written by make publish (credit_assign.publish): each "
@@ -242,11 +244,29 @@ def write_stamp(chosen: dict[str, list[tuple[str, str]]], config: str,
                       "tests/test_docs_fresh.py")
     groups_ = stamp.setdefault("groups", {})
     for name, files in chosen.items():
-        groups_[name] = {"files": {n: _sha256(docs / n) if (docs / n).exists() else None
-                                   for _, n in files},
+        groups_[name] = {"files": {n: _published_sha(docs, n, name) for _, n in files},
                          "config": str(config), **made_from(name, config)}
     stamp["groups"] = dict(sorted(groups_.items()))
     atomic_write_text(path, json.dumps(stamp, indent=1, sort_keys=False) + "\n")
+
+
+def _published_sha(docs: Path, name: str, group: str) -> str | None:
+    """A published file's sha256 as stamped (None where it is not there); the findings
+    file: the group's section's (the other groups' sections are theirs)."""
+    if name == FINDINGS:
+        data = published.section(group, docs / name)
+        return None if data is None else published.digest(data)
+    return _sha256(docs / name) if (docs / name).exists() else None
+
+
+def _input_sha(path: str) -> str | None:
+    """An input's sha256 (None where it is not there); ``<findings file>#<group>``: that
+    section's."""
+    file, _, group = path.partition("#")
+    if group:
+        data = published.section(group, file)
+        return None if data is None else published.digest(data)
+    return _sha256(path) if Path(path).is_file() else None
 
 
 def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
@@ -258,11 +278,15 @@ def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
     if stamped.get("config", config) != config:
         config = stamped["config"]  # published with another config: judged with it
     for n, sha in stamped["files"].items():
-        if not (docs / n).exists():
+        now = _published_sha(docs, n, name)
+        if now is None:
             if sha is not None:  # None: not published (a figure kept as it was, absent)
-                out.append(f"{docs / n} is missing")
-        elif _sha256(docs / n) != sha:
-            out.append(f"{docs / n} is not the file make publish copied (edited by hand?)")
+                out.append(f"{docs / n} is missing" if n != FINDINGS
+                           else f"{docs / n} has no section {name}")
+        elif now != sha:
+            out.append(f"{docs / n} is not the file make publish copied (edited by hand?)"
+                       if n != FINDINGS else f"{docs / n}'s section {name} is not what "
+                       "make publish wrote (edited by hand?)")
     now = made_from(name, config)
     steps = []  # a step's digest follows its files: one line for them all, after the files
     for part, what in (("code", "report code"), ("record", "record's result"),
@@ -282,36 +306,40 @@ def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
     return out
 
 
-def block(group: str, findings_path) -> str:
-    """README's block of ``group`` from its published findings (BLOCKS: its template)."""
-    record = json.loads(Path(findings_path).read_text(encoding="utf-8"))
-    return render.render(BLOCKS[group][2], **record).strip()
+def block(group: str, findings: dict) -> str:
+    """README's block of ``group`` from its findings (BLOCKS: its template; the findings'
+    keys, and the whole as ``findings``)."""
+    return render.render(BLOCKS[group][2], **findings, findings=findings).strip()
 
 
-def claims_block(findings_path) -> str:
-    """README's claims block from the published findings (templates/readme_claims.md.j2)."""
-    return block("claims", findings_path)
-
-
-def readme_block(readme, group: str, findings_path) -> None:
+def readme_block(readme, group: str, findings: dict) -> None:
     """Rewrite the block of ``group`` in ``readme`` (both its lines must be there)."""
     begin, end = BLOCKS[group][:2]
     text = Path(readme).read_text(encoding="utf-8")
     head, rest = text.split(begin, 1)
     tail = rest.split(end, 1)[1]
-    atomic_write_text(readme, f"{head}{begin}\n{block(group, findings_path)}\n{end}{tail}")
-
-
-def readme_claims(readme, findings_path) -> None:
-    """Rewrite the block between BEGIN and END in ``readme`` (both lines must be there)."""
-    readme_block(readme, "claims", findings_path)
+    atomic_write_text(readme, f"{head}{begin}\n{block(group, findings)}\n{end}{tail}")
 
 
 def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
-    """Everything that stops a publish, named: a missing file, EP probes of the wrong
-    corpora."""
+    """Everything that stops a publish, named: a missing file, findings that are not
+    JSON, EP probes of the wrong corpora, a README without a group's block or findings
+    its block cannot be rendered from."""
     out = [f"{src} is missing (group {name}): build it first (snakemake --cores N {src})"
            for name, files in chosen.items() for src, _ in files if not Path(src).exists()]
+    try:  # the one findings file: the other groups' sections are kept
+        published.read(DOCS / FINDINGS)
+    except published.PublishedError as err:
+        if not _study_alone(DOCS / FINDINGS):  # published before sections: made one
+            out.append(str(err))
+    for name, files in chosen.items():  # a section of the one findings file: JSON data
+        for src in (s for s, n in files if n == FINDINGS and Path(s).exists()):
+            try:
+                if not isinstance(json.loads(Path(src).read_text(encoding="utf-8")), dict):
+                    raise ValueError("not a JSON object")
+            except (UnicodeDecodeError, ValueError) as err:
+                out.append(f"{src} (group {name}) is not findings as JSON ({err}): rebuild "
+                           f"it: snakemake --cores N --force {src}")
     if "ep" in chosen and Path(paths.EP_BY_SEED).exists():
         want = set(yaml.safe_load(Path(config).read_text(encoding="utf-8"))
                    ["ep_stack"]["corpora"])
@@ -322,19 +350,30 @@ def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]
                        f"{config}'s {sorted(want)}: run snakemake --cores N {paths.EP_REPORT} "
                        "with the paper config first")
     for group in (g for g in BLOCKS if g in chosen and Path(README).exists()):
-        begin, end, _, published = BLOCKS[group]
+        begin, end, _ = BLOCKS[group]
         text = Path(README).read_text(encoding="utf-8")
         if begin not in text or end not in text or text.index(begin) > text.index(end):
             out.append(f"{README} has no {group} block to rewrite: put the lines {begin} "
                        f"and {end}, in that order, where it goes")
-        findings = {name: src for src, name in chosen[group]}.get(published)
+        findings = {name: src for src, name in chosen[group]}.get(FINDINGS)
         if findings and Path(findings).exists():
             try:  # the block renders before anything is copied (a missing finding named)
-                block(group, findings)
+                block(group, json.loads(Path(findings).read_text(encoding="utf-8")))
             except Exception as err:  # noqa: BLE001 - any failure stops the publish
                 out.append(f"{findings}: README's {group} block cannot be written from it "
                            f"({type(err).__name__}: {err})")
     return out
+
+
+def _study_alone(path: Path) -> bool:
+    """Whether ``path`` is the study's findings alone, as published before sections
+    (migrations.published)."""
+    from credit_assign.migrations.published import study_alone
+
+    try:
+        return study_alone(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
 
 
 def _corpora(config: str) -> list[str]:
@@ -465,29 +504,30 @@ def claims_from_published(config: str | Path = paths.DEFAULT_CONFIG,
     from credit_assign.reporting import claims_page
 
     spec_path = yaml.safe_load(Path(config).read_text(encoding="utf-8"))["claims"]["file"]
-    record = claims_page.from_published(DOCS / DOCS_FINDINGS, spec_path, root,
-                                        paths.HISTORY)
+    record = claims_page.from_published(DOCS / FINDINGS, spec_path, root, paths.HISTORY)
     verdicts = pd.DataFrame(record["verdicts"]).drop(columns=["seeds", "diverged",
                                                               "unsettled"])
     texts = {"claims.md": claims_page.page(record),
              "claims.csv": verdicts.to_csv(index=False, float_format="%.6g"),
-             "claims_by_seed.csv": pd.DataFrame(record["by_seed"]).to_csv(index=False),
-             DOCS_FINDINGS: json.dumps(record, indent=1, ensure_ascii=False) + "\n"}
+             "claims_by_seed.csv": pd.DataFrame(record["by_seed"]).to_csv(index=False)}
     for name, text in texts.items():  # unchanged bytes are left alone (and their mtime:
         path = DOCS / name               # the paper reads the findings)
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             atomic_write_text(path, text)
+    section = json.loads(json.dumps(record, ensure_ascii=False))  # as data, as read back
+    published.write("claims", section, DOCS / FINDINGS)
     # the figure drawn again from the findings just written, with today's figure code
     from credit_assign.figures import claims as claims_figure
     from credit_assign.figures import style
 
     style.save(claims_figure.draw(record), [DOCS / "fig_claims.png"],
                about={"step": "fig_claims", "dataset": "cifar10", "corpora": [], "read": [],
-                      "from": f"{DOCS}/{DOCS_FINDINGS} (publish --claims-from-published)"})
+                      "from": f"{DOCS}/{FINDINGS}'s section claims (publish "
+                              "--claims-from-published)"})
     if Path(README).exists():
-        readme_claims(README, DOCS / DOCS_FINDINGS)
+        readme_block(README, "claims", section)
     write_stamp({"claims": groups("cifar10")["claims"]}, str(config))
-    return sorted([*texts, "fig_claims.png"])
+    return sorted([*texts, FINDINGS, "fig_claims.png"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -501,7 +541,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default=paths.DEFAULT_CONFIG,
                         help="the config whose EP corpora docs/ holds")
     parser.add_argument("--claims-from-published", action="store_true",
-                        help="render the claims group again from docs/claims_findings.json "
+                        help="render the claims group again from docs/findings.json's claims "
                              "(its per-seed effects) with today's code, where the claims' "
                              "runs are not in the record; the page says so")
     parser.add_argument("snakemake_args", nargs=argparse.REMAINDER,
@@ -512,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.claims_from_published:
         written = claims_from_published(args.config)
         print(f"rendered {len(written)} files of the claims group again from "
-              f"{DOCS / DOCS_FINDINGS} into {DOCS}/, and README's claims block")
+              f"{DOCS / FINDINGS}'s section claims into {DOCS}/, and README's claims block")
         return 0
     chosen = {k: v for k, v in groups(args.dataset).items() if k in args.only}
     found = problems(chosen, args.config)
@@ -522,11 +562,18 @@ def main(argv: list[str] | None = None) -> int:
     if found:
         print("publish: nothing copied.\n- " + "\n- ".join(found), file=sys.stderr)
         return 1
-    for files in chosen.values():
+    if _study_alone(DOCS / FINDINGS):  # published before sections: its study section
+        atomic_write_text(DOCS / FINDINGS, published.text(
+            {"study": json.loads((DOCS / FINDINGS).read_text(encoding="utf-8"))}))
+    for group, files in chosen.items():
         for src, name in files:
-            shutil.copyfile(src, DOCS / name)
+            if name == FINDINGS:  # one file: the group's section, the others kept
+                published.write(group, json.loads(Path(src).read_text(encoding="utf-8")),
+                                DOCS / name)
+            else:
+                shutil.copyfile(src, DOCS / name)
     for group in (g for g in BLOCKS if g in chosen and Path(README).exists()):
-        readme_block(README, group, DOCS / BLOCKS[group][3])
+        readme_block(README, group, published.section(group, DOCS / FINDINGS))
     write_stamp(chosen, args.config)
     print(f"published {sum(map(len, chosen.values()))} files into {DOCS}/ "
           f"({', '.join(chosen)})")

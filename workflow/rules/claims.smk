@@ -68,12 +68,13 @@ rule claims_verdicts:
 
 
 rule claims_from_published:
-    """The published claims' findings (docs/claims_findings.json) judged again with
-    today's code, for the paper and fig_claims while the claims' runs are not all in
-    the record (spec.targets.claims_findings); every interval of record must come back.
+    """The published claims' findings (docs/findings.json's claims section) judged
+    again with today's code, for the paper and fig_claims while the claims' runs are not
+    all in the record (spec.targets.claims_findings); every interval of record must come
+    back.
     """
     input:
-        published=paths.PUBLISHED_CLAIMS,
+        published=paths.PUBLISHED_FINDINGS,
         spec=per_job.claims_file,
         history=per_job.repo_file(paths.HISTORY),
     output:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from credit_assign.infra import paths
+from credit_assign.migrations.published import LEGACY
 
 
 def git(root: str | Path, *args: str) -> str | None:
@@ -121,11 +122,25 @@ def reader_facts(root: str | Path, reader: dict | None, commits: list[str],
                                 and not is_ancestor(root, reader["commit"], c)]}
 
 
-PUBLISHED = paths.PUBLISHED_CLAIMS  # where `make publish` puts the claims' findings
+def first_publication(root: str | Path, name: str) -> tuple[dict, dict] | None:
+    """The commit that first published section ``name``'s findings ({commit, short,
+    time}) and those findings as published then: in the group's own file of before one
+    findings file (migrations.published.LEGACY), else in the one findings file
+    (paths.PUBLISHED_FINDINGS, the first version holding the section). None without one."""
+    if legacy := LEGACY.get(name):
+        first = first_commit(root, legacy)
+        text = first and git(root, "show", f"{first['commit']}:{legacy}")
+        if text:
+            return {k: first[k] for k in ("commit", "short", "time")}, json.loads(text)
+    for commit in commits_touching(root, paths.PUBLISHED_FINDINGS):
+        text = git(root, "show", f"{commit['commit']}:{paths.PUBLISHED_FINDINGS}")
+        whole = json.loads(text) if text else {}
+        if "about" in whole and name in whole:
+            return commit, whole[name]
+    return None
 
 
-def earlier_runs(root: str | Path, by_seed: list[dict], now: dict,
-                 published: str = PUBLISHED) -> dict | None:
+def earlier_runs(root: str | Path, by_seed: list[dict], now: dict) -> dict | None:
     """When the claims' findings were first published from runs that finished before
     the first result judged now (``now``: :func:`order` of today's results), those
     numbers were seen before today's runs were made: what that first publication
@@ -134,11 +149,10 @@ def earlier_runs(root: str | Path, by_seed: list[dict], now: dict,
     committed and which of their commits lack that code, and how many of its per-seed
     effects ``by_seed`` gives back exactly, per seed set (the same key: claim, part,
     seed, seed set). None without such a publication."""
-    first = first_commit(root, published)
-    text = first and git(root, "show", f"{first['commit']}:{published}")
-    if not text:
+    found = first_publication(root, "claims")
+    if found is None:
         return None
-    old = json.loads(text)
+    first, old = found
     was = old.get("order") or {}
     if not (was.get("first_result") and now.get("first_result")
             and was["first_result"] < now["first_result"]):

@@ -117,10 +117,14 @@ PAPER_TEX = "paper/ms.tex"
 PAPER_NUMBERS = "paper/numbers.tex"
 PAPER_CLAIMS = "paper/claims.tex"
 PAPER_STATEMENTS = "paper/statements.tex"  # the statements' words (step paper_numbers)
-# the claims' findings as published (make publish): what the paper's claims are rendered
-# from while the claims' runs are not all in the record; its first version in git is what
-# the claims page compares a rerun with (analysis.history.earlier_runs)
-PUBLISHED_CLAIMS = "docs/claims_findings.json"
+# what make publish writes: one findings file, a section per published group
+# (infra.published); its claims section is what the paper's claims are rendered from while
+# the claims' runs are not all in the record, and its first version in git is what the
+# claims page compares a rerun with (analysis.history.earlier_runs)
+PUBLISHED_FINDINGS = "docs/findings.json"
+# the claims' findings as published before one findings file: their first publication is
+# in its git history (migrations.published)
+PUBLISHED_CLAIMS_BEFORE = "docs/claims_findings.json"
 PAPER_PDF = "paper/ms.pdf"
 ARXIV = "paper/arxiv.tar.gz"
 

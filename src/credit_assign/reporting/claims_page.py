@@ -13,6 +13,7 @@ import pandas as pd
 from credit_assign.analysis import aggregate, claims, history
 from credit_assign.analysis import tables as table_io
 from credit_assign.analysis.ep_stack_tables import by_seed, summary_tables
+from credit_assign.infra import published
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.infra.results import read_result
 from credit_assign.reporting import labels, render
@@ -105,13 +106,16 @@ def page(record: dict) -> str:
 
 def from_published(findings_path: str | Path, spec_path: str | Path,
                    root: str | Path = ".", history_path: str | Path | None = None) -> dict:
-    """The claims' findings rebuilt with today's code from a published findings.json
-    (its effects seed by seed: the runs themselves are not in the record), for the page
-    to say which: ``source``. The claims file must be the one the findings judged; the
-    order of the results is what the published record kept of it, plus what git says of
-    the code that reads the claims (whether each result's tree was clean it did not
-    keep: unknown)."""
-    old = json.loads(Path(findings_path).read_text(encoding="utf-8"))
+    """The claims' findings rebuilt with today's code from the published findings file's
+    claims section (infra.published: its effects seed by seed; the runs themselves are
+    not in the record), for the page to say which: ``source``. The claims file must be
+    the one the findings judged; the order of the results is what the published record
+    kept of it, plus what git says of the code that reads the claims (whether each
+    result's tree was clean it did not keep: unknown)."""
+    old = published.section("claims", findings_path)
+    if old is None:
+        raise claims.ClaimsError(f"{findings_path} holds no claims section: publish the "
+                                 "claims first (make publish)")
     spec = load(spec_path)
     if old["claims"] != spec["claims"] or old["seeds"] != spec["seeds"]:
         raise claims.ClaimsError(f"{findings_path} judged other claims or seeds than "
@@ -135,8 +139,8 @@ def from_published(findings_path: str | Path, spec_path: str | Path,
             **history.reader_facts(root, reader, commits, order.get("first_result")))
     # findings published from their runs kept every result's kind, commit and dirty flag:
     # their order stands as published
-    published = history.first_commit(root, history.repo_relative(root, findings_path))
-    made = (f"commit {published['short']}, {history.utc(published['time'])}" if published
+    first = history.first_publication(root, "claims")
+    made = (f"commit {first[0]['short']}, {history.utc(first[0]['time'])}" if first
             else "a commit this checkout lacks")
     # the simulation is deterministic in its settings, the decision and n: one published
     # with today's settings for the same n is today's
@@ -214,10 +218,10 @@ def write_tex(findings_path: str | Path | None, history_path: str | Path, out,
     atomic_write_text(out, text)
 
 
-def write_rejudged(published: str | Path, spec_path: str | Path, history_path: str | Path,
+def write_rejudged(published_path: str | Path, spec_path: str | Path, history_path: str | Path,
                    out, root: str | Path = ".") -> None:
     """Step claims_from_published: the published findings judged again with today's code
     (from_published: every interval of record must come back), for the paper and
     fig_claims while the claims' runs are not all in the record."""
-    record = from_published(published, spec_path, root, history_path)
+    record = from_published(published_path, spec_path, root, history_path)
     atomic_write_text(out, json.dumps(record, indent=1, ensure_ascii=False) + "\n")

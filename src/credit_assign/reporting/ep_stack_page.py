@@ -111,4 +111,4 @@ READER = "src/credit_assign/analysis/ep_question.py"
 
 def question_page(found: dict) -> str:
     """docs/ep_question.md from the EP question's findings alone."""
-    return render.render("ep_question.md.j2", **found)
+    return render.render("ep_question.md.j2", **found, findings=found)

@@ -153,10 +153,10 @@ def setup_numbers(cfg: dict, info: dict) -> dict[str, str]:
 def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
             reproduction: pd.DataFrame | None = None, gaps: pd.DataFrame | None = None,
             ep_by_seed: pd.DataFrame | None = None, primer: dict | None = None,
-            ep_question: dict | None = None) -> tuple[dict[str, str], dict[str, bool]]:
+            has_ep_question: bool = False) -> tuple[dict[str, str], dict[str, bool]]:
     """(macros, flags) for numbers.tex. The numbers' own flags (a null's plain mean, an
-    inherited headline norm) switch ms.tex's words beside them; ``ep_question``: its
-    findings where this build has them (its section is switched on)."""
+    inherited headline norm) switch ms.tex's words beside them; ``has_ep_question``:
+    whether this build has the EP question's findings (its section is switched on)."""
     penalty = figure_lam(cfg)  # the λ sweep.dfa marks {fig4: λ}
     precision = cfg["ep_stack"]["pretrain"]["precision"]
     full = len(cfg["sweep"]["seeds"])  # n goes unsaid where it is every seed run
@@ -171,7 +171,7 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
              "hasfa": bool(len(select_runs(runs, "fa", 0.0))),
              "hasep": ep_by_seed is not None and not ep_by_seed.empty,
              "hasprobes": bool(cfg["probes"]["epochs"]),
-             "hasepquestion": ep_question is not None,
+             "hasepquestion": has_ep_question,
              "asksepquestion": bool(cfg.get("ep_question"))}
     for more in (null_flags, variant_flags):
         if clash := (set(more) & set(flags)):
@@ -231,7 +231,7 @@ def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
                             table_io.read(nulls_csv, "nulls", expect.get("nulls")),
                             table_io.read_optional(reproduction_csv, "reproduction"),
                             table_io.read_optional(gaps_csv, "variants_gap"),
-                            ep_by_seed, primer, question)
+                            ep_by_seed, primer, question is not None)
     source = render.macro("numbers.tex.j2", "source")(
         paths.fill(paths.SUMMARY, dataset=cfg["dataset"], recipe=paths.DEFAULT_RECIPE))
     found = statement_findings(cfg, findings.read(findings_json)["verdicts"], ep_by_seed,

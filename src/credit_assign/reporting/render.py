@@ -337,7 +337,7 @@ def md_table(header: list, rows: list[list]) -> str:
 # The two formats differ only in what the template calls, never in its words:
 # - filters ``n(spec)`` (a number: "0.25" / "$0.25$"), ``gap`` (a signed gap to one
 #   decimal), ``norm`` (three significant figures), ``seeds`` ("5, 6 and 7"), ``code`` (a
-#   name: `x` / \\texttt{x}), ``strong``;
+#   name: `x` / \\texttt{x});
 # - ``alt(md=..., tex=...)``: a phrase that is written differently in each (a cross
 #   reference: a page's section or the paper's ``Section~\ref{...}``), set as is.
 # In TeX every literal word of the template is set by ``tex_chars.tex_prose`` and every
