@@ -515,12 +515,13 @@ def verdict_rows(cosines, settled):
 
 
 def ep_verdict(rows) -> str:
-    """The paper's EP sentence: findings.ep_finding's finding in paper/ms.tex's words."""
+    """The paper's EP sentence: the verdict ep's finding (analysis/verdicts/ep.py) in its
+    statement's words."""
     from paper_words import said
 
-    from credit_assign.analysis import findings
+    from credit_assign.analysis.verdicts import ep
 
-    return said({"epverdict": findings.ep_finding(rows)})["epverdict"]
+    return said({"epverdict": ep.finding(rows)})["epverdict"]
 
 
 def test_verdict_all_settled_and_high_claims_the_bottom_block():
@@ -556,10 +557,10 @@ def test_ep_numbers_label_their_statistics():
     assert "\\epseedresidualunsettled{1}{" in n["epResidualLong"]
     assert "(seed 1, unsettled)" in words("epResidualLong", n, {})
     assert n["epSettleTBest"] == "$20$"
-    verdict = said({"epverdict": ep_verdict(seeds, "float32")})["epverdict"]
+    verdict = said({"epverdict": ep_verdict(seeds, "float32")["ep"]})["epverdict"]
     assert verdict.startswith("reaches the bottom block in the 1 settled seed:")
     assert "seeds 1 and 2, whose free phase did not settle" in verdict
-    assert ep_verdict(None, "float32") is None
+    assert ep_verdict(None, "float32") == {"ep": None}
 
 
 def test_ep_numbers_list_each_seeds_block0_cosine_with_its_flag():

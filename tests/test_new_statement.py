@@ -128,3 +128,99 @@ def test_a_statement_of_a_new_kind_touches_only_its_module_and_its_words(tmp_pat
 
     cmp = filecmp.dircmp(PACKAGE, copy, ignore=["__pycache__"])
     assert differences(cmp) == ["effects/ratio.md.j2", "effects/ratio.py"]
+
+
+# ---- a verdict of a new kind: its module and its statement template, nothing else
+VERDICT = '''"""A verdict of a new kind, for the test: is the stated recipe's worst number within
+three tolerances? Rule: a screen."""
+
+from credit_assign.analysis.verdicts import Study, Verdict
+
+
+def finding(data: Study) -> dict:
+    own = data.gaps[data.gaps.kind == "stated"]
+    if own.empty:
+        return {"outcome": "missing"}
+    worst = float(own.gap.abs().max())
+    return {"outcome": "near" if worst <= 3 else "far", "worst": worst}
+
+
+VERDICT = Verdict(name="worstgap", reads="study", outcomes=("near", "far", "missing"),
+                  rule="screen", finding=finding,
+                  schema={"if": {"properties": {"outcome": {"enum": ["near", "far"]}}},
+                          "then": {"required": ["worst"],
+                                   "properties": {"worst": {"type": "number"}}}})
+'''
+STATEMENT = '''{% macro words(f) %}
+{% if f is none %}
+{% elif f.outcome in ("near", "far", "missing") %}
+{% if f.outcome == "missing" %}The stated recipe was not compared.{% else %}
+The stated recipe's worst number is {{ f.worst|n(".1f") }} tolerances off:
+{{ "near" if f.outcome == "near" else "far" }} the paper.{% endif %}
+{% else %}{{ f["an outcome this statement has no words for: " ~ f.outcome] }}{% endif %}
+{% endmacro %}
+'''
+# what step findings, step reproduction_notes and step paper_numbers do with a study:
+# the verdicts judged into findings.json, listed on the notes page, set in statements.tex
+VERDICT_SCRIPT = '''
+import json, sys
+from pathlib import Path
+import pandas as pd
+from credit_assign.analysis import findings
+from credit_assign.reporting import paper, render
+
+out = Path(sys.argv[1])
+gaps = pd.read_csv(out / "gaps.csv", keep_default_na=False, na_values=[""])
+findings.write(out / "findings.json", findings.verdicts(gaps))
+record = findings.read(out / "findings.json")
+from credit_assign.analysis import verdicts as registry
+study = {n: record["verdicts"][n + "verdict"] for n in registry.of("study")}
+(out / "notes.md").write_text(render.macro("notes_sections.md.j2", "verdicts_md")(study))
+cfg = {"ep_stack": {"pretrain": {"precision": "float32"}}}
+found = paper.statement_findings(cfg, record["verdicts"])
+(out / "statements.tex").write_text(paper.statements_tex(found, "test"))
+'''
+
+
+def test_a_verdict_of_a_new_kind_touches_only_its_module_and_its_statement(tmp_path):
+    """A verdict the project does not have, added in a temporary copy of the package by
+    writing only its module (analysis/verdicts/<name>.py: what it reads, its outcomes and
+    fields, its rule, its finding) and its statement template: judged into findings.json
+    (and checked there), listed on the notes page and set in the paper's statements.tex
+    in the same words, with no other file of the package touched."""
+    copy = tmp_path / "src" / "credit_assign"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (copy / "analysis" / "verdicts" / "worstgap.py").write_text(VERDICT, encoding="utf-8")
+    statement = copy / "reporting" / "templates" / "statements" / "worstgap.j2"
+    statement.write_text(STATEMENT, encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    from conftest import DISAGREE, KINDS, hand_gaps  # a gap map by hand
+
+    hand_gaps(DISAGREE, KINDS).assign(ours_mean=1.0, ours_n=3).to_csv(out / "gaps.csv",
+                                                                      index=False)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
+    subprocess.run([sys.executable, "-c", VERDICT_SCRIPT, str(out)], check=True, env=env,
+                   cwd=tmp_path)
+
+    # the findings file: judged (the stated recipe's worst gap is 3.0: near)
+    record = json.loads((out / "findings.json").read_text())
+    assert record["verdicts"]["worstgapverdict"] == {"outcome": "near", "worst": 3.0}
+    # the page: its words in the verdicts' list
+    words = "The stated recipe's worst number is 3.0 tolerances off: near the paper."
+    assert f"- {words}" in (out / "notes.md").read_text()
+    # the paper's TeX: \statement{worstgap} is defined, in the same words
+    tex = (out / "statements.tex").read_text()
+    assert "\\csname statement:worstgap\\endcsname{The stated recipe's worst number is " \
+           "$3.0$ tolerances off: near the paper.}" in tex
+
+    cmp = filecmp.dircmp(PACKAGE, copy, ignore=["__pycache__"])
+
+    def differences(cmp: filecmp.dircmp, at: str = "") -> list[str]:
+        found = [f"{at}{n}" for n in cmp.left_only + cmp.right_only + cmp.diff_files]
+        for name, sub in cmp.subdirs.items():
+            found += differences(sub, f"{at}{name}/")
+        return sorted(found)
+
+    assert differences(cmp) == ["analysis/verdicts/worstgap.py",
+                                "reporting/templates/statements/worstgap.j2"]

@@ -11,8 +11,10 @@ import pytest
 from conftest import DISAGREE, KINDS, hand_gaps
 from paper_words import said, words
 
-from credit_assign.analysis import findings
+from credit_assign.analysis import findings, verdicts
 from credit_assign.analysis import study as variant_study
+from credit_assign.analysis.verdicts import headline as headline_verdict
+from credit_assign.analysis.verdicts import normspread as normspread_verdict
 from credit_assign.infra import results
 from credit_assign.reporting import labels, paper, paper_study, render, tex_build
 
@@ -122,7 +124,7 @@ def test_the_papers_winner_is_the_rankings_best_open_variant():
     assert by_count["bestVariant"] == "many" and by_sum["bestVariant"] == "close"
     assert by_count["bestDeparts"] == "off" and by_count["nOpen"] == "2"
     assert by_count["bestVariantWithin"] == "$3$ of $4$"
-    curse = findings.gap_findings(gaps)["curseverdict"]
+    curse = findings.verdicts(gaps)["curseverdict"]
     assert "not estimated" in said({"curseverdict": curse})["curseverdict"]
 
 
@@ -135,7 +137,7 @@ def test_the_norm_spread_sentence_comes_from_the_recipes_own_runs():
 
     own = pd.DataFrame({"recipe": ["default", "const_lr3e3", "dfa_no_aug"],
                         "ours_mean": [7.0e5, 7.3e7, 2.0e5]})
-    found = findings.norm_spread_finding(own)
+    found = normspread_verdict.from_rows(own)
     assert found["factor"] == pytest.approx(365) and found["low"]["recipe"] == "dfa_no_aug"
     text = norm_spread(own)
     assert "factor of $365$" in text
@@ -145,7 +147,7 @@ def test_the_norm_spread_sentence_comes_from_the_recipes_own_runs():
 
 
 def norm_spread(own) -> str:
-    return said({"normspreadverdict": findings.norm_spread_finding(own)})["normspreadverdict"]
+    return said({"normspreadverdict": normspread_verdict.from_rows(own)})["normspreadverdict"]
 
 
 def test_a_verdict_outcome_or_field_the_paper_has_no_words_for_stops_the_render():
@@ -180,47 +182,51 @@ def test_the_paper_cites_claims_by_id_and_every_id_is_a_claim():
         assert gone not in tex
 
 
-def declared_outcomes() -> dict[str, tuple[str, ...]]:
-    """Each verdict's outcomes as the result schema declares them (its enums), by the
-    statement's name."""
-    defs = results.schema("result")["$defs"]
-    named = {**defs["findings"]["properties"]["verdicts"]["properties"],
-             "epverdict": defs["ep_verdict"]}
+def test_each_verdicts_outcomes_are_declared_once_in_its_module():
+    """Every verdict's outcomes are its module's (analysis/verdicts/<name>.py); the
+    findings the analysis writes are checked against them (the goal's, EP's: an unknown
+    outcome is refused by name); each statement's template has words for every one of
+    them; no module of the package lists an outcome set again and the result schema
+    lists none."""
+    from credit_assign.infra.results import ResultError
 
-    def enum(d: dict) -> tuple[str, ...]:
-        for part in (d, *d.get("allOf", [])):
-            if "enum" in part.get("properties", {}).get("outcome", {}):
-                return tuple(part["properties"]["outcome"]["enum"])
-        raise AssertionError(f"the result schema declares no outcome enum for {d}")
-
-    return {name.removesuffix("verdict"): enum(d) for name, d in named.items()}
-
-
-def test_each_verdicts_outcomes_are_declared_once_in_the_result_schema():
-    """Every verdict's outcomes are the result schema's enums; the findings the analysis
-    writes validate against them (the goal's, EP's); each statement's template has words
-    for every one of them, and no module of the package lists an outcome set again."""
-    from credit_assign.infra.results import validate_result
-
-    outcomes = declared_outcomes()
+    outcomes = {name: v.outcomes for name, v in verdicts.registry().items()}
+    assert set(outcomes) == {"headline", "goal", "curse", "normspread", "ep"}
     assert outcomes["ep"] == ("none_settled", "reaches", "partly", "no")
     assert outcomes["goal"] == ("not_set", "reached", "not_reached")
     assert variant_study.goal_finding(None)["outcome"] == "not_set"
     block0 = pd.DataFrame({"seed": [0, 1], "cosine": [0.95, -0.2], "settled": [True, False]})
-    found = findings.ep_finding(block0)
+    found = verdicts.take("ep_probe", block0)["ep"]
     assert found["outcome"] == "reaches" and found["unsettled"] == [1]
-    with pytest.raises(Exception, match="outcome"):
-        validate_result({**found, "outcome": "maybe"}, "ep_verdict")
+    with pytest.raises(ResultError, match="x.json.*epverdict.*maybe"):
+        verdicts.check("ep", {**found, "outcome": "maybe"}, "x.json")
+    with pytest.raises(ResultError, match="fooverdict is no verdict"):
+        verdicts.check_all({"fooverdict": {"outcome": "x"}})
     for stem, kinds in outcomes.items():
         words = render.statement_path(stem).read_text()
         unworded = [o for o in kinds if f'"{o}"' not in words]
         assert not unworded, f"statement {stem} has no words for {unworded}"
-    sources = {p.name: p.read_text(encoding="utf-8")
+    modules = ROOT / "src" / "credit_assign" / "analysis" / "verdicts"
+    sources = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8")
                for p in (ROOT / "src" / "credit_assign").rglob("*.py")}
-    listed = [(name, stem) for stem, kinds in outcomes.items()
-              for name, text in sources.items()
-              if any(f'"{a}", "{b}"' in text for a, b in zip(kinds, kinds[1:], strict=False))]
-    assert not listed, f"an outcome set listed outside the schema: {listed}"
+    for stem, kinds in outcomes.items():
+        listing = [name for name, text in sources.items()
+                   if any(f'"{a}", "{b}"' in text for a, b in zip(kinds, kinds[1:],
+                                                                   strict=False))]
+        assert listing == [(modules / f"{stem}.py").relative_to(ROOT).as_posix()], (
+            stem, listing)
+    def enums(node):
+        if isinstance(node, dict):
+            yield from ([node["enum"]] if "enum" in node else [])
+            for v in node.values():
+                yield from enums(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from enums(v)
+
+    listed = [(stem, e) for e in enums(results.schema("result"))
+              for stem, kinds in outcomes.items() if len(set(e) & set(kinds)) > 1]
+    assert not listed, f"the result schema lists a verdict's outcomes: {listed}"
 
 
 def test_every_statement_is_cited_by_the_paper_and_renders_in_both_formats():
@@ -233,7 +239,7 @@ def test_every_statement_is_cited_by_the_paper_and_renders_in_both_formats():
     assert not re.search(r"\\newcommand\{\\[a-z]+verdict\}", tex)
     rows = pd.DataFrame({"recipe": ["default", "const_lr"], "kind": ["stated", "departs"],
                          "gap": [-2.8, -0.5]})
-    found = findings.headline_finding(rows)
+    found = headline_verdict.from_rows(rows)
     md = render.statement("headline", found, "md")
     typeset = render.statement("headline", found, "tex")
     assert md.replace("`", "").replace("−", "-") == (
@@ -248,10 +254,10 @@ def test_the_headline_sentences_follow_the_numbers():
                          "kind": ["stated", "departs", "stated+measurement"],
                          "gap": [-2.8, -0.5, -1.2]})
     def headline(own):
-        found = findings.headline_finding(own)
+        found = headline_verdict.from_rows(own)
         return said({"headlineverdict": found})["headlineverdict"]
 
-    found = findings.headline_finding(rows)
+    found = headline_verdict.from_rows(rows)
     assert found["outcome"] == "within" and found["departs"]
     assert [c["recipe"] for c in found["columns"]] == ["const_lr"]
     assert "Within tolerance of the paper's headline norm" in headline(rows)
@@ -260,7 +266,7 @@ def test_the_headline_sentences_follow_the_numbers():
     assert "departing" not in headline(opened)
     assert "departs, gap $-0.5$" in headline(rows)
     far = rows.assign(gap=[-2.8, -1.5, -1.2])
-    assert findings.headline_finding(far)["outcome"] == "none"
+    assert headline_verdict.from_rows(far)["outcome"] == "none"
     text = headline(far)
     assert "stays open" in text and "hypothesis" not in text and "$-1.2$" in text
     gaps = hand_gaps(DISAGREE, KINDS).assign(ours_mean=1.0, ours_n=3)

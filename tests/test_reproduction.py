@@ -483,13 +483,16 @@ def cosines_text(gaps) -> str:
 def test_the_notes_take_the_winner_from_the_ranking_and_give_the_nulls_values():
 
     gaps = hand_gaps(DISAGREE, KINDS)
-    unset = variant_study.goal_finding(None)
     by_sum = section("ranking_md", notes_findings.ranking_finding(
-        gaps, {"ranking": {"primary": "clipped_gap_sum"}}), unset)
+        gaps, {"ranking": {"primary": "clipped_gap_sum"}}))
     assert "Best open variant: `close`" in by_sum and "best departing one: `off`" in by_sum
-    assert "winner's curse" in by_sum and "No goal was set" in by_sum
+    assert "winner's curse" in by_sum and "the verdicts above" in by_sum
     assert "Best open variant: `many`" in section(
-        "ranking_md", notes_findings.ranking_finding(gaps, None), unset)
+        "ranking_md", notes_findings.ranking_finding(gaps, None))
+    # the verdicts: every one, each in its statement's words (the goal unset: said so)
+    listed = section("verdicts_md", {"goal": variant_study.goal_finding(None),
+                                     "curse": {"outcome": "missing"}})
+    assert "No goal was set" in listed and listed.count("\n- ") == 2
     nulls = pd.DataFrame(
         [{"method": "dfa", "lam": lam, "seed": s, "feedback": "trained", "deep_cosine": t}
          for lam, t in ((0.0, 0.085), (0.01, 0.15)) for s in (1, 2)]
@@ -1041,7 +1044,7 @@ def test_a_recipe_whose_norm_diverged_is_named_and_never_compared():
     assert largest["not_finite"] == [bad] and largest["recipe"] != bad
     assert np.isfinite(largest["ours"])
     assert f"Not compared: `{bad}`, whose mean is not finite" in section("norm_section", found)
-    spread = findings.gap_findings(gaps)["normspreadverdict"]
+    spread = findings.verdicts(gaps)["normspreadverdict"]
     assert spread["outcome"] == "measured" and spread["not_finite"] == [bad]
     words = said({"normspreadverdict": spread})
     assert "whose mean is not finite: a run diverged" in words["normspreadverdict"]

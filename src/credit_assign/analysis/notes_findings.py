@@ -58,7 +58,7 @@ def matches_finding(gaps: pd.DataFrame) -> dict:
 def ranking_finding(gaps: pd.DataFrame, study: dict | None) -> dict:
     """The study's ranking (study.ranking, the one ordering), each kind apart,
     its winners and the winner's curse held one seed out (the goal is a verdict:
-    findings.gap_findings)."""
+    analysis/verdicts/goal.py)."""
     rank = variant_study.ranking(gaps, study)
     keys = ("within", "compared", "within_all", "compared_all", "within_verified",
             "compared_verified")

@@ -23,6 +23,7 @@ import pandas as pd
 from credit_assign.analysis import findings
 from credit_assign.analysis import study as variant_study
 from credit_assign.analysis import tables as table_io
+from credit_assign.analysis import verdicts as registry
 from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.findings import diverged_seeds, null_cosines
 from credit_assign.infra import paths
@@ -187,9 +188,9 @@ def statement_findings(cfg: dict, verdicts: dict, ep_by_seed: pd.DataFrame | Non
     with the variant study), the EP probe's, the EP question's and the ranking's
     settings."""
     has_study = bool(verdicts)
-    found = {name.removesuffix("verdict"): f for name, f in verdicts.items()}
-    return {**dict.fromkeys(("headline", "goal", "curse", "normspread"), None), **found,
-            "ep": ep_verdict(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
+    found = {name.removesuffix(registry.SUFFIX): f for name, f in verdicts.items()}
+    return {**dict.fromkeys(registry.of("study")), **found,
+            **ep_verdict(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
             "ep_question": ep_question, "ep_reference": {} if ep_question else None,
             "ranking": variant_study.ranking_settings(cfg.get("study")) if has_study
             else None}

@@ -13,16 +13,19 @@ import pandas as pd
 
 from credit_assign.analysis import findings as found_io
 from credit_assign.analysis import notes_findings
+from credit_assign.analysis import verdicts as registry
 from credit_assign.analysis.findings import null_summary, verdicts
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import labels, render
 
 
-def page(found: dict, nulls: list[dict] | None, goal: dict) -> str:
+def page(found: dict, nulls: list[dict] | None, verdicts: dict) -> str:
     """The page: the notes' findings, the fresh-B nulls' values at λ = 0 and at the
-    penalty (findings.null_summary's; None: not measured) and the study's goal (its
-    verdict, findings.json's goalverdict) in templates/notes.md.j2's words."""
-    return render.render("notes.md.j2", **found, nulls=nulls, goal=goal,
+    penalty (findings.null_summary's; None: not measured) and every verdict of the study
+    (findings.json's ``verdicts``: each worded by its statement, in the verdicts' order,
+    analysis.verdicts) in templates/notes.md.j2's words."""
+    study = {name: verdicts[f"{name}{registry.SUFFIX}"] for name in registry.of("study")}
+    return render.render("notes.md.j2", **found, nulls=nulls, verdicts=study,
                          datasets=labels.names(labels.DATASETS, "md"))
 
 
@@ -37,7 +40,7 @@ def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame
         [null_summary(nulls, lam) for lam in (0.0, penalty)]
     found = notes_findings.findings(summary, variant_runs, gaps, measurements, info, study,
                                     compute, history)
-    return page(found, values, verdicts(gaps, study)["goalverdict"])
+    return page(found, values, verdicts(gaps, study))
 
 
 def write_notes(findings_json: str | Path, out: str | Path) -> str:
@@ -48,6 +51,6 @@ def write_notes(findings_json: str | Path, out: str | Path) -> str:
         raise ValueError(f"{findings_json}: holds no notes' findings (the config runs no "
                          "recipe variant); the notes are the variant study's: add "
                          "config/variants.yaml and rerun step findings")
-    text = page(notes_found, record["nulls"], record["verdicts"]["goalverdict"])
+    text = page(notes_found, record["nulls"], record["verdicts"])
     atomic_write_text(out, text)
     return text
