@@ -13,5 +13,5 @@ with snakemake_job(snakemake):
                   snakemake.output.numbers, snakemake.output.statements,
                   reproduction_csv=i.get("reproduction"), gaps_csv=i.get("gaps"),
                   ep_by_seed_csv=i.get("ep"), primer_json=i.primer,
-                  ep_question_json=i.get("ep_question"),
+                  ep_question_json=i.get("ep_question"), claims_json=i.get("claims"),
                   expect=snakemake.params.expect)

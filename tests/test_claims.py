@@ -200,7 +200,7 @@ def _page_record(spec, found, spec_path, order=None):
                                "decision": spec["decision"], "draws": 20,
                                "claims": spec["claims"], **found,
                                "coverage": claims_page.coverage(spec, QUICK_COVERAGE),
-                               "order": order or {"spec": None},
+                               "order": order or {"spec": None, "shown": False},
                                "history": history.events(ROOT, _history())})
 
 
@@ -661,7 +661,7 @@ def test_a_version_2_claims_page_names_its_own_rule(tmp_path):
     assert "95 % Student-t interval of the mean over seeds, and its" in text
     assert "added after the results" not in text and "## The tests and their correction" in text
     assert "| BCa bootstrap | t-interval (the rule of record) |" in text
-    readme = render.render("readme_claims.md.j2", **record)
+    readme = render.render("readme_claims.md.j2", **record, findings=record)
     assert "Student-t interval" in readme and "added after the results" not in readme
 
 

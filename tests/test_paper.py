@@ -478,6 +478,7 @@ def _statement_cases(h: str) -> dict[str, list]:
     side = {"recipe": h, "mean": 12.3, "seed_gaps": [-1.0, 2.0]}
     ep = {"high": 0.9, "settled": [h, 2], "unsettled": [h], "low_settled": [h],
           "low_unsettled": [h]}
+    counts = {"holds": 11, "claims": 14, "contradicted": 2, "undecided": 1}
     seeds = [{"seed": h, "set": "fresh", "effect": 0.5, "reason": None},
              {"seed": h, "set": "fresh", "effect": None, "reason": "not_converged",
               "not_converged": 2, "batches": 3},
@@ -502,6 +503,19 @@ def _statement_cases(h: str) -> dict[str, list]:
                                      ("undecided", "straddles"),
                                      ("undecided", "no_stable_fixed_point"))],
         "ep_reference": [{}],
+        "claims": [{"counts": {"verdict_claims": counts, "t_verdict_claims": counts},
+                    "claims": [{"id": h, "seeds": "study"}, {"id": h, "seeds": h},
+                               {"id": h}][:n_own + 1],
+                    "decision": {"confidence": 0.95, "method": method},
+                    "seeds": {"fresh": [h, 2, 3]},
+                    "order": {"shown": shown, **({"earlier": {"all_equal": equal}}
+                                                 if equal is not None else {})},
+                    "sensitivity": {"same_as_record": method == "t"}}
+                   for method, shown, equal, n_own in ((h, True, True, 2), ("t", False, None, 0),
+                                                       (h, True, False, 1))],
+        "claims_size": [{"counts": {"verdict_claims": counts},
+                         "magnitude": {"given": g, "inside_t": 2, "above_t": 1, "below_t": 5,
+                                       "inside_pred": 3}} for g in (8, 0)],
         "ranking": [{"ranking": {"primary": p, "tiebreak": t, "clip": 5},
                      "exclude_unverified": True}
                     for p, t in (("within_count", "clipped_gap_sum"),

@@ -100,7 +100,7 @@ FINDINGS = {"counts": {"verdict_claims": {"holds": 7, "claims": 11, "contradicte
             "decision": {"confidence": 0.95, "method": "BCa"},
             "claims": [{"id": "a"}, {"id": "fa", "seeds": "study"}],
             "order": {"spec": {"short": "abc1234", "alone": True}, "all_after": True,
-                      "amended": [], "working_differs": False,
+                      "amended": [], "working_differs": False, "shown": True,
                       "first_result": "2026-12-02 05:00 UTC"}}
 
 
@@ -118,10 +118,11 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
     text = (workdir / "README.md").read_text()
     assert text.startswith("# top\n") and text.endswith(f"{END}\nrest\n")
     assert "\nold\n" not in text
-    assert ("**7 of the paper's 11 claims hold as directions** (1 contradicted, 3 undecided), "
-            "each an effect with a 95 % BCa bootstrap interval over 8 seeds never used before "
-            "the claims were committed (1 of the claims on a seed set of its own, named on the "
-            "page; one on the study's seeds, seen before)") in text
+    assert ("**The paper's claims**: 7 of the paper's 11 claims hold as directions (1 "
+            "contradicted, 3 undecided), each an effect with a 95 % BCa bootstrap interval "
+            "over 8 seeds never used before the claims were committed (1 of the claims on a "
+            "seed set of its own, 1 of them on the study's seeds, seen before), by a rule "
+            "committed, with the code that reads it, before their runs.") in text
     assert "By a t-interval with Holm's correction" in text and "6 hold, 1 contradicted" in text
     assert ("inside our t-interval of the mean for 2 of 8 parts (1 above, 5 below; inside "
             "the prediction interval of one seed's effect for 3)") in text
@@ -130,7 +131,8 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
     assert ("alone and, with the code that reads them, before the first fresh-seed result "
             "(2026-12-02 05:00 UTC)") in text
     # a record that does not show the order: the block says so, never "before"
-    edited = {**FINDINGS, "order": {**FINDINGS["order"], "working_differs": True}}
+    edited = {**FINDINGS, "order": {**FINDINGS["order"], "working_differs": True,
+                                    "shown": False}}
     Path(findings).write_text(json.dumps(edited))
     assert publish.main(["--only", "claims"]) == 0
     text = (workdir / "README.md").read_text()

@@ -383,6 +383,7 @@ def test_the_paper_reads_the_tables_this_config_makes(paper_config):
                       "reproduction": "results/cifar10/default/summary/reproduction.csv",
                       "ep": "results/ep_stack/summary/by_seed.csv",
                       "findings": "results/cifar10/default/summary/findings.json",
+                      "claims": "results/cifar10/default/claims/findings.json",
                       **({"ep_question": question} if question else {})}
     assert ("paper/figures/fig_ep_fixed_point.pdf" in targets.paper_sources(paper_config)[
         "figures"]) == bool(question)

@@ -74,7 +74,7 @@ def order(root: str | Path, spec_path: str, results: pd.DataFrame,
     changes (``git_dirty``) ran code that no commit holds, so its commit proves nothing
     of the code it ran. ``all_after`` holds only when every result's commit holds the
     claims file and the code that reads it, none was made from a dirty tree, and every
-    one recorded both."""
+    one recorded both; ``shown``: :func:`shown`."""
     spec_path = repo_relative(root, spec_path)
     spec = first_commit(root, spec_path)
     reader = first_commit(root, reader_path)
@@ -93,7 +93,7 @@ def order(root: str | Path, spec_path: str, results: pd.DataFrame,
     first = utc(min(finished, key=utc)) if len(finished) else None
     n_dirty = sum(v["dirty"] for v in by_kind.values())
     unknown = sum(v["dirty_unknown"] for v in by_kind.values())
-    return {
+    facts = {
         "spec": spec, "amended": later, "reader": reader,
         "results": int(len(results)), "by_kind": by_kind,
         "first_result": first,
@@ -109,6 +109,8 @@ def order(root: str | Path, spec_path: str, results: pd.DataFrame,
         "reader_not_held": [c[:7] for c, ok in read.items() if not ok],
         "working_differs": bool(spec) and differs_from(root, spec_path, spec["commit"]),
     }
+    facts["shown"] = shown(facts)
+    return facts
 
 
 def reader_facts(root: str | Path, reader: dict | None, commits: list[str],
@@ -120,6 +122,15 @@ def reader_facts(root: str | Path, reader: dict | None, commits: list[str],
                                               and utc(reader["time"]) > first_result),
             "reader_not_held": [c for c in commits if reader
                                 and not is_ancestor(root, reader["commit"], c)]}
+
+
+def shown(order: dict) -> bool:
+    """Whether :func:`order`'s facts show the order: the file first committed alone and
+    not changed since, the file read the one committed, and every result's commit
+    holding it and the code that reads it, from a committed tree (``all_after``)."""
+    spec = order.get("spec") or {}
+    return bool(spec.get("alone") and order.get("all_after") and not order.get("amended")
+                and not order.get("working_differs"))
 
 
 def first_publication(root: str | Path, name: str) -> tuple[dict, dict] | None:

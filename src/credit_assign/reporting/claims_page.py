@@ -138,7 +138,8 @@ def from_published(findings_path: str | Path, spec_path: str | Path,
             dirty=0, dirty_unknown=n, all_after=False, kept_only_training=True,
             **history.reader_facts(root, reader, commits, order.get("first_result")))
     # findings published from their runs kept every result's kind, commit and dirty flag:
-    # their order stands as published
+    # their order stands as published (whether it is shown: today's rule, history.shown)
+    order["shown"] = history.shown(order)
     first = history.first_publication(root, "claims")
     made = (f"commit {first[0]['short']}, {history.utc(first[0]['time'])}" if first
             else "a commit this checkout lacks")

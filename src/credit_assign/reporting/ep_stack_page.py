@@ -79,11 +79,8 @@ def write_question(result_paths, timing_paths, spec_path, outputs, root=".") -> 
         if first_start and history.utc(c["time"]) >= history.utc(first_start)]
     order["reader_differs"] = bool(order["reader"]) and history.differs_from(root, READER,
                                                                              "HEAD")
-    order["shown"] = bool(order["all_after"] and order["spec"] and order["spec"]["alone"]
-                          and not order["amended"] and not order["working_differs"]
-                          and not order["reader_differs"]
-                          and not any(c["after_first_result"]
-                                      for c in order["reader_changed"]))
+    order["shown"] = (order["shown"] and not order["reader_differs"]  # and the judge
+                      and not any(c["after_first_result"] for c in order["reader_changed"]))
     found.update({
         "settings": results[0]["settings"],
         "cost": [{"seed": t["seed"], "total": t["total"], "pretrain": t["pretrain"],

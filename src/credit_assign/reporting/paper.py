@@ -182,16 +182,18 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
 
 
 def statement_findings(cfg: dict, verdicts: dict, ep_by_seed: pd.DataFrame | None = None,
-                       ep_question: dict | None = None) -> dict[str, dict | None]:
+                       ep_question: dict | None = None, claims: dict | None = None
+                       ) -> dict[str, dict | None]:
     """Each statement the paper makes, by name, with its finding (None: not taken, and
     the statement says nothing): findings.json's verdicts (``<name>verdict``: taken only
-    with the variant study), the EP probe's, the EP question's and the ranking's
-    settings."""
+    with the variant study), the EP probe's, the EP question's, the claims' (their
+    findings: ``claims`` and ``claims_size``) and the ranking's settings."""
     has_study = bool(verdicts)
     found = {name.removesuffix(registry.SUFFIX): f for name, f in verdicts.items()}
     return {**dict.fromkeys(registry.of("study")), **found,
             **ep_verdict(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
             "ep_question": ep_question, "ep_reference": {} if ep_question else None,
+            "claims": claims, "claims_size": claims,
             "ranking": variant_study.ranking_settings(cfg.get("study")) if has_study
             else None}
 
@@ -218,11 +220,11 @@ def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> 
 
 def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
                   statements_out, reproduction_csv=None, gaps_csv=None, ep_by_seed_csv=None,
-                  primer_json=None, ep_question_json=None, expect: dict | None = None
-                  ) -> dict[str, str]:
+                  primer_json=None, ep_question_json=None, claims_json=None,
+                  expect: dict | None = None) -> dict[str, str]:
     """numbers.tex from the tables, each checked first (``expect``: the runs the config
     asks for, ``runs`` and the DFA ``nulls``), and statements.tex from the findings
-    (findings.json's verdicts, the EP probe's and the EP question's)."""
+    (findings.json's verdicts, the EP probe's, the EP question's and the claims')."""
     expect = expect or {}
     info = json.loads(Path(info_path).read_text())
     primer = json.loads(Path(primer_json).read_text()) if primer_json else None
@@ -235,8 +237,9 @@ def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
                             ep_by_seed, primer, question is not None)
     source = render.macro("numbers.tex.j2", "source")(
         paths.fill(paths.SUMMARY, dataset=cfg["dataset"], recipe=paths.DEFAULT_RECIPE))
+    claims = json.loads(Path(claims_json).read_text()) if claims_json else None
     found = statement_findings(cfg, findings.read(findings_json)["verdicts"], ep_by_seed,
-                               question)
+                               question, claims)
     atomic_write_text(out, numbers_tex(macros, flags, source))
     atomic_write_text(statements_out, statements_tex(found, source))
     return macros

@@ -417,6 +417,8 @@ def paper_number_inputs(config: Config) -> dict[str, str]:
         inputs["ep"] = paths.EP_BY_SEED
     if question := ep_question_findings(config):
         inputs["ep_question"] = question
+    if claims_spec(config) is not None:  # the statements claims and claims_size
+        inputs["claims"] = claims_findings(config)
     return inputs
 
 
