@@ -99,7 +99,8 @@ def page(record: dict) -> str:
             "rows": [{"label": f"{c} {p}".strip(),
                       "values": {r["seed"]: r for r in rows if (r["claim"], r["part"]) == (c, p)}}
                      for c, p in keys]})
-    return render.render("claims.md.j2", **{"source": None, **record}, table=table,
+    return render.render("claims.md.j2", **{"source": None, **record}, findings=record,
+                         table=table,
                          seed_tables=seed_tables, names=METRIC_NAMES, by_id=by_id,
                          set_names={k: SET_NAMES.get(k, k) for k in record["seeds"]})
 
