@@ -229,6 +229,16 @@ def test_the_report_digest_follows_a_templates_bytes(tmp_path, monkeypatch):
     assert code.report_digest("claims_tables") == before
 
 
+def test_a_verdicts_module_is_part_of_the_code_of_the_steps_that_judge_it():
+    """analysis/verdicts/ finds its modules at run time: each is part of the code of the
+    steps that import the registry, so editing one reruns them and stales docs/."""
+    from credit_assign.spec import code
+
+    for step in ("findings", "paper_numbers", "reproduction_notes"):
+        files = code.report_files(step)
+        assert {"analysis/verdicts/headline.py", "analysis/verdicts/ep.py"} <= set(files), step
+
+
 def test_a_figures_words_are_part_of_its_code():
     """reporting/figure_text.yaml (every figure's texts) is read at run time: editing it
     changes every report step's code param, so Snakemake redraws the figures."""

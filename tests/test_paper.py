@@ -508,7 +508,9 @@ def _statement_cases(h: str) -> dict[str, list]:
                                {"id": h}][:n_own + 1],
                     "decision": {"confidence": 0.95, "method": method},
                     "seeds": {"fresh": [h, 2, 3]},
-                    "order": {"shown": shown, **({"earlier": {"all_equal": equal}}
+                    "order": {"shown": shown, **({"earlier": {"all_equal": equal,
+                                                              "reader_after_first_result":
+                                                              equal}}
                                                  if equal is not None else {})},
                     "sensitivity": {"same_as_record": method == "t"}}
                    for method, shown, equal, n_own in ((h, True, True, 2), ("t", False, None, 0),

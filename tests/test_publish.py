@@ -128,8 +128,8 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
             "the prediction interval of one seed's effect for 3)") in text
     assert "The 10 claims judged on those fresh seeds" in text and "`abc1234`" in text
     assert "study's 3 seeds (42, 123 and 456): 5 hold, 0 contradicted" in text
-    assert ("alone and, with the code that reads them, before the first fresh-seed result "
-            "(2026-12-02 05:00 UTC)") in text
+    assert ("committed in `abc1234`; the first fresh-seed result finished 2026-12-02 05:00 "
+            "UTC.") in text
     # a record that does not show the order: the block says so, never "before"
     edited = {**FINDINGS, "order": {**FINDINGS["order"], "working_differs": True,
                                     "shown": False}}
@@ -423,6 +423,9 @@ def test_a_findings_file_published_before_sections_becomes_the_studys_section(wo
 
     study = {"kind": "findings", "verdicts": {"headline": {"outcome": "holds"}}}
     (workdir / "docs" / publish.FINDINGS).write_text(json.dumps(study))
+    # every reader reads it as the study's section (the stamp's, the claims' targets)
+    assert published.read(workdir / "docs" / publish.FINDINGS) == {"study": study}
+    assert publish._input_sha(f"docs/{publish.FINDINGS}#claims") is None
     files = publish.groups("cifar10")["claims"]
     _make(files)
     assert publish.main(["--only", "claims"]) == 0

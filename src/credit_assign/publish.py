@@ -330,8 +330,7 @@ def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]
     try:  # the one findings file: the other groups' sections are kept
         published.read(DOCS / FINDINGS)
     except published.PublishedError as err:
-        if not _study_alone(DOCS / FINDINGS):  # published before sections: made one
-            out.append(str(err))
+        out.append(str(err))
     for name, files in chosen.items():  # a section of the one findings file: JSON data
         for src in (s for s, n in files if n == FINDINGS and Path(s).exists()):
             try:
@@ -363,17 +362,6 @@ def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]
                 out.append(f"{findings}: README's {group} block cannot be written from it "
                            f"({type(err).__name__}: {err})")
     return out
-
-
-def _study_alone(path: Path) -> bool:
-    """Whether ``path`` is the study's findings alone, as published before sections
-    (migrations.published)."""
-    from credit_assign.migrations.published import study_alone
-
-    try:
-        return study_alone(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
 
 
 def _corpora(config: str) -> list[str]:
@@ -562,9 +550,6 @@ def main(argv: list[str] | None = None) -> int:
     if found:
         print("publish: nothing copied.\n- " + "\n- ".join(found), file=sys.stderr)
         return 1
-    if _study_alone(DOCS / FINDINGS):  # published before sections: its study section
-        atomic_write_text(DOCS / FINDINGS, published.text(
-            {"study": json.loads((DOCS / FINDINGS).read_text(encoding="utf-8"))}))
     for group, files in chosen.items():
         for src, name in files:
             if name == FINDINGS:  # one file: the group's section, the others kept

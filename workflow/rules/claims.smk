@@ -74,7 +74,9 @@ rule claims_from_published:
     back.
     """
     input:
-        published=paths.PUBLISHED_FINDINGS,
+        # the file's other sections are other groups' (their publish rewrites it): the
+        # claims section's digest, a param, says when this step reruns
+        published=ancient(paths.PUBLISHED_FINDINGS),
         spec=per_job.claims_file,
         history=per_job.repo_file(paths.HISTORY),
     output:
@@ -87,6 +89,7 @@ rule claims_from_published:
     resources:
         **REPORT_JOB,
     params:
+        section=per_job.published_claims,
         code=spec_code.report_digest("claims_from_published"),
     script:
         "../../scripts/claims_from_published.py"

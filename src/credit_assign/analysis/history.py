@@ -136,8 +136,10 @@ def shown(order: dict) -> bool:
 def first_publication(root: str | Path, name: str) -> tuple[dict, dict] | None:
     """The commit that first published section ``name``'s findings ({commit, short,
     time}) and those findings as published then: in the group's own file of before one
-    findings file (migrations.published.LEGACY), else in the one findings file
-    (paths.PUBLISHED_FINDINGS, the first version holding the section). None without one."""
+    findings file where it had one (migrations.published.LEGACY: the claims'), else in
+    the one findings file (paths.PUBLISHED_FINDINGS, the first version holding the
+    section; for the study, a version without sections counts only from then on). None
+    without one."""
     if legacy := LEGACY.get(name):
         first = first_commit(root, legacy)
         text = first and git(root, "show", f"{first['commit']}:{legacy}")

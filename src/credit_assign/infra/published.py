@@ -31,7 +31,9 @@ class PublishedError(ValueError):
 
 def read(path: str | Path = FILE) -> dict:
     """Every section of the published findings file ({} where nothing is published);
-    a file that is not one refuses by name."""
+    a file that is not one refuses by name. A file published before sections (the
+    study's findings alone: step findings' ``kind: findings``) reads as the study's
+    section, and the next write writes the sections."""
     path = Path(path)
     if not path.exists():
         return {}
@@ -40,6 +42,8 @@ def read(path: str | Path = FILE) -> dict:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise PublishedError(f"{path}: not readable as JSON ({err}); publish again "
                              "(make publish)") from err
+    if isinstance(whole, dict) and "about" not in whole and whole.get("kind") == "findings":
+        return {"study": whole}  # published before sections: the study's findings alone
     if not isinstance(whole, dict) or not set(whole) - {"about"} <= set(SECTIONS):
         raise PublishedError(f"{path}: not the published findings file (its sections must "
                              f"be among {', '.join(SECTIONS)}); publish again (make publish)")

@@ -130,9 +130,13 @@ def check(name: str, found: dict, source: str = "<memory>") -> dict:
 
 def check_all(found: dict, source: str = "<memory>") -> dict:
     """findings.json's ``verdicts`` (``<name>verdict``: finding) checked, each by its
-    verdict."""
+    verdict; none (no variant study) or every study verdict (a file written before a
+    verdict was added names the one it lacks: rerun step findings)."""
     for key, f in found.items():
         check(key.removesuffix(SUFFIX), f, source)
+    if found and (missing := [n for n in of("study") if f"{n}{SUFFIX}" not in found]):
+        raise ResultError(f"{source}: holds no {', '.join(n + SUFFIX for n in missing)} "
+                          "(written before that verdict was added?): rerun step findings")
     return found
 
 
