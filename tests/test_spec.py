@@ -789,3 +789,15 @@ def test_no_recipe_is_named_as_the_stated_recipe_or_a_recipe_folders_folder():
     pattern = schema["properties"]["variants"]["propertyNames"]["pattern"]
     reserved = re.fullmatch(r"\^\(\?!\((.*)\)\$\).*", pattern).group(1).split("|")
     assert sorted(reserved) == sorted([paths.DEFAULT_RECIPE, *layout.RECIPE_FOLDERS])
+
+
+def test_the_claims_findings_of_a_config_without_claims_name_what_is_missing():
+    """A claims step asked for (fig_claims, forced) with a config that names no claims
+    file: a message that says so, not a TypeError from inside the spec."""
+    from credit_assign.spec import checks
+
+    quick = checks.load_config([ROOT / "config" / "quick.yaml"], root=ROOT)
+    assert quick["claims"]["file"] is None
+    assert targets.claims_train(quick) == [] and targets.claims_nulls(quick) == []
+    with pytest.raises(ValueError, match="names no claims file"):
+        targets.claims_findings(quick)

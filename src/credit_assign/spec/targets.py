@@ -250,7 +250,9 @@ def claims_runs(config: Config, methods: Iterable[str] | None = None) -> list[Ru
 def _claims_per_run(config: Config, pattern: str, methods=None) -> list[str]:
     from credit_assign.spec.claims import check_against
 
-    check_against(claims_spec(config), config, config["claims"]["file"])
+    if (spec := claims_spec(config)) is None:
+        return []
+    check_against(spec, config, config["claims"]["file"])
     return [r.path(pattern) for r in claims_runs(config, methods)]
 
 
@@ -435,6 +437,11 @@ def claims_findings(config: Config) -> str:
     claims section, paths.PUBLISHED_FINDINGS), those
     judged again with today's code (paths.CLAIMS_REJUDGED, step claims_from_published;
     the paper says so). When the last run arrives the input changes, and both rerun."""
+    if claims_spec(config) is None:
+        raise ValueError("this config names no claims file (claims.file is null): there are "
+                         "no claims' findings to read; set claims.file (config/README.md, "
+                         "e.g. config/claims.yaml with the paper config) or ask for a target "
+                         "that does not judge the claims")
     runs = claims_train(config) + claims_nulls(config) + claims_ep(config)
     if not all(Path(p).exists() for p in runs) and published.section("claims") is not None:
         return summary(config, paths.CLAIMS_REJUDGED)
