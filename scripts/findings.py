@@ -12,6 +12,7 @@ with snakemake_job(snakemake):
     from credit_assign.analysis import findings, notes_findings
     from credit_assign.analysis import tables as table_io
     from credit_assign.analysis.history import read_events
+    from credit_assign.analysis.verdicts import judge
 
     i, p = snakemake.input, snakemake.params
     runs_expected = p.expect.get("runs")
@@ -29,5 +30,5 @@ with snakemake_job(snakemake):
             table_io.read_optional(i.get("measurements"), "measurements", runs_expected),
             json.loads(Path(i.info).read_text()), study=p.study, compute=p.compute,
             history=read_events(snakemake.scriptdir + "/..", i.history))
-    findings.write(snakemake.output[0], findings.verdicts(gaps, p.study), notes,
+    findings.write(snakemake.output[0], judge(gaps, p.study), notes,
                    [findings.null_summary(nulls, lam) for lam in (0.0, p.penalty)])

@@ -167,13 +167,13 @@ import json, sys
 from pathlib import Path
 import pandas as pd
 from credit_assign.analysis import findings
+from credit_assign.analysis import verdicts as registry
 from credit_assign.reporting import paper, render
 
 out = Path(sys.argv[1])
 gaps = pd.read_csv(out / "gaps.csv", keep_default_na=False, na_values=[""])
-findings.write(out / "findings.json", findings.verdicts(gaps))
+findings.write(out / "findings.json", registry.judge(gaps))
 record = findings.read(out / "findings.json")
-from credit_assign.analysis import verdicts as registry
 study = {n: record["verdicts"][n + "verdict"] for n in registry.of("study")}
 (out / "notes.md").write_text(render.macro("notes_sections.md.j2", "verdicts_md")(study))
 cfg = {"ep_stack": {"pretrain": {"precision": "float32"}}}

@@ -82,7 +82,7 @@ def test_numbers_follow_the_tables_and_flags_follow_the_config():
     sections = ("hasreference", "hasvariants", "hasmeasured", "hasfa", "hasep", "hasprobes")
     assert {k: flags[k] for k in sections} == dict.fromkeys(sections, False)
     # without the variant study and EP, their statements are not taken: no words
-    found = paper.statement_findings(cfg, findings.verdicts())
+    found = paper.statement_findings(cfg, verdicts.judge())
     assert set(found) == set(render.statement_names()) and not any(found.values())
     assert not flags["hasepquestion"]
     tex = paper.statements_tex(found, "test")
@@ -124,7 +124,7 @@ def test_the_papers_winner_is_the_rankings_best_open_variant():
     assert by_count["bestVariant"] == "many" and by_sum["bestVariant"] == "close"
     assert by_count["bestDeparts"] == "off" and by_count["nOpen"] == "2"
     assert by_count["bestVariantWithin"] == "$3$ of $4$"
-    curse = findings.verdicts(gaps)["curseverdict"]
+    curse = verdicts.judge(gaps)["curseverdict"]
     assert "not estimated" in said({"curseverdict": curse})["curseverdict"]
 
 

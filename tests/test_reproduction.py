@@ -12,6 +12,7 @@ from paper_words import said
 from credit_assign.analysis import comparison, gap_table, notes_findings, notes_norm
 from credit_assign.analysis import study as variant_study
 from credit_assign.analysis.findings import null_summary
+from credit_assign.analysis.verdicts import judge
 from credit_assign.reporting import comparison_page, render, variants_page
 
 REFERENCE = {
@@ -975,7 +976,7 @@ def test_the_notes_are_rendered_from_findings_json_alone(tmp_path):
     args = (summary, {}, gaps, measured, {"name": "cifar10", "source": "x.tar",
                                           "n_train": 10, "n_test": 5})
     out = tmp_path / "findings.json"
-    findings.write(out, findings.verdicts(gaps), notes_findings.findings(*args),
+    findings.write(out, judge(gaps), notes_findings.findings(*args),
                    [findings.null_summary(nulls, lam) for lam in (0.0, 0.01)])
     page = notes.write_notes(out, tmp_path / "notes.md")
     assert page == notes.notes(*args, penalty=0.01) == (tmp_path / "notes.md").read_text()
@@ -1026,7 +1027,7 @@ def test_a_recipe_whose_norm_diverged_is_named_and_never_compared():
     stop the notes with a math domain error)."""
     import numpy as np
 
-    from credit_assign.analysis import findings, notes_norm
+    from credit_assign.analysis import notes_norm
 
     gaps = study_gaps(seed=5)
     head = variant_study.headline_rows(gaps)
@@ -1044,7 +1045,7 @@ def test_a_recipe_whose_norm_diverged_is_named_and_never_compared():
     assert largest["not_finite"] == [bad] and largest["recipe"] != bad
     assert np.isfinite(largest["ours"])
     assert f"Not compared: `{bad}`, whose mean is not finite" in section("norm_section", found)
-    spread = findings.verdicts(gaps)["normspreadverdict"]
+    spread = judge(gaps)["normspreadverdict"]
     assert spread["outcome"] == "measured" and spread["not_finite"] == [bad]
     words = said({"normspreadverdict": spread})
     assert "whose mean is not finite: a run diverged" in words["normspreadverdict"]

@@ -470,12 +470,11 @@ def _paper_numbers(source: str) -> str:
 
 def _paper_statements() -> str:
     """statements.tex without the variant study, EP or the EP question."""
-    from credit_assign.analysis import findings
+    from credit_assign.analysis.verdicts import judge
     from credit_assign.reporting import paper
 
     cfg = {"ep_stack": {"pretrain": {"precision": "float32"}}}
-    return paper.statements_tex(paper.statement_findings(cfg, findings.verdicts()),
-                                     "test")
+    return paper.statements_tex(paper.statement_findings(cfg, judge()), "test")
 
 
 def _tex_trees() -> list[str]:

@@ -254,8 +254,7 @@ def _published_sha(docs: Path, name: str, group: str) -> str | None:
     """A published file's sha256 as stamped (None where it is not there); the findings
     file: the group's section's (the other groups' sections are theirs)."""
     if name == FINDINGS:
-        data = published.section(group, docs / name)
-        return None if data is None else published.digest(data)
+        return published.section_digest(group, docs / name)
     return _sha256(docs / name) if (docs / name).exists() else None
 
 
@@ -264,8 +263,7 @@ def _input_sha(path: str) -> str | None:
     section's."""
     file, _, group = path.partition("#")
     if group:
-        data = published.section(group, file)
-        return None if data is None else published.digest(data)
+        return published.section_digest(group, file)
     return _sha256(path) if Path(path).is_file() else None
 
 

@@ -6,7 +6,8 @@ and the paper's statements.tex) and the reproduction notes (templates/notes.md.j
 rendered from that file, never from a second computation.
 
 ``verdicts``: the variant study's, as ``<statement>verdict`` (none without the study):
-one module each in analysis/verdicts/, which declares its outcomes and fields.
+one module each in analysis/verdicts/, which declares its outcomes and fields, judged
+by analysis.verdicts.judge.
 ``nulls``: the fresh-B null at λ = 0 and at the penalty as data (null_summary; judged by
 the claims, not here). ``notes``: notes_findings.findings
 (None without the variant study).
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from credit_assign.analysis.aggregate import select_runs
-from credit_assign.analysis.verdicts import check_all, judge
+from credit_assign.analysis.verdicts import check_all
 from credit_assign.infra.results import read_result, write_result
 
 
@@ -84,15 +85,6 @@ def ep_block0(by_seed: pd.DataFrame, precision: str) -> pd.DataFrame:
                          "ep_stack_summary (config ep_stack.settle)")
     d = by_seed[by_seed.precision == precision]
     return d[(d.group == "block0") & (d.free_steps == d.free_steps.max())]
-
-
-def verdicts(gaps: pd.DataFrame | None = None, study: dict | None = None) -> dict:
-    """The variant study's verdicts, ``<name>verdict`` (analysis.verdicts.judge: one
-    module per verdict); none without it. (The run section's screens — the penalty lowers
-    the norm, penalised DFA above its fresh-B null, λ = 0 above its null, the accuracy
-    ordering — were retired into the claims that judge the same statements with intervals
-    on fresh seeds.)"""
-    return judge(gaps, study)
 
 
 def write(out: str | Path, verdicts: dict, notes: dict | None = None,

@@ -50,11 +50,22 @@ def read(path: str | Path = FILE) -> dict:
     return {k: whole[k] for k in SECTIONS if k in whole}
 
 
-def section(name: str, path: str | Path = FILE) -> dict | None:
-    """Section ``name`` of the published findings file, or None where it is not there."""
+def _known(name: str) -> str:
     if name not in SECTIONS:
         raise KeyError(f"no published section {name!r} (sections: {', '.join(SECTIONS)})")
-    return read(path).get(name)
+    return name
+
+
+def section(name: str, path: str | Path = FILE) -> dict | None:
+    """Section ``name`` of the published findings file, or None where it is not there."""
+    return read(path).get(_known(name))
+
+
+def section_digest(name: str, path: str | Path = FILE) -> str | None:
+    """Section ``name``'s sha256 as make publish stamps it (digest), or None where it is
+    not there."""
+    data = section(name, path)
+    return None if data is None else digest(data)
 
 
 def text(sections: dict) -> str:
@@ -66,9 +77,7 @@ def text(sections: dict) -> str:
 def write(name: str, data: dict, path: str | Path = FILE) -> None:
     """Set section ``name`` to ``data`` and keep the others (unchanged bytes are left
     alone, and their mtime)."""
-    if name not in SECTIONS:
-        raise KeyError(f"no published section {name!r} (sections: {', '.join(SECTIONS)})")
-    new = text({**read(path), name: data})
+    new = text({**read(path), _known(name): data})
     if not Path(path).exists() or Path(path).read_text(encoding="utf-8") != new:
         atomic_write_text(path, new)
 

@@ -14,7 +14,7 @@ import pandas as pd
 from credit_assign.analysis import findings as found_io
 from credit_assign.analysis import notes_findings
 from credit_assign.analysis import verdicts as registry
-from credit_assign.analysis.findings import null_summary, verdicts
+from credit_assign.analysis.findings import null_summary
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import labels, render
 
@@ -40,7 +40,7 @@ def notes(summary: dict[str, pd.DataFrame], variant_runs: dict[str, pd.DataFrame
         [null_summary(nulls, lam) for lam in (0.0, penalty)]
     found = notes_findings.findings(summary, variant_runs, gaps, measurements, info, study,
                                     compute, history)
-    return page(found, values, verdicts(gaps, study))
+    return page(found, values, registry.judge(gaps, study))
 
 
 def write_notes(findings_json: str | Path, out: str | Path) -> str:

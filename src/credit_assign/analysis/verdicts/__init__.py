@@ -43,27 +43,21 @@ class Study:
 
     gaps: pd.DataFrame
     study: dict | None = None
-    _cache: dict = field(default_factory=dict, repr=False)
 
-    def _once(self, key: str, make: Callable[[], Any]) -> Any:
-        if key not in self._cache:
-            self._cache[key] = make()
-        return self._cache[key]
-
-    @property
+    @functools.cached_property
     def headline(self) -> pd.DataFrame:
         """The headline norm's rows that ran or measured it (not inherited)."""
         from credit_assign.analysis import study as variant_study
 
-        return self._once("headline", lambda: (lambda h: h[~h.inherited.astype(bool)])(
-            variant_study.headline_rows(self.gaps)))
+        rows = variant_study.headline_rows(self.gaps)
+        return rows[~rows.inherited.astype(bool)]
 
-    @property
+    @functools.cached_property
     def rank(self) -> pd.DataFrame:
         """The study's ranking of its columns (study.ranking)."""
         from credit_assign.analysis import study as variant_study
 
-        return self._once("rank", lambda: variant_study.ranking(self.gaps, self.study))
+        return variant_study.ranking(self.gaps, self.study)
 
 
 @dataclass(frozen=True)
@@ -146,9 +140,12 @@ def take(reads: str, data) -> dict[str, dict]:
     return {name: check(name, v.finding(data)) for name, v in of(reads).items()}
 
 
-def judge(gaps: pd.DataFrame | None, study: dict | None = None) -> dict:
+def judge(gaps: pd.DataFrame | None = None, study: dict | None = None) -> dict:
     """The variant study's verdicts as findings.json holds them (``<name>verdict``), each
-    checked; none without the study."""
+    checked; none without the study. (The run section's screens — the penalty lowers
+    the norm, penalised DFA above its fresh-B null, λ = 0 above its null, the accuracy
+    ordering — were retired into the claims that judge the same statements with
+    intervals on fresh seeds.)"""
     if gaps is None or gaps.empty:
         return {}
     return {f"{name}{SUFFIX}": f for name, f in take("study", Study(gaps, study)).items()}
