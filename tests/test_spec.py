@@ -801,3 +801,17 @@ def test_the_claims_findings_of_a_config_without_claims_name_what_is_missing():
     assert targets.claims_train(quick) == [] and targets.claims_nulls(quick) == []
     with pytest.raises(ValueError, match="names no claims file"):
         targets.claims_findings(quick)
+
+
+def test_the_quick_config_asks_no_question_of_the_papers_data():
+    """`make quick` runs offline in minutes: the paper's claims and its EP question (Tiny
+    Shakespeare, eight fixed-point probes) are not asked of the quick config, even where
+    the record holds the question's results, and every corpus it reads ships offline."""
+    from credit_assign.spec import checks
+
+    quick = checks.load_config([ROOT / "config" / "quick.yaml"], root=ROOT)
+    assert quick["claims"] == {"file": None, "ep": None}
+    assert targets.ep_question_findings(quick) is None
+    assert "ep_question" not in targets.paper_number_inputs(quick)
+    assert not any("fig_ep_fixed_point" in f for f in targets.paper_sources(quick)["figures"])
+    assert quick["ep_stack"]["corpora"] == ["pydoc"]  # the standard library's docstrings
