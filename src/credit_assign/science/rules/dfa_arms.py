@@ -14,9 +14,28 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from credit_assign.science.rules.base import FeedbackOptions, draw_matrix, register
-from credit_assign.science.rules.dfa import DFA
+from credit_assign.science.rules.base import (
+    FeedbackOptions,
+    LocalLosses,
+    draw_matrix,
+    output_error,
+    register,
+)
 from credit_assign.science.rules.options import option
+
+
+class _DFA(LocalLosses):
+    """DFA as science/rules/dfa.py has it (a rule module stands alone: the two are
+    compared step for step by tests/test_dose_arms.py)."""
+
+    def draw_feedback(self, model, generator):
+        d, c = model.width, model.n_classes
+        self.feedback = [draw_matrix(d, c, self.options.feedback_scale, generator)
+                         for _ in range(model.depth + 1)]
+
+    def teaching_signals(self, model, cache, y):
+        e = output_error(cache.logits, y, self.options.error_reduction)
+        return [e @ b.T for b in self.feedback]
 
 
 @dataclass
@@ -27,7 +46,7 @@ class CapOptions(FeedbackOptions):
 
 
 @register
-class DFACap(DFA):
+class DFACap(_DFA):
     """DFA at λ = 0 whose residual branches are held at a norm: before every optimizer
     step, a block whose median ‖f_l‖ over the step's batch exceeds ``cap`` has its output
     layer (W2, b2) scaled by cap / median, and the step's gradient is taken at the scaled
@@ -71,7 +90,7 @@ class RedrawOptions(FeedbackOptions):
 
 
 @register
-class DFARedraw(DFA):
+class DFARedraw(_DFA):
     """DFA whose feedback matrices B_0 … B_L are all drawn anew every ``redraw_every``
     optimizer steps, from a stream of the run's own (its feedback generator's first draw
     after the initial B: reproducible, and a resumed run draws the same). A signal then

@@ -1,0 +1,209 @@
+"""The dose study judged as its plan says: one row per run, each part's effect per seed,
+its interval over seeds, Holm over the parts of a table, and the mediation shown beside.
+
+Pure functions of the runs' results (``table``) and the plan; the script
+(scripts/dose.py) reads the files and writes what these return.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from credit_assign.analysis.claims import claim_p, decide_p, holm, t_interval
+from credit_assign.infra.results import read_result
+from credit_assign.studies.dose.plan import Run, arm_recipe, runs
+
+LAYERS = 5  # h_0 … h_4: the paper's depth-4 model
+
+
+def row(run: Run, metrics: dict, null: dict | None) -> dict:
+    """One run's row: what the parts read, and the per-block numbers shown beside."""
+    final, hist = metrics["final"], metrics["history"]
+    out = {"arm": run.arm, "value": run.value, "method": run.method, "recipe": run.recipe,
+           "lam": run.lam, "seed": run.seed, "test_acc": final["test_acc"],
+           "h_L_norm": final["h_L_norm_median"],
+           "log10_h_L_norm": math.log10(final["h_L_norm_median"])
+           if final["h_L_norm_median"] and final["h_L_norm_median"] > 0 else math.nan,
+           "h_0_norm": hist["h_norm_median"][-1][0],
+           "branch_norm_max": max(hist["branch_norm_median"][-1]),
+           "deep_cosine": final.get("deep_cosine"),
+           "n_nonfinite": len(metrics.get("nonfinite") or [])}
+    cos = final.get("cosine") or [None] * LAYERS
+    out |= {f"cos_l{i}": c for i, c in enumerate(cos)}
+    if null is not None:
+        fresh = np.asarray(null["fresh"]["cosine"], dtype=float)
+        trained = np.asarray(null["trained"]["cosine"], dtype=float)
+        out["null_deep_gap"] = (null["trained"]["deep_cosine"]
+                                - float(np.mean(null["fresh"]["deep_cosine"])))
+        out |= {f"null_gap_l{i}": float(trained[i] - fresh[:, i].mean())
+                for i in range(len(trained))}
+        out["n_nonfinite"] += len(null.get("nonfinite") or [])
+    else:
+        out["null_deep_gap"] = math.nan
+    return out
+
+
+def read_table(plan: dict) -> pd.DataFrame:
+    """Every run of the plan, read (and checked against the record) from results/."""
+    rows = []
+    for run in runs(plan):
+        metrics = read_result(run.metrics(), "train")
+        null = read_result(run.null(), "fresh_b_null") if run.null() else None
+        rows.append(row(run, metrics, null))
+    return pd.DataFrame(rows)
+
+
+def epochs(plan: dict) -> pd.DataFrame:
+    """Per run and epoch: accuracy, ‖h_L‖, ‖h_0‖, the largest branch norm, deep cosine."""
+    rows = []
+    for run in runs(plan):
+        h = read_result(run.metrics(), "train")["history"]
+        for i, ep in enumerate(h["epoch"]):
+            rows.append({"arm": run.arm, "value": run.value, "method": run.method,
+                         "lam": run.lam, "seed": run.seed, "epoch": ep,
+                         "test_acc": h["test_acc"][i], "h_L_norm": h["h_L_norm_median"][i],
+                         "h_0_norm": h["h_norm_median"][i][0],
+                         "branch_norm_max": max(h["branch_norm_median"][i]),
+                         "deep_cosine": h["deep_cosine"][i]})
+    return pd.DataFrame(rows)
+
+
+def select(table: pd.DataFrame, plan: dict, spec: dict) -> pd.DataFrame:
+    """The runs a part's side names, one per seed: {lam} the dose's DFA; {method: frozen};
+    {arm, value[, lam]} an arm's (its λ where it has one)."""
+    if "arm" in spec:
+        arm = plan["arms"][spec["arm"]]
+        lam = spec.get("lam", arm["lam"] if not isinstance(arm["lam"], list) else None)
+        if lam is None:
+            raise ValueError(f"{spec}: arm {spec['arm']} runs at several λ; name one")
+        sel = table[(table.recipe == arm_recipe(spec["arm"], spec["value"]))
+                    & np.isclose(table.lam, float(lam))]
+    else:
+        method = spec.get("method", "dfa")
+        sel = table[(table.arm == "dose") & (table.method == method)
+                    & np.isclose(table.lam, float(spec["lam"]))]
+    return sel.set_index("seed").loc[plan["seeds"]]
+
+
+def per_seed(table: pd.DataFrame, plan: dict, part: dict) -> tuple[pd.Series, list[int]]:
+    """A part's effect on each seed, and the seeds with a non-finite run among its runs."""
+    e = part["effect"]
+    if e["kind"] == "diff":
+        a, b = select(table, plan, e["a"]), select(table, plan, e["b"])
+        values = a[e["metric"]].astype(float) - b[e["metric"]].astype(float)
+        bad = a.n_nonfinite.gt(0) | b.n_nonfinite.gt(0)
+    elif e["kind"] == "null_gap":
+        a = select(table, plan, e["a"])
+        values, bad = a["null_deep_gap"].astype(float), a.n_nonfinite.gt(0)
+    else:  # dose_correlation: Pearson r over the dose's λ, per seed
+        dose = table[(table.arm == "dose") & (table.method == "dfa")]
+        values = dose.groupby("seed").apply(
+            lambda g: float(np.corrcoef(g[e["x"]].astype(float),
+                                        g[e["y"]].astype(float))[0, 1]),
+            include_groups=False).loc[plan["seeds"]]
+        bad = dose.groupby("seed").n_nonfinite.sum().gt(0).loc[plan["seeds"]]
+    return values, [int(s) for s in bad[bad].index]
+
+
+def judge(table: pd.DataFrame, plan: dict) -> list[dict]:
+    """Every part's verdict: the mean over seeds, its t-interval, p, Holm's p over its
+    table, the verdict (holds / contradicted / undecided) and why it is undecided."""
+    d = plan["decision"]
+    alpha = 1 - d["confidence"]
+    out = []
+    for table_name, parts in plan["tables"].items():
+        members = []
+        for part in parts:
+            values, diverged = per_seed(table, plan, part)
+            x = values.to_numpy(dtype=float)
+            usable = not diverged and np.isfinite(x).all() and len(x) >= d["min_seeds"]
+            low, high = t_interval(x, d["confidence"]) if usable else (math.nan, math.nan)
+            v = {"table": table_name, "id": part["id"], "text": part["text"],
+                 "n": len(x), "mean": float(np.mean(x)) if np.isfinite(x).all() else math.nan,
+                 "low": low, "high": high,
+                 "p": claim_p(x, {"claim": part["claim"]}) if usable else math.nan,
+                 "per_seed": {int(s): float(val) for s, val in values.items()},
+                 "diverged": diverged,
+                 "reason": None if usable else ("diverged" if diverged else "too_few")}
+            members.append((v, part))
+        for (v, part), adj in zip(members, holm([v["p"] for v, _ in members]), strict=True):
+            v["p_holm"] = adj
+            if v["reason"] is None:
+                v["verdict"], v["reason"] = decide_p(v["mean"], adj, {"claim": part["claim"]},
+                                                     alpha)
+            else:
+                v["verdict"] = "undecided"
+            v["favours"] = part["favours"].get(v["verdict"])
+            out.append(v)
+    return out
+
+
+def _ratio_interval(num: np.ndarray, den: np.ndarray, m: dict) -> tuple[float, float, float]:
+    """mean(num) / mean(den) and its paired percentile bootstrap interval over seeds."""
+    rng = np.random.default_rng(m["random_state"])
+    n = len(num)
+    idx = rng.integers(0, n, size=(m["n_resamples"], n))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        boots = num[idx].mean(axis=1) / den[idx].mean(axis=1)
+    q = (1 - m["confidence"]) / 2
+    low, high = np.nanquantile(boots, [q, 1 - q])
+    return float(num.mean() / den.mean()), float(low), float(high)
+
+
+def mediation(table: pd.DataFrame, plan: dict) -> list[dict]:
+    """The share of the rescue at λ that a bound alone reproduces (cap arm) and the share
+    that needs a fixed B (redraw arm), each with its interval (shown, not judged)."""
+    m, out = plan["mediation"], []
+    acc0 = select(table, plan, {"lam": 0})["test_acc"].to_numpy(float)
+    for name, arm in plan["arms"].items():
+        for v in arm["values"]:
+            lams = arm["lam"] if isinstance(arm["lam"], list) else [None]
+            for lam in lams:
+                spec = {"arm": name, "value": v} | ({"lam": lam} if lam is not None else {})
+                arm_acc = select(table, plan, spec)["test_acc"].to_numpy(float)
+                # the penalty it stands beside: its own λ, or the cap's λ (the cap's value
+                # is the branch norm of λ = 1e-4 or 1e-2: the plan's pairing)
+                ref = lam if lam is not None else _paired_lam(plan, name, v)
+                if ref is None:
+                    continue
+                acc_lam = select(table, plan, {"lam": ref})["test_acc"].to_numpy(float)
+                rescue = acc_lam - acc0
+                if arm["option"] == "branch_cap":
+                    share, what = arm_acc - acc0, "the bound alone reproduces"
+                else:
+                    share, what = acc_lam - arm_acc, "needs a fixed B"
+                est, low, high = _ratio_interval(share, rescue, m)
+                out.append({"arm": arm_recipe(name, v), "lam": float(ref), "share": est,
+                            "low": low, "high": high, "what": what,
+                            "rescue_mean": float(rescue.mean())})
+    return out
+
+
+def _paired_lam(plan: dict, arm: str, value: float) -> float | None:
+    """The λ a cap value is compared with in the plan's parts (cap 50 ↔ λ = 1e-2)."""
+    for parts in plan["tables"].values():
+        for p in parts:
+            e = p["effect"]
+            if (e["kind"] == "diff" and e["a"].get("arm") == arm
+                    and float(e["a"].get("value", math.nan)) == float(value)
+                    and "lam" in e["b"] and "method" not in e["b"] and e["b"]["lam"]):
+                return float(e["b"]["lam"])
+    return None
+
+
+def dose_regression(table: pd.DataFrame) -> dict:
+    """Across the dose: accuracy on standardised log ‖h_L‖ and deep cosine together, with
+    a fixed effect per seed (OLS; descriptive: both move with λ and with each other)."""
+    d = table[(table.arm == "dose") & (table.method == "dfa")].copy()
+    cols = ["log10_h_L_norm", "deep_cosine"]
+    for c in cols:
+        d[c] = (d[c] - d[c].mean()) / d[c].std(ddof=1)
+    seeds = pd.get_dummies(d.seed, prefix="seed", dtype=float)
+    x = np.column_stack([d[cols].to_numpy(float), seeds.to_numpy(float)])
+    coef, *_ = np.linalg.lstsq(x, d.test_acc.to_numpy(float), rcond=None)
+    corr = float(np.corrcoef(d[cols[0]], d[cols[1]])[0, 1])
+    return {"per_sd_log10_h_L_norm": float(coef[0]), "per_sd_deep_cosine": float(coef[1]),
+            "r_norm_alignment": corr, "n_runs": int(len(d))}
