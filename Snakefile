@@ -58,6 +58,7 @@ include: "workflow/rules/primer.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/ep_stack.smk"
 include: "workflow/rules/claims.smk"
+include: "workflow/rules/dose.smk"
 include: "workflow/rules/paper.smk"
 
 

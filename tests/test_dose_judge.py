@@ -112,3 +112,15 @@ def test_the_regression_finds_the_built_in_slope():
                 for i, lam in enumerate(PLAN["dose"]["lam"])}, seed_noise=0.0)
     out = judge.dose_regression(t)
     assert out["n_runs"] == 80 and out["r_norm_alignment"] == pytest.approx(-1.0)
+
+
+def test_a_table_is_judged_only_when_all_its_runs_are_here():
+    acc = {("cap50", "dfa_cap", 0.0): 0.40}
+    t = _table(acc)
+    partial = t[~((t.arm == "dose") & (t.method == "dfa") & (t.lam == 3e-2))]
+    f = judge.findings(PLAN, partial)
+    assert f["tables"]["arms"] == {"have": 64, "need": 64, "judged": True}
+    assert f["tables"]["dose"] == {"have": 72, "need": 80, "judged": False}
+    assert {v["table"] for v in f["verdicts"]} == {"arms"}
+    assert f["mediation"] and f["regression"] is None
+    assert judge.findings(PLAN, t)["regression"]["n_runs"] == 80

@@ -14,7 +14,7 @@ import pandas as pd
 
 from credit_assign.analysis.claims import claim_p, decide_p, holm, t_interval
 from credit_assign.infra.results import read_result
-from credit_assign.studies.dose.plan import Run, arm_recipe, runs
+from credit_assign.studies.dose.plan import ARM_RULES, Run, arm_recipe, runs
 
 LAYERS = 5  # h_0 … h_4: the paper's depth-4 model
 
@@ -46,20 +46,14 @@ def row(run: Run, metrics: dict, null: dict | None) -> dict:
     return out
 
 
-def read_table(plan: dict) -> pd.DataFrame:
-    """Every run of the plan, read (and checked against the record) from results/."""
-    rows = []
-    for run in runs(plan):
-        metrics = read_result(run.metrics(), "train")
-        null = read_result(run.null(), "fresh_b_null") if run.null() else None
-        rows.append(row(run, metrics, null))
-    return pd.DataFrame(rows)
-
-
 def epochs(plan: dict) -> pd.DataFrame:
     """Per run and epoch: accuracy, ‖h_L‖, ‖h_0‖, the largest branch norm, deep cosine."""
+    from pathlib import Path
+
     rows = []
     for run in runs(plan):
+        if not Path(run.metrics()).exists():
+            continue
         h = read_result(run.metrics(), "train")["history"]
         for i, ep in enumerate(h["epoch"]):
             rows.append({"arm": run.arm, "value": run.value, "method": run.method,
@@ -207,3 +201,63 @@ def dose_regression(table: pd.DataFrame) -> dict:
     corr = float(np.corrcoef(d[cols[0]], d[cols[1]])[0, 1])
     return {"per_sd_log10_h_L_norm": float(coef[0]), "per_sd_deep_cosine": float(coef[1]),
             "r_norm_alignment": corr, "n_runs": int(len(d))}
+
+
+def complete_tables(plan: dict, table: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """Each table of the plan: (runs of the study present, runs its parts read). A table
+    is judged only when every run its parts read is here (a study longer than a session
+    is judged table by table, never on a part of its seeds)."""
+    have = {(r.recipe, r.method, round(r.lam, 12), r.seed) for r in table.itertuples()}
+    out = {}
+    for name, parts in plan["tables"].items():
+        need = set()
+        for part in parts:
+            e = part["effect"]
+            if e["kind"] == "dose_correlation":
+                need |= {("default", "dfa", round(float(lam), 12), s)
+                         for lam in plan["dose"]["lam"] for s in plan["seeds"]}
+            for side in ("a", "b"):
+                if side in e:
+                    need |= {(*_key(plan, e[side]), s) for s in plan["seeds"]}
+        out[name] = (len(need & have), len(need))
+    return out
+
+
+def _key(plan: dict, spec: dict) -> tuple[str, str, float]:
+    if "arm" in spec:
+        arm = plan["arms"][spec["arm"]]
+        method = ARM_RULES[arm["option"]][0]
+        lam = spec.get("lam", arm["lam"])
+        return arm_recipe(spec["arm"], spec["value"]), method, round(float(lam), 12)
+    return "default", spec.get("method", "dfa"), round(float(spec["lam"]), 12)
+
+
+def read_present(plan: dict) -> pd.DataFrame:
+    """The plan's runs whose metrics (and null) are here, read and checked."""
+    from pathlib import Path
+
+    rows = []
+    for run in runs(plan):
+        if not Path(run.metrics()).exists() or (run.null() and not Path(run.null()).exists()):
+            continue
+        metrics = read_result(run.metrics(), "train")
+        null = read_result(run.null(), "fresh_b_null") if run.null() else None
+        rows.append(row(run, metrics, null))
+    return pd.DataFrame(rows)
+
+
+def findings(plan: dict, table: pd.DataFrame) -> dict:
+    """What the page, the figure and the paper read: each table's status, the verdicts
+    of the complete ones, and the mediation where its runs are all here."""
+    status = complete_tables(plan, table)
+    done = {k for k, (have, need) in status.items() if have == need}
+    judged = judge(table, {**plan, "tables": {k: v for k, v in plan["tables"].items()
+                                              if k in done}}) if done else []
+    out = {"tables": {k: {"have": h, "need": n, "judged": k in done}
+                      for k, (h, n) in status.items()},
+           "verdicts": judged, "mediation": None, "regression": None}
+    if "arms" in done:
+        out["mediation"] = mediation(table, plan)
+    if "dose" in done:
+        out["regression"] = dose_regression(table)
+    return out

@@ -184,3 +184,10 @@ def inputs(plan: dict) -> list[str]:
         if run.null():
             files.append(run.null())
     return files
+
+
+# what the study writes (the summary folder is never part of the record: rebuilt from it)
+SUMMARY = "results/cifar10/default/summary"
+OUT = {"runs": f"{SUMMARY}/dose_runs.csv", "epochs": f"{SUMMARY}/dose_epochs.csv",
+       "findings": f"{SUMMARY}/dose_findings.json", "md": f"{SUMMARY}/dose.md"}
+JUDGE = "src/credit_assign/studies/dose/judge.py"

@@ -1,0 +1,130 @@
+"""The dose study's page (docs/dose.md): the order (from git and the runs' provenance),
+each judged part with its interval and verdict, what a verdict favours in the plan's own
+words, the mediation, each seed, and each arm's and λ's runs. Every number from the
+study's findings and table; no sentence asserts an outcome the findings do not hold."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+
+import pandas as pd
+
+from credit_assign.studies.dose.plan import PLAN
+
+
+def _git(*args: str) -> str:
+    out = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    return out.stdout.strip()
+
+
+def order(plan_path: str, judge_path: str, runs: list[dict]) -> dict:
+    """When the plan and its judge were first committed, whether the plan changed after,
+    and when the study's own runs finished, from which commits, with clean trees or
+    not (``runs``: each run's provenance and end time)."""
+    def first(path):
+        line = _git("log", "--diff-filter=A", "--format=%h %cI", "--", path).splitlines()
+        return line[-1].split() if line else [None, None]
+
+    plan_sha, plan_at = first(plan_path)
+    changes = _git("log", "--format=%h", "--", plan_path).splitlines()
+    judge_sha, judge_at = first(judge_path)
+    ends = sorted(r["finished_at"] for r in runs if r["finished_at"])
+    return {"plan_commit": plan_sha, "plan_at": plan_at, "plan_changed": len(changes) > 1,
+            "judge_commit": judge_sha, "judge_at": judge_at,
+            "first_run_at": ends[0] if ends else None, "last_run_at": ends[-1] if ends else None,
+            "n_runs": len(runs), "commits": sorted({r["commit"][:7] for r in runs}),
+            "dirty": sum(bool(r["dirty"]) for r in runs),
+            "before_judge": sum(1 for e in ends if judge_at and e < judge_at)}
+
+
+def _n(x, digits=3):
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _p(x):
+    return "–" if x is None or math.isnan(x) else f"{x:.2g}"
+
+
+def render(findings: dict, table: pd.DataFrame, plan: dict) -> str:
+    o = findings["order"]
+    lines = ["# What carries the penalty's rescue: the λ dose-response and its arms", "",
+             f"Pre-registered in `{PLAN}`, first committed in {o['plan_commit']} "
+             f"({o['plan_at']})" + (", changed since (git log shows how)" if o["plan_changed"]
+                                    else ", unchanged since") + f"; its judge "
+             f"(`studies/dose/judge.py`) first committed in {o['judge_commit']} "
+             f"({o['judge_at']}). The study's own runs here: {o['n_runs']}, from commits "
+             f"{', '.join(o['commits']) or '–'} ({o['dirty']} from a dirty tree), finished "
+             f"{o['first_run_at'] or '–'} to {o['last_run_at'] or '–'}; "
+             f"{o['before_judge']} finished before the judge was committed. The numbers seen "
+             "before the plan was written are listed at its top; the runs at λ = 0, 1e-4, "
+             "1e-2 and the frozen baseline on these seeds are those seen runs.", ""]
+    status = findings["tables"]
+    waiting = [f"{k} ({v['have']} of {v['need']} runs here)" for k, v in status.items()
+               if not v["judged"]]
+    if waiting:
+        lines += ["Not yet judged, awaiting runs (a table is judged only when every run its "
+                  "parts read is in the record): " + "; ".join(waiting) + ".", ""]
+    d = plan["decision"]
+    lines += [f"Decision rule (the plan's): the {int(d['confidence'] * 100)} % Student-t "
+              "interval of each part's mean over the seeds, a p-value against its threshold "
+              "(two one-sided tests for a claim of no effect), Holm's correction over the "
+              "parts of one table; a part holds or is contradicted when its adjusted p < "
+              f"{1 - d['confidence']:.2g}.", ""]
+    by_table: dict[str, list[dict]] = {}
+    for v in findings["verdicts"]:
+        by_table.setdefault(v["table"], []).append(v)
+    for name, vs in by_table.items():
+        lines += [f"## Table `{name}`", "",
+                  "| part | claim | mean | 95 % t-interval | p (Holm) | verdict | favours |",
+                  "|---|---|---|---|---|---|---|"]
+        for v in vs:
+            why = f" ({v['reason']})" if v["verdict"] == "undecided" else ""
+            lines.append(f"| `{v['id']}` | {v['text']} | {_n(v['mean'])} | [{_n(v['low'])}, "
+                         f"{_n(v['high'])}] | {_p(v['p_holm'])} | **{v['verdict']}**{why} | "
+                         f"{v['favours'] or '–'} |")
+        lines.append("")
+    if findings["mediation"]:
+        lines += ["## Mediation (shown, not judged)", "",
+                  "The share of the rescue at λ (accuracy at λ minus at λ = 0) that an arm "
+                  "accounts for: a ratio of means over seeds, its 95 % paired bootstrap "
+                  "interval over seeds.", "",
+                  "| arm | against λ | rescue at λ | share | 95 % interval | the share that |",
+                  "|---|---|---|---|---|---|"]
+        for m in findings["mediation"]:
+            lines.append(f"| {m['arm']} | {m['lam']:g} | {_n(m['rescue_mean'])} | "
+                         f"{_n(m['share'], 2)} | [{_n(m['low'], 2)}, {_n(m['high'], 2)}] | "
+                         f"{m['what']} |")
+        lines.append("")
+    if findings["regression"]:
+        r = findings["regression"]
+        lines += [f"Across the dose ({r['n_runs']} runs, a fixed effect per seed): accuracy "
+                  f"changes by {_n(r['per_sd_log10_h_L_norm'])} per standard deviation of "
+                  f"log ‖h_L‖ and by {_n(r['per_sd_deep_cosine'])} per standard deviation of "
+                  f"the deep cosine, fitted together; the two correlate at r = "
+                  f"{_n(r['r_norm_alignment'], 2)} (descriptive: both move with λ).", ""]
+    if findings["verdicts"]:
+        seeds = sorted({int(s) for v in findings["verdicts"] for s in v["per_seed"]})
+        lines += ["## Each seed", "", "| part | " + " | ".join(map(str, seeds)) + " |",
+                  "|---|" + "---|" * len(seeds)]
+        for v in findings["verdicts"]:
+            lines.append(f"| `{v['id']}` | " + " | ".join(
+                _n(v["per_seed"].get(str(s), v["per_seed"].get(s))) for s in seeds) + " |")
+        lines.append("")
+    if len(table):
+        g = table.groupby(["recipe", "method", "lam"], sort=False)
+        lines += ["## The runs (means over the seeds here; per run: "
+                  "`results/cifar10/default/summary/dose_runs.csv`)", "",
+                  "![The dose-response](fig_dose.png)", "",
+                  "| recipe | rule | λ | seeds | test accuracy | sd | log₁₀ ‖h_L‖ | "
+                  "log₁₀ ‖h_0‖ | largest ‖f_l‖ | deep cosine | minus fresh B |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for (recipe, method, lam), r in g:
+            lines.append(
+                f"| {recipe} | {method} | {lam:g} | {len(r)} | {_n(r.test_acc.mean())} | "
+                f"{_n(r.test_acc.std(ddof=1))} | {_n(r.log10_h_L_norm.mean(), 2)} | "
+                f"{_n(float(pd.Series(r.h_0_norm, dtype=float).map(math.log10).mean()), 2)} | "
+                f"{_n(r.branch_norm_max.mean(), 0)} | {_n(r.deep_cosine.mean())} | "
+                f"{_n(r.null_deep_gap.mean())} |")
+        lines.append("")
+    return "\n".join(lines)
