@@ -26,7 +26,7 @@ def workdir(tmp_path, monkeypatch):
     (tmp_path / "docs").mkdir()
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.yaml").write_text("ep_stack: {corpora: [tinyshakespeare]}\n")
-    monkeypatch.setattr(publish, "planned", lambda targets, config: ([], None))
+    monkeypatch.setattr(publish, "planned", lambda targets, config, *extra: ([], None))
     _no_record(monkeypatch)
     return tmp_path
 
@@ -35,7 +35,10 @@ def _no_record(monkeypatch):
     """The stamp's made_from stubbed: these folders have no record and no full config
     (the stamp itself: tests/test_docs_fresh.py, on the checkout)."""
     monkeypatch.setattr(publish, "made_from",
-                        lambda name, config: {"code": {}, "record": {}, "inputs": {}})
+                        lambda name, config, scope=None: {"code": {}, "record": {},
+                                                          "inputs": {}})
+    monkeypatch.setattr(publish, "group_scope", lambda name, files, config, extra=(), cwd=None: {
+        "steps": [], "files": [], "methods": []})
 
 
 def png(path, about=CIFAR) -> None:
@@ -350,7 +353,7 @@ def test_what_the_files_were_built_with_reaches_the_dry_run(workdir, monkeypatch
         asked.append(extra), ([], None))[1])
     _make(publish.groups("cifar10")["claims"])
     assert publish.main(["--only", "claims", "--", "--config", "data={'a': 1}"]) == 0
-    assert asked == [(("--config", "data={'a': 1}"),)]
+    assert asked == [(("--config", "data={'a': 1}"),)]  # the scope's dry run: stubbed
 
 
 def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_path):

@@ -109,37 +109,91 @@ def _sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def report_code() -> dict[str, str]:
-    """What every published file is rendered with, beside the results: each report
-    step's ``code`` param (credit_assign.spec.code.report_digest: its script, the modules
-    it imports, the report side's data files), and the sha256 of what the workflow reads
-    besides (the files git tracks: an editor's swap file or a local config is none of
-    it): the Snakefile, the rule files, the config schema (its defaults), the configs,
-    the paper's TeX source, the rules' catalogue (their labels and colours), the
-    per-epoch times the notes' history reads, and this module (it renders the claims
-    from the published findings and README's block)."""
+def report_code(scope: dict) -> dict[str, str]:
+    """What a group's files are rendered with, beside the results: each of its report
+    steps' ``code`` param (credit_assign.spec.code.report_digest: its script, the modules
+    it imports, the report side's data files), file by file so that a stale page names
+    the file that changed; the rule file that defines each step; every other file its
+    jobs read that git tracks (its configs, the paper's TeX source, the claims file, the
+    history); and the rules' catalogue entries of the methods its results hold (their
+    labels and colours). ``scope``: {steps, files, methods}, found by group_scope when
+    the group is published and kept in its stamp: a file no job of the group reads (a
+    new study's config, another figure's module) stales nothing here."""
     from credit_assign.spec import catalog, code
 
-    steps = code.report_steps()
-    out = {f"step {step}": code.report_digest(step) for step in steps}
     root = code.ROOT
-    # the same, file by file, so that a stale page names the file that changed
     package = code.PACKAGE.resolve().relative_to(root.resolve()).as_posix()
-    for rel in sorted({f for step in steps for f in code.report_files(step)}):
+    scripted = sorted({_rule_script(s) for s in scope["steps"]} & set(code.report_steps()))
+    out = {f"step {step}": code.report_digest(step) for step in scripted}
+    for rel in sorted({f for step in scripted for f in code.report_files(step)}):
         out[f"{package}/{rel}"] = code.file_digest(rel)
-    files = [root / "Snakefile", *code.data_files(root / "workflow", (".smk", ".yaml")),
-             *[code.SCRIPTS / f"{step}.py" for step in steps],
-             *[p for p in code.data_files(root / "config", (".yaml",)) if p.suffix == ".yaml"
-               and p.parent == root / "config"],
-             root / paths.PAPER_TEX, Path(catalog.CATALOG), root / paths.REBUILD_ESTIMATE,
-             Path(__file__)]
-    for path in files:
-        if path.suffix in (".rst",) or not path.is_file():
-            continue
-        name = path.resolve().relative_to(root.resolve()).as_posix()
-        if name not in paths.UNPUBLISHED_CONFIGS:
-            out[name] = _sha256(path)
+    for name in sorted({*scope["files"], *map(_rule_file, scope["steps"]),
+                        "workflow/rules/common.smk", "workflow/schemas/config.schema.yaml"}):
+        if name and (root / name).is_file():
+            out[name] = _sha256(root / name)
+    rules = catalog.load(check=False)
+    for method in scope["methods"]:
+        entry = {k: v for k, v in rules.get(method, {}).items() if k != "source"}
+        out[f"rule {method}"] = hashlib.sha256(
+            json.dumps(entry, sort_keys=True).encode()).hexdigest()
     return dict(sorted(out.items()))
+
+
+def _rule_script(step: str) -> str | None:
+    """The script (scripts/<name>.py) step ``step``'s rule runs, by its name."""
+    from credit_assign.spec import code
+
+    smk = _rule_file(step)
+    if smk is None:
+        return None
+    text = (code.ROOT / smk).read_text(encoding="utf-8")
+    block = re.split(r"^rule \w+:", text.split(f"rule {step}:", 1)[1], maxsplit=1, flags=re.M)[0]
+    m = re.search(r"scripts/(\w+)\.py", block)
+    return m.group(1) if m else None
+
+
+def _rule_file(step: str) -> str | None:
+    """The workflow file that defines step ``step`` (``rule <step>:``)."""
+    from credit_assign.spec import code
+
+    for smk in sorted((code.ROOT / "workflow" / "rules").glob("*.smk")):
+        if re.search(rf"^rule {re.escape(step)}:", smk.read_text(encoding="utf-8"), re.M):
+            return smk.relative_to(code.ROOT).as_posix()
+    return None
+
+
+def group_scope(name: str, files: list[str], config: str,
+                extra: tuple[str, ...] = (), cwd: str | Path | None = None) -> dict:
+    """What group ``name`` is made with, from Snakemake: every job that makes its
+    ``files`` (a forced dry run), its report steps, the tracked files those jobs read
+    (results aside: the record's are the group's record inputs) and the methods of the
+    runs they read. Raises PublishError where the dry run fails."""
+    from credit_assign.spec import code
+
+    args = (files, list(configs_of(name, config)), ("--forceall", *extra))
+    jobs, error = planned(*args, cwd=cwd) if cwd is not None else planned(*args)
+    if error:
+        raise PublishError(f"group {name}: {error}")
+    tracked = set(subprocess.run(["git", "ls-files"], capture_output=True, text=True,
+                                 cwd=code.ROOT).stdout.split())
+    report = {j["step"] for j in jobs
+              if j["step"] not in code.ENTRY and j["step"] not in code.DATA_STEPS}
+    root = code.ROOT.resolve()
+    reads = {Path(f).resolve().relative_to(root).as_posix()
+             if Path(f).is_absolute() and Path(f).resolve().is_relative_to(root) else f
+             for j in jobs if j["step"] in report for f in j["input"]}
+    methods = {m.group(1) for f in reads
+               if (m := re.match(r"results/[^/]+/[^/]+/(?:train|fresh_b_null|probes|"
+                                 r"measure)/([^/]+)/", f))}
+    return {"steps": sorted(report),
+            "files": sorted({*(f for f in reads if f in tracked
+                               and not f.startswith(("results/", "docs/"))),
+                             *configs_of(name, config)}),
+            "methods": sorted(methods)}
+
+
+class PublishError(RuntimeError):
+    """What stops a publish, named."""
 
 
 def _config(files) -> dict:
@@ -201,15 +255,17 @@ def group_inputs(name: str, config: str = paths.DEFAULT_CONFIG) -> tuple[list[st
     return list(dict.fromkeys(out + ep)), [f"{paths.PUBLISHED_FINDINGS}#claims"]
 
 
-def made_from(name: str, config: str = paths.DEFAULT_CONFIG) -> dict[str, dict]:
+def made_from(name: str, config: str = paths.DEFAULT_CONFIG,
+              scope: dict | None = None) -> dict[str, dict]:
     """What group ``name`` is made from, as the checkout holds it: ``code``
-    (report_code), ``record`` (each of group_inputs' record files: its sha256 in the
-    record's index, None where the record lacks it) and ``inputs`` (the others' sha256)."""
+    (report_code over the group's ``scope``), ``record`` (each of group_inputs' record
+    files: its sha256 in the record's index, None where the record lacks it) and
+    ``inputs`` (the others' sha256)."""
     from credit_assign.infra import record
 
     index = record.recorded(".")
     results, others = group_inputs(name, config)
-    return {"code": report_code(),
+    return {"code": report_code(scope) if scope is not None else {},
             "record": {f: (index.get(f) or {}).get("sha256") for f in results},
             "inputs": {f: _input_sha(f) for f in others}}
 
@@ -219,7 +275,7 @@ def stamp_problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> lis
     other bytes (``python -m credit_assign.infra.record save`` first)."""
     out = []
     for name in chosen:
-        made = made_from(name, config)
+        made = made_from(name, config, scope=None)
         out += [f"{path} (group {name}) is missing: publish the group that writes it first"
                 for path, sha in made["inputs"].items() if sha is None]
         for path, sha in made["record"].items():
@@ -233,7 +289,7 @@ def stamp_problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> lis
 
 
 def write_stamp(chosen: dict[str, list[tuple[str, str]]], config: str,
-                docs: Path = DOCS) -> None:
+                docs: Path = DOCS, scopes: dict[str, dict] | None = None) -> None:
     """docs/published.json: each published group's files (sha256 of the docs/ copy) and
     made_from; groups not published now keep their entry. The findings file: the sha256
     of the group's section (published.digest)."""
@@ -244,8 +300,10 @@ def write_stamp(chosen: dict[str, list[tuple[str, str]]], config: str,
                       "tests/test_docs_fresh.py")
     groups_ = stamp.setdefault("groups", {})
     for name, files in chosen.items():
+        scope = (scopes or {}).get(name) or group_scope(name, [s for s, _ in files], config)
         groups_[name] = {"files": {n: _published_sha(docs, n, name) for _, n in files},
-                         "config": str(config), **made_from(name, config)}
+                         "config": str(config), "scope": scope,
+                         **made_from(name, config, scope)}
     stamp["groups"] = dict(sorted(groups_.items()))
     atomic_write_text(path, json.dumps(stamp, indent=1, sort_keys=False) + "\n")
 
@@ -285,7 +343,11 @@ def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
             out.append(f"{docs / n} is not the file make publish copied (edited by hand?)"
                        if n != FINDINGS else f"{docs / n}'s section {name} is not what "
                        "make publish wrote (edited by hand?)")
-    now = made_from(name, config)
+    if "scope" not in stamped:
+        return out + [f"group {name} was stamped before a stamp named the group's own "
+                      "inputs: republish it (make publish PUBLISH='--only "
+                      f"{name}')"]
+    now = made_from(name, config, stamped["scope"])
     steps = []  # a step's digest follows its files: one line for them all, after the files
     for part, what in (("code", "report code"), ("record", "record's result"),
                        ("inputs", "input")):
@@ -411,8 +473,8 @@ def figure_problems(chosen: dict[str, list[tuple[str, str]]], dataset: str,
 _JOB = re.compile(r"^(?:local)?rule (\w+):\n((?:[ \t]+\S.*\n?)*)", re.M)
 
 
-def planned(targets: list[str], config: str | list[str], extra: tuple[str, ...] = ()
-            ) -> tuple[list[dict], str | None]:
+def planned(targets: list[str], config: str | list[str], extra: tuple[str, ...] = (),
+            cwd: str | Path | None = None) -> tuple[list[dict], str | None]:
     """What Snakemake would run to bring ``targets`` up to date, by a dry run from the
     working folder with ``config`` (one file or several, beside config/config.yaml,
     always read first): ([{step, output, reason}], None), or ([], the dry run's error)
@@ -424,7 +486,7 @@ def planned(targets: list[str], config: str | list[str], extra: tuple[str, ...] 
     if files:
         cmd += ["--configfile", *files]  # after the targets: it takes every word after it
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=cwd)
     except (OSError, subprocess.SubprocessError) as err:
         return [], f"{' '.join(cmd[2:])} could not run: {err}"
     if proc.returncode != 0:
@@ -434,6 +496,7 @@ def planned(targets: list[str], config: str | list[str], extra: tuple[str, ...] 
     for m in _JOB.finditer(proc.stdout):
         fields = dict(re.findall(r"^\s+(\w+): (.*)$", m.group(2), re.M))
         jobs.append({"step": m.group(1),
+                     "input": [f for f in fields.get("input", "").split(", ") if f],
                      "output": [f for f in fields.get("output", "").split(", ") if f],
                      "reason": fields.get("reason", "")})
     return jobs, None
@@ -512,7 +575,16 @@ def claims_from_published(config: str | Path = paths.DEFAULT_CONFIG,
                               "--claims-from-published)"})
     if Path(README).exists():
         readme_block(README, "claims", section)
-    write_stamp({"claims": groups("cifar10")["claims"]}, str(config))
+    # what the claims group is made with: as stamped in the checkout (the same files),
+    # else asked of Snakemake there
+    stamp = Path(root) / DOCS / STAMP
+    scope = (json.loads(stamp.read_text(encoding="utf-8"))["groups"].get("claims", {})
+             .get("scope") if stamp.exists() else None)
+    if scope is None:
+        scope = group_scope("claims", [s for s, _ in groups("cifar10")["claims"]],
+                            str(config), cwd=root)
+    write_stamp({"claims": groups("cifar10")["claims"]}, str(config),
+                scopes={"claims": scope})
     return sorted([*texts, FINDINGS, "fig_claims.png"])
 
 
@@ -545,6 +617,13 @@ def main(argv: list[str] | None = None) -> int:
     if not found:  # the files are there: are they current and of this dataset?
         found = figure_problems(chosen, args.dataset, args.config) \
             + stamp_problems(chosen, args.config) + out_of_date(chosen, args.config, extra)
+    scopes = {}
+    if not found:  # what each group is made with, before anything is copied
+        try:
+            scopes = {g: group_scope(g, [src for src, _ in files], args.config, extra)
+                      for g, files in chosen.items()}
+        except PublishError as err:
+            found = [str(err)]
     if found:
         print("publish: nothing copied.\n- " + "\n- ".join(found), file=sys.stderr)
         return 1
@@ -557,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.copyfile(src, DOCS / name)
     for group in (g for g in BLOCKS if g in chosen and Path(README).exists()):
         readme_block(README, group, published.section(group, DOCS / FINDINGS))
-    write_stamp(chosen, args.config)
+    write_stamp(chosen, args.config, scopes=scopes)
     print(f"published {sum(map(len, chosen.values()))} files into {DOCS}/ "
           f"({', '.join(chosen)})")
     return 0
