@@ -75,9 +75,25 @@ def test_a_file_rewritten_by_its_job_is_a_rerun_not_an_edit(recorded, monkeypatc
     metrics = recorded / f"{RUN}/metrics.json"
     metrics.write_text(json.dumps({"kind": "edited"}))
     assert "changed after the job" in record.check(recorded)[0]
-    record.save(recorded)  # the rerun recorded; the edit is not a job's
+    # the edit is not a job's: the record keeps the entry it had and goes on naming it
+    assert record.save(recorded)["changed"] == 1
     assert json.loads((recorded / record.INDEX).read_text())["files"][
-        f"{RUN}/metrics.json"]["endtime"] == 2_000_000.0
+        f"{RUN}/metrics.json"]["endtime"] == 1_000_001.0
+    assert "changed after the job" in record.check(recorded)[0]
+
+
+def test_a_hand_edit_is_not_laundered_by_the_next_save(recorded, capsys):
+    """Issue #57, 1: an edit of the same size, then any successful snakemake (its
+    onsuccess saves the record): the index keeps the job's bytes, check names the file."""
+    metrics = recorded / f"{RUN}/metrics.json"
+    entry = json.loads((recorded / record.INDEX).read_text())["files"][f"{RUN}/metrics.json"]
+    metrics.write_text(json.dumps({"kind": "TRAIN"}))  # same size, other bytes
+    (recorded / f"{RUN}/timings.json").write_text("{")  # truncated
+    assert record.save(recorded)["changed"] == 2
+    assert "is not what its job wrote" in capsys.readouterr().err
+    after = json.loads((recorded / record.INDEX).read_text())["files"]
+    assert after[f"{RUN}/metrics.json"] == entry
+    assert len(record.check(recorded)) == 2
 
 
 def test_read_result_refuses_a_record_file_that_does_not_match(recorded, monkeypatch):
@@ -309,7 +325,7 @@ def test_take_brings_another_checkouts_runs_with_their_job_records(recorded, tmp
     with pytest.raises(record.RecordError, match=f"{first}: differs between"):
         record.take(recorded, here)
     # a later rerun there from code that does not follow this file's commit: named
-    _job(here, first, {"kind": "mine", "provenance": {"git_commit": "b" * 40}}, 2_000_000.0)
+    _job(here, first, {"kind": "mine", "provenance": {"git_commit": "b" * 40}}, 2_500_000.0)
     record.save(here)
     _job(recorded, first, {"kind": "theirs", "provenance": {"git_commit": "c" * 40}},
          4_000_000.0)

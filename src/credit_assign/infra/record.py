@@ -199,7 +199,7 @@ def save(root: str | Path = ".") -> dict[str, int]:
         return {"files": 0, "unrecorded": 0}  # nothing to record: no folder is made
     meta_dir = root / METADATA
     longest = _longest(meta_dir)
-    entries, kept_meta, unrecorded = {}, set(), []
+    entries, kept_meta, unrecorded, changed = {}, set(), [], []
     index = _read_index(root)
     for path in present:
         _, pattern = pattern_of(path)
@@ -213,6 +213,16 @@ def save(root: str | Path = ".") -> dict[str, int]:
                 unrecorded.append(path)
                 continue
             entries[path] = old  # restored from git and unchanged: its copy stands
+            kept_meta.update(record_name(p, longest) for p in [path, *weights_of(path)])
+            continue
+        before = index.get(path)
+        if (before is not None and pattern not in NO_METADATA
+                and before["sha256"] != sha256_file(root / path)
+                and not _rewritten_by_a_job(root / path, meta, before)):
+            # other bytes, and no job wrote them since the entry: an edit, a truncation,
+            # a copy; the entry stands (and names it) until a job writes the file again
+            changed.append(path)
+            entries[path] = before
             kept_meta.update(record_name(p, longest) for p in [path, *weights_of(path)])
             continue
         entries[path] = {"sha256": sha256_file(root / path),
@@ -261,7 +271,22 @@ def save(root: str | Path = ".") -> dict[str, int]:
     for path in unrecorded:
         print(f"record: {path} has no finished Snakemake record (written outside a job, "
               "or its job did not finish): not recorded", file=sys.stderr)
-    return {"files": len(entries), "unrecorded": len(unrecorded)}
+    for path in changed:
+        print(f"record: {path} is not what its job wrote and no job has written it since "
+              "(edited by hand? truncated? copied?): the record keeps its entry and goes on "
+              "naming it; rerun its job, or put it back with git checkout", file=sys.stderr)
+    return {"files": len(entries), "unrecorded": len(unrecorded),
+            **({"changed": len(changed)} if changed else {})}
+
+
+def _rewritten_by_a_job(path: Path, meta: dict | None, before: dict) -> bool:
+    """Whether a job other than the one its index entry records wrote ``path``: its
+    Snakemake record is another job's, and the file was not changed after that job
+    ended."""
+    end = (meta or {}).get("endtime")
+    if end is None:
+        return False
+    return end != before.get("endtime") and path.stat().st_mtime <= end + SLACK_S
 
 
 # ---- restore
@@ -503,7 +528,7 @@ def take(other: str | Path, root: str | Path = ".") -> dict[str, Any]:
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(meta, dest)
         (root / path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(other / path, root / path)
+        shutil.copy2(other / path, root / path)  # its time too: written by that job
     for path in manifests_of(missing):  # the data the runs were made from, if missing here
         copy = other / MANIFESTS / path
         if not (root / path).exists() and copy.is_file():
