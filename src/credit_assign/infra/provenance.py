@@ -36,15 +36,39 @@ NOT_CODE = ("results", "data")
 
 
 def uncommitted(root: str | Path) -> list[str]:
-    """The files of the checkout at ``root`` whose changes are not committed — tracked
-    and changed, or new and not ignored: the code a job would run differs from its
-    commit — but the record's (results/, data/: each run changes them). Raises
-    OSError / SubprocessError where git cannot say (no git, not a checkout)."""
-    status = subprocess.run(
-        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=normal", "--",
-         ".", *(f":(exclude){p}" for p in NOT_CODE)],
-        capture_output=True, text=True, timeout=10, check=True).stdout
-    return [line[3:] for line in status.splitlines() if line.strip()]
+    """The files of the checkout at ``root`` that differ from its HEAD commit — a tracked
+    file whose bytes are not HEAD's, one HEAD has and the checkout lacks, a new file the
+    committed .gitignore files do not ignore — but the record's (results/, data/: each run
+    changes them). Compared against HEAD's tree, not git status, so nothing git is told to
+    overlook (``update-index --assume-unchanged``, ``.git/info/exclude``) hides code a
+    job would run. Raises OSError / SubprocessError where git cannot say."""
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                              timeout=30, check=True).stdout
+
+    top = Path(git("rev-parse", "--show-toplevel").decode().strip())
+    here = Path(root).resolve().relative_to(top.resolve()).as_posix()
+    prefix = "" if here == "." else f"{here}/"
+    head = {}
+    for entry in git("ls-tree", "-r", "-z", "--full-tree", "HEAD").split(b"\0"):
+        if entry:
+            meta, path = entry.decode().split("\t", 1)
+            if path.startswith(prefix) and meta.split()[1] == "blob":
+                head[path[len(prefix):]] = meta.split()[2]
+    changed = []
+    for path, blob in head.items():
+        if path.split("/")[0] in NOT_CODE:
+            continue
+        file = Path(root) / path
+        if file.is_symlink() or not file.is_file():
+            changed.append(path)
+            continue
+        data = file.read_bytes()
+        if hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() != blob:
+            changed.append(path)
+    new = git("ls-files", "-z", "--others", "--exclude-per-directory=.gitignore").split(b"\0")
+    changed += [p.decode() for p in new if p and p.decode().split("/")[0] not in NOT_CODE]
+    return sorted(changed)
 
 
 def _package_version() -> str:

@@ -108,8 +108,29 @@ class JobFunctions:
                    "lam": w.lam, "seed": seed}
             files = [paths.fill(paths.METRICS, **run)] + (
                 [paths.fill(paths.NULL, **run)] if w.method == "dfa" else [])
-        if seed in fresh and not all(Path(f).exists() for f in files):
+        if seed in fresh and (not all(Path(f).exists() for f in files)
+                              or ("corpus" not in w.keys() and self._would_rerun(w, files[0]))):
             self._refuse_uncommitted()
+
+    def _would_rerun(self, w, metrics: str) -> bool:
+        """Whether Snakemake would train a run whose result is here again: its record of
+        the job holds other params (the run's config, or the code digest of what it
+        computes with) than the job has now. A pre-registered run rerun from uncommitted
+        code would replace the result of record with one no commit made."""
+        import json
+
+        from credit_assign.infra import record
+
+        meta = record._metadata(self.basedir, metrics)
+        if meta is None or "params" not in meta:
+            return False
+        try:
+            recorded = json.loads(meta["params"]) if isinstance(meta["params"], str) \
+                else list(meta["params"])
+        except ValueError:
+            return True
+        now = (self.code("train")(w), self.run_config(w))
+        return any(repr(v) not in recorded for v in now)
 
     def _refuse_uncommitted(self, file: str | None = None) -> None:
         """A ConfigError naming the files whose changes are not committed (tracked, or new

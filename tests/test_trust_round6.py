@@ -1,0 +1,79 @@
+"""Trust, round six (issue #57): pre-registered runs never rerun from uncommitted code,
+whatever git is told to overlook."""
+
+import json
+import subprocess
+
+import pytest
+from conftest import ROOT
+
+from credit_assign.infra import record
+from credit_assign.infra.provenance import uncommitted
+
+
+def _git(cwd, *args):
+    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+                        "PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture
+def repo(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "rule.py").write_text("x = 1\n")
+    (tmp_path / ".gitignore").write_text("/logs/\n")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "r.json").write_text("{}\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "c")
+    return tmp_path
+
+
+def test_an_edit_git_is_told_to_overlook_is_still_uncommitted(repo):
+    assert uncommitted(repo) == []
+    (repo / "src" / "rule.py").write_text("x = 2\n")
+    _git(repo, "update-index", "--assume-unchanged", "src/rule.py")
+    assert subprocess.run(["git", "-C", str(repo), "status", "--porcelain"],
+                          capture_output=True, text=True).stdout == ""  # git says clean
+    assert uncommitted(repo) == ["src/rule.py"]
+
+
+def test_a_new_file_hidden_by_info_exclude_is_still_uncommitted(repo):
+    (repo / "src" / "extra.py").write_text("y = 1\n")
+    (repo / ".git" / "info" / "exclude").write_text("src/extra.py\n")
+    (repo / "logs").mkdir()
+    (repo / "logs" / "a.log").write_text("ignored by the committed .gitignore\n")
+    (repo / "results" / "r.json").write_text('{"new": 1}\n')  # the record: not code
+    assert uncommitted(repo) == ["src/extra.py"]
+
+
+def test_a_deleted_file_is_uncommitted(repo):
+    (repo / "src" / "rule.py").unlink()
+    assert uncommitted(repo) == ["src/rule.py"]
+
+
+def test_a_run_whose_recorded_params_differ_would_rerun(tmp_path):
+    """The refusal's question for a pre-registered run whose result is here: would
+    Snakemake train it again (other code or config than its job's record holds)?"""
+    from credit_assign.spec import checks
+    from credit_assign.spec.wildcards import JobFunctions
+
+    config = checks.load_config([], root=ROOT)
+    jobs = JobFunctions(config, tmp_path)
+
+    class W(dict):
+        __getattr__ = dict.__getitem__
+
+    w = W(dataset="cifar10", recipe="default", method="dfa", lam="0.01", seed="1001")
+    metrics = "results/cifar10/default/train/dfa/lam0.01/seed1001/metrics.json"
+    assert not jobs._would_rerun(w, metrics)  # no record of its job: Snakemake cannot tell
+    meta = tmp_path / record.SNAKEMAKE_METADATA / record.record_name(metrics)
+    meta.parent.mkdir(parents=True, exist_ok=True)
+    params = [repr("data/cifar10.pt"), repr(jobs.code("train")(w)), repr(jobs.run_config(w))]
+    meta.write_text(json.dumps({"params": json.dumps(params)}))
+    assert not jobs._would_rerun(w, metrics)
+    params[1] = repr("0" * 64)  # the rule's code changed since the job
+    meta.write_text(json.dumps({"params": json.dumps(params)}))
+    assert jobs._would_rerun(w, metrics)
