@@ -77,3 +77,13 @@ def test_a_run_whose_recorded_params_differ_would_rerun(tmp_path):
     params[1] = repr("0" * 64)  # the rule's code changed since the job
     meta.write_text(json.dumps({"params": json.dumps(params)}))
     assert jobs._would_rerun(w, metrics)
+
+
+def test_ctrl_c_then_the_same_command_continues():
+    """#57, 6: a stopped run leaves files marked incomplete; the same command (every make
+    target, a bare snakemake) reruns them, each from its last epoch, not an
+    IncompleteFilesException."""
+    import yaml
+
+    profile = yaml.safe_load((ROOT / "profiles" / "default" / "profile.yaml").read_text())
+    assert profile.get("rerun-incomplete") is True
