@@ -107,7 +107,7 @@ BAD_CONFIGS = [
     ({"sweep": {"dfa": ["1e-4"]}}, "sweep.dfa[0] = 1e-4 is read by YAML as the string"),
     ({"sweep": {"seeds": []}}, "instance['sweep']['seeds']"),
     ({"sweep": {"sdil": [0.0]}}, "sweep: 'sdil' is not a learning rule; registered rules: "
-     "['bp', 'dfa', 'fa', 'frozen', 'np']"),
+     "['bp', 'dfa', 'dfa_cap', 'dfa_redraw', 'fa', 'frozen', 'np']"),
     ({"methods": {"dfa": {"feedback_scal": "unit"}}},
      "methods.dfa: unknown option(s) ['feedback_scal']"),
     ({"methods": {"np": {"sigma": -1.0}}}, "methods.np.sigma must be > 0, got -1.0"),
@@ -115,7 +115,7 @@ BAD_CONFIGS = [
      "methods.np.directions must be of type integer"),
     ({"methods": {"feedback_scale": "unit"}},
      "methods: 'feedback_scale' is not a learning rule "
-     "('feedback_scale' is an option of dfa, fa, frozen: write it as "
+     "('feedback_scale' is an option of dfa, dfa_cap, dfa_redraw, fa, frozen: write it as "
      "methods.<method>.feedback_scale)"),
     ({"methods": {"dfa": 3}}, "methods.dfa: 3 is not a mapping of options"),
     ({"probes": {"network": {"method": "sdil"}}}, "probes.network.method: 'sdil' is not a"),
@@ -278,7 +278,7 @@ def test_a_local_copy_of_each_source_passes(tmp_path):
 def test_the_checks_fill_every_rules_options_and_sweep():
     cfg = checks.load_config([ROOT / "config/quick.yaml"], ROOT)
     # Snakemake's order: the --configfile's keys (quick.yaml's np), config.yaml's, then bp
-    assert list(cfg["methods"]) == ["np", "dfa", "fa", "frozen", "bp"]
+    assert list(cfg["methods"]) == ["np", "dfa", "fa", "frozen", "bp", "dfa_cap", "dfa_redraw"]
     assert cfg["methods"]["np"] == {"sigma": 1.0e-3, "directions": 16, "mode": "simultaneous",
                                  "train_embedding": True}
     assert cfg["methods"]["bp"] == {} and cfg["sweep"]["fa"] == []
@@ -420,7 +420,8 @@ PATH_ROOTS = ("results", "data", "paper", "logs", "docs", "config")
 # (in a generated page) that names one
 SPELLED = re.compile(rf"(?:^|`|snakemake )(?:{'|'.join(PATH_ROOTS)})/")
 # what may spell a path: the table itself, and nothing else
-MAY_SPELL = {"src/credit_assign/infra/paths.py"}
+# the shared table, and a study room's own paths (its folder owns them: studies/<name>/)
+MAY_SPELL = {"src/credit_assign/infra/paths.py", "src/credit_assign/studies/dose/plan.py"}
 
 
 def _python(file: Path) -> tuple[str, dict[int, int] | None]:
@@ -499,7 +500,10 @@ def test_every_rule_takes_its_log_from_the_table():
             if "rule" in calls and "log" in calls:
                 name = next(k.value.value for k in calls["rule"].keywords if k.arg == "name")
                 logs[name] = ast.unparse(calls["log"].args[0])
-    assert logs == {rule: f"paths.LOGS['{rule}']" for rule in paths.LOGS}
+    from credit_assign.studies.dose import plan as dose_plan
+
+    assert logs == {rule: f"paths.LOGS['{rule}']" for rule in paths.LOGS} | {
+        rule: f"dose_plan.LOGS['{rule}']" for rule in dose_plan.LOGS}
 
 
 def test_the_path_table_imports_only_the_standard_library():

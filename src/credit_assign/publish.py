@@ -43,7 +43,7 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import yaml
 
@@ -182,12 +182,13 @@ def group_scope(name: str, files: list[str], config: str,
     reads = {Path(f).resolve().relative_to(root).as_posix()
              if Path(f).is_absolute() and Path(f).resolve().is_relative_to(root) else f
              for j in jobs if j["step"] in report for f in j["input"]}
+    steps = "|".join(("train", "fresh_b_null", "probes", "measure"))
+    results = PurePosixPath(paths.RECORD).parts[0]  # the record's folder
     methods = {m.group(1) for f in reads
-               if (m := re.match(r"results/[^/]+/[^/]+/(?:train|fresh_b_null|probes|"
-                                 r"measure)/([^/]+)/", f))}
+               if (m := re.match(rf"{results}/[^/]+/[^/]+/(?:{steps})/([^/]+)/", f))}
     return {"steps": sorted(report),
-            "files": sorted({*(f for f in reads if f in tracked
-                               and not f.startswith(("results/", "docs/"))),
+            "files": sorted({*(f for f in reads if f in tracked and f.split("/")[0]
+                               not in (results, DOCS.name)),
                              *configs_of(name, config)}),
             "methods": sorted(methods)}
 

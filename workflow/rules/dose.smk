@@ -22,7 +22,7 @@ rule dose_tables:
         findings=dose_plan.OUT["findings"],
         md=dose_plan.OUT["md"],
     log:
-        "logs/dose_tables.log",
+        dose_plan.LOGS["dose_tables"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -41,7 +41,7 @@ rule fig_dose:
     output:
         **figure_outputs("fig_dose"),
     log:
-        "logs/fig_dose.log",
+        dose_plan.LOGS["fig_dose"],
     conda:
         "../../envs/figures.yaml"
     threads: 1

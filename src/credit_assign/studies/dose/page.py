@@ -10,7 +10,7 @@ import subprocess
 
 import pandas as pd
 
-from credit_assign.studies.dose.plan import PLAN
+from credit_assign.studies.dose.plan import OUT, PLAN
 
 
 def _git(*args: str) -> str:
@@ -113,8 +113,8 @@ def render(findings: dict, table: pd.DataFrame, plan: dict) -> str:
         lines.append("")
     if len(table):
         g = table.groupby(["recipe", "method", "lam"], sort=False)
-        lines += ["## The runs (means over the seeds here; per run: "
-                  "`results/cifar10/default/summary/dose_runs.csv`)", "",
+        lines += [f"## The runs (means over the seeds here; per run: `{OUT['runs']}`)",
+                  "",
                   "![The dose-response](fig_dose.png)", "",
                   "| recipe | rule | λ | seeds | test accuracy | sd | log₁₀ ‖h_L‖ | "
                   "log₁₀ ‖h_0‖ | largest ‖f_l‖ | deep cosine | minus fresh B |",

@@ -15,7 +15,10 @@ import yaml
 from credit_assign.infra import paths
 from credit_assign.spec.matrix import lam_str
 
+# the study's own paths (a room's files are its own: the shared table, infra.paths, is
+# part of every report step's code, and a new study must not rerun the others)
 PLAN = "config/claims_dose.yaml"
+CONFIG = "config/dose.yaml"  # the arms as recipes, laid over the paper config to run them
 ARM_RULES = {"branch_cap": ("dfa_cap", "cap"), "redraw_every": ("dfa_redraw", "redraw_every")}
 
 _RUN = {"type": "object", "additionalProperties": False,
@@ -187,7 +190,8 @@ def inputs(plan: dict) -> list[str]:
 
 
 # what the study writes (the summary folder is never part of the record: rebuilt from it)
-SUMMARY = "results/cifar10/default/summary"
+SUMMARY = paths.SUMMARY.format(dataset="cifar10", recipe=paths.DEFAULT_RECIPE)
 OUT = {"runs": f"{SUMMARY}/dose_runs.csv", "epochs": f"{SUMMARY}/dose_epochs.csv",
        "findings": f"{SUMMARY}/dose_findings.json", "md": f"{SUMMARY}/dose.md"}
 JUDGE = "src/credit_assign/studies/dose/judge.py"
+LOGS = {"dose_tables": "logs/dose/dose_tables.log", "fig_dose": "logs/figures/fig_dose.log"}
