@@ -1,0 +1,81 @@
+"""EP's estimator against the fixed-point gradient it estimates (issue #55): in float64
+it converges to the implicit gradient as the nudge shrinks, and each stencil's bias
+falls with the order it states."""
+
+import math
+
+import pytest
+import torch
+
+from credit_assign.ep_stack import dynamics
+from credit_assign.ep_stack import precision as prec
+from credit_assign.ep_stack.implicit import implicit_grads, relax_to_convergence
+
+EPS = 0.1
+
+
+@pytest.fixture(scope="module")
+def small():
+    g = torch.Generator().manual_seed(0)
+    stack = dynamics.SpringStack(vocab=7, blocks=2, width=8, heads=2, context=4,
+                                 generator=g).double()
+    idx = torch.randint(0, 7, (2, 4), generator=g)
+    y = torch.randint(0, 7, (2, 4), generator=g)
+    x = stack.embed(idx).detach()
+    relaxed = relax_to_convergence(stack, x, EPS, tol=1e-14, cap=20_000)
+    assert relaxed.converged
+    grads, adj = implicit_grads(stack, idx, y, relaxed.z, tol=1e-13)
+    assert adj.converged
+    return stack, idx, y, x, relaxed, prec.named(stack, grads)
+
+
+def _error(stack, idx, y, x, z, ref, r, stencil, steps):
+    a = prec.response(stack, z, x, y, r, steps, EPS, stencil, exit_mult=1e9)
+    g = prec.grads_from(stack, idx, z, a)
+    num = sum(((g[k] - ref[k]) ** 2).sum() for k in ref)
+    den = sum((ref[k] ** 2).sum() for k in ref)
+    return math.sqrt(float(num / den))
+
+
+def test_float64_ep_converges_to_the_implicit_gradient_as_r_shrinks(small):
+    stack, idx, y, x, relaxed, ref = small
+    errors = [_error(stack, idx, y, x, relaxed.z, ref, r, "central", relaxed.steps)
+              for r in (0.4, 0.04, 0.004)]
+    assert errors == sorted(errors, reverse=True), errors
+    assert errors[-1] < 1e-7, errors  # the bias r² falls to about 1e-8 here
+
+
+@pytest.mark.parametrize("stencil", sorted(prec.STENCILS))
+def test_a_stencils_measured_order_is_its_stated_order(small, stencil):
+    stack, idx, y, x, relaxed, ref = small
+    # large nudges, where the bias is far above the float64 floor (about 2e-8 here)
+    r = 0.8
+    e1 = _error(stack, idx, y, x, relaxed.z, ref, r, stencil, relaxed.steps)
+    e2 = _error(stack, idx, y, x, relaxed.z, ref, r / 2, stencil, relaxed.steps)
+    order = math.log2(e1 / e2)
+    assert abs(order - prec.STENCILS[stencil]) < 0.35, (e1, e2, order)
+
+
+def test_the_reference_refines_a_float32_state_in_float64(small):
+    stack, idx, y, x, relaxed, ref = small
+    s32 = dynamics.SpringStack(vocab=7, blocks=2, width=8, heads=2, context=4,
+                               generator=torch.Generator().manual_seed(0))
+    z32 = relax_to_convergence(s32, s32.embed(idx).detach(), EPS, tol=1e-6).z
+    out = prec.reference(s32, idx, y, z32, EPS, tol=1e-13)
+    assert out.converged and out.residual < 1e-13 and out.adjoint_residual < 1e-9
+    assert out.z.dtype == torch.float64 and s32.tok.dtype == torch.float32  # a copy
+    cos = prec.cosines(out.stack, out.grads, ref)
+    assert cos["all"] == pytest.approx(1.0, abs=1e-9)  # the same stack, made in float32
+
+
+def test_a_batch_reports_every_cell(small):
+    stack, idx, y, x, relaxed, ref = small
+    s32 = dynamics.SpringStack(vocab=7, blocks=2, width=8, heads=2, context=4,
+                               generator=torch.Generator().manual_seed(0))
+    z32 = relax_to_convergence(s32, s32.embed(idx).detach(), EPS, tol=1e-6).z
+    out = prec.precision_batch(s32, idx, y, z32, {"eps": EPS}, rs=(0.02,), steps=300,
+                               stencils=("central",))
+    assert len(out["estimates"]) == 2  # float32, float64
+    cell = out["estimates"][0]
+    assert set(cell["cosine"]) == {"all", "block0", "block1", "embeddings"}
+    assert cell["nudge_ulps_block0"] > 0
