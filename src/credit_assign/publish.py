@@ -84,12 +84,22 @@ def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
                         (paths.EP_QUESTION_BATCHES, "ep_question_batches.csv"),
                         (paths.EP_QUESTION_COSINES, "ep_question_cosines.csv"),
                         (paths.figure("fig_ep_fixed_point", "png"), "fig_ep_fixed_point.png")],
+        "dose": _dose_files(),
         "claims": [(s(paths.CLAIMS_MD), "claims.md"),
                    (s(paths.CLAIMS_VERDICTS), "claims.csv"),
                    (s(paths.CLAIMS_BY_SEED), "claims_by_seed.csv"),
                    (s(paths.CLAIMS_FINDINGS), FINDINGS),
                    (paths.figure("fig_claims", "png"), "fig_claims.png")],
     }
+
+
+def _dose_files() -> list[tuple[str, str]]:
+    """The dose study's page, findings (a file of its own: the shared findings file's
+    reader is part of every report step's code), per-run table and figure."""
+    from credit_assign.studies.dose import plan
+
+    return [(plan.OUT["md"], "dose.md"), (plan.OUT["findings"], "dose_findings.json"),
+            (plan.OUT["runs"], "dose_runs.csv"), (paths.figure("fig_dose", "png"), "fig_dose.png")]
 
 
 README = "README.md"
@@ -234,6 +244,10 @@ def group_inputs(name: str, config: str = paths.DEFAULT_CONFIG) -> tuple[list[st
     claims_in = bool(claims) and all(p in index for p in claims)
     if name == "claims":
         return (claims if claims_in else []), []
+    if name == "dose":  # the study's runs here (a table waits for the rest)
+        from credit_assign.studies.dose import plan
+
+        return [f for f in plan.inputs(plan.load()) if f in index], []
     if name == "ep_question":
         runs = targets.ep_question_runs(cfg) + targets.ep_question_runs(
             cfg, paths.EP_FIXED_POINT_TIMINGS)
@@ -592,7 +606,8 @@ def claims_from_published(config: str | Path = paths.DEFAULT_CONFIG,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", nargs="+", choices=["study", "ep", "ep_question", "claims"],
+    parser.add_argument("--only", nargs="+",
+                        choices=["study", "ep", "ep_question", "claims", "dose"],
                         default=["study", "ep", "claims"],
                         help="the groups to publish (ep_question only when named: its runs "
                         "take sessions)")
