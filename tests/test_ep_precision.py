@@ -79,3 +79,31 @@ def test_a_batch_reports_every_cell(small):
     cell = out["estimates"][0]
     assert set(cell["cosine"]) == {"all", "block0", "block1", "embeddings"}
     assert cell["nudge_ulps_block0"] > 0
+
+
+def test_the_estimator_steps_batch_holds_every_cell_and_richardson_from_the_grid():
+    """The precision study's batch (ep_stack.estimator): the float32 free phase run to
+    convergence, then every (precision, r) centred estimate and Richardson's where 2r is
+    on the grid; a batch whose free phase does not converge is named, not estimated."""
+    from credit_assign.ep_stack import estimator
+
+    g = torch.Generator().manual_seed(0)
+    s32 = dynamics.SpringStack(vocab=7, blocks=2, width=8, heads=2, context=4, generator=g)
+    idx = torch.randint(0, 7, (2, 4), generator=g)
+    y = torch.randint(0, 7, (2, 4), generator=g)
+    s = {"eps": EPS, "fixed_point": {"tol": 1e-6, "cap": 5000, "check_every": 50}}
+    study = {"r": [0.01, 0.02, 0.04], "nudged_steps_max": 300,
+             "stencils": ["central", "richardson"], "precisions": ["float32", "float64"],
+             "reference": {"tol": 1e-12}}
+    out = estimator.batch_estimates(s32, idx, y, s, study)
+    assert out["free"]["converged"] and out["reference"]["residual"] < 1e-12
+    cells = {(e["precision"], e["stencil"], e["r"]) for e in out["estimates"]}
+    assert cells == {(p, "central", r) for p in ("float32", "float64")
+                     for r in (0.01, 0.02, 0.04)} | {
+        (p, "richardson", r) for p in ("float32", "float64") for r in (0.01, 0.02)}
+    f64 = {(e["stencil"], e["r"]): e["cosine"]["all"] for e in out["estimates"]
+           if e["precision"] == "float64"}
+    assert f64[("central", 0.01)] > 0.999999
+    capped = estimator.batch_estimates(s32, idx, y, {**s, "fixed_point": {
+        "tol": 1e-6, "cap": 5, "check_every": 5}}, study)
+    assert not capped["free"]["converged"] and "estimates" not in capped
