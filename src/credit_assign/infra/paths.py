@@ -96,6 +96,10 @@ EP_RESUME = "results/ep_stack/{corpus}/{precision}/seed{seed}.resume.pt"
 EP_FIXED_POINT = "results/ep_stack/{corpus}/{precision}/seed{seed}.fixed_point.json"
 EP_FIXED_POINT_TIMINGS = "results/ep_stack/{corpus}/{precision}/seed{seed}.fixed_point.timings.json"
 EP_FIXED_POINT_RESUME = "results/ep_stack/{corpus}/{precision}/seed{seed}.fixed_point.resume.pt"
+# EP's estimator and its precision (issue #55, step ep_estimator): one file per seed
+EP_ESTIMATOR_STUDY = "config/ep_estimator.yaml"  # its seeds and settings (not a configfile)
+EP_ESTIMATOR = "results/ep_stack/{corpus}/float32/seed{seed}.estimator.json"
+EP_ESTIMATOR_RESUME = "results/ep_stack/{corpus}/float32/seed{seed}.estimator.resume.pt"
 EP_SUMMARY = "results/ep_stack/summary"
 EP_COSINES = f"{EP_SUMMARY}/cosines.csv"
 EP_INCREMENTS = f"{EP_SUMMARY}/increments.csv"
@@ -157,6 +161,7 @@ LOGS = {
     # the EP stack probe
     "ep_stack_probe": "logs/ep_stack/{corpus}_{precision}_seed{seed}.log",
     "ep_fixed_point": "logs/ep_stack/{corpus}_{precision}_seed{seed}_fixed_point.log",
+    "ep_estimator": "logs/ep_stack/{corpus}_seed{seed}_estimator.log",
     "ep_stack_summary": "logs/ep_stack/summary.log",
     "ep_question_findings": "logs/ep_stack/ep_question.log",
     "fig_ep_fixed_point": "logs/figures/fig_ep_fixed_point.log",

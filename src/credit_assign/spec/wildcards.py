@@ -66,6 +66,30 @@ class JobFunctions:
             self._refuse_uncommitted(self.config["claims"]["ep"])
         return paths.fill(paths.CORPUS_MANIFEST, corpus=w.corpus)
 
+    # ---- EP's estimator and its precision (config/ep_estimator.yaml; exploratory)
+    def _ep_estimator_study(self) -> Config:
+        """The precision study's settings (its file, read by the step: not a configfile)."""
+        import yaml
+
+        return yaml.safe_load((self.basedir / paths.EP_ESTIMATOR_STUDY).read_text(
+            encoding="utf-8"))
+
+    def ep_estimator_settings(self, w) -> Config:
+        """The EP question's settings (float32 pretraining, its fixed-point block): the
+        stacks remade as its runs made them."""
+        return params.ep_fixed_point_settings(self.config, "float32")
+
+    def ep_estimator_params(self, w) -> Config:
+        return {k: v for k, v in self._ep_estimator_study().items() if k != "seeds"}
+
+    def ep_estimator_manifest(self, w) -> str:
+        return paths.fill(paths.CORPUS_MANIFEST, corpus=w.corpus)
+
+    def ep_estimator_targets(self, w=None) -> list[str]:
+        study = self._ep_estimator_study()
+        return [paths.fill(paths.EP_ESTIMATOR, corpus=study["corpus"], seed=s)
+                for s in study["seeds"]]
+
     def dataset_cache_path(self, w) -> str:
         return paths.fill(paths.DATA_CACHE, dataset=w.dataset)
 

@@ -1,0 +1,13 @@
+"""Rule ep_estimator: a seed's stack remade, EP's estimate at every r and precision → JSON."""
+import sys
+
+sys.path.insert(0, f"{snakemake.scriptdir}/../src")
+from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
+
+with snakemake_job(snakemake) as threads:
+    from credit_assign.ep_stack.estimator import ep_estimator
+
+    w = snakemake.wildcards
+    ep_estimator(snakemake.params.cache, w.corpus, int(w.seed), snakemake.params.settings,
+                 snakemake.params.study, snakemake.output[0],
+                 resume=snakemake.params.resume, threads=threads)

@@ -1,0 +1,34 @@
+# EP's estimator and its precision (issue #55; exploratory): config/ep_estimator.yaml's
+# seeds, each one job (pretraining, then every probe batch). `snakemake --cores 2
+# ep_estimator_study` runs them; each result joins the record when its job ends.
+
+
+rule ep_estimator:
+    """One seed: its stack remade, EP at every r and precision against float64."""
+    input:
+        per_job.ep_estimator_manifest,
+    output:
+        paths.EP_ESTIMATOR,
+    log:
+        paths.LOGS["ep_estimator"],
+    priority: job_params.EP_PRIORITY
+    conda:
+        "../../envs/pytorch.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    params:
+        settings=per_job.ep_estimator_settings,
+        study=per_job.ep_estimator_params,
+        code=per_job.code("ep_estimator"),
+        resume=paths.EP_ESTIMATOR_RESUME,
+        cache=paths.CORPUS_CACHE,
+    script:
+        "../../scripts/ep_estimator.py"
+
+
+rule ep_estimator_study:
+    """Every seed of config/ep_estimator.yaml."""
+    input:
+        per_job.ep_estimator_targets,
