@@ -124,3 +124,21 @@ def test_a_table_is_judged_only_when_all_its_runs_are_here():
     assert {v["table"] for v in f["verdicts"]} == {"arms"}
     assert f["mediation"] and f["regression"] is None
     assert judge.findings(PLAN, t)["regression"]["n_runs"] == 80
+
+
+def test_the_page_and_readme_lines_say_each_verdict_and_what_waits():
+    from credit_assign.studies.dose import page
+
+    t = _table({("cap50", "dfa_cap", 0.0): 0.40})
+    partial = t[~((t.arm == "dose") & (t.method == "dfa") & (t.lam == 3e-2))]
+    f = judge.findings(PLAN, partial)
+    f["order"] = {"plan_commit": "abc1234", "plan_at": "t0", "plan_changed": False,
+                  "judge_commit": "def5678", "judge_at": "t1", "first_run_at": None,
+                  "last_run_at": None, "n_runs": 0, "commits": [], "dirty": 0,
+                  "before_judge": 0}
+    text = page.render(f, partial, PLAN)
+    assert "dose (72 of 80 runs here)" in text and "## Table `arms`" in text
+    assert text.count("| `cap_") == 2 * 3  # the verdict table and the per-seed table
+    block = page.readme_block(f)
+    assert "capping the branches' norm (cap 50, no penalty) beats unpenalised DFA: **" in block
+    assert "Awaiting runs, judged when all are in the record: dose (72 of 80 runs)." in block

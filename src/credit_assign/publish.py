@@ -110,6 +110,8 @@ FINDINGS = Path(paths.PUBLISHED_FINDINGS).name
 BLOCKS = {group: (f"<!-- {group}: written by make publish from docs/{FINDINGS}'s section "
                   f"{group} -->", f"<!-- /{group} -->", f"readme_{group}.md.j2")
           for group in ("claims", "ep_question")}
+BLOCKS["dose"] = ("<!-- dose: written by make publish from docs/dose_findings.json -->",
+                  "<!-- /dose -->", None)
 
 
 STAMP = "published.json"  # in docs/: what each published group was made from
@@ -383,7 +385,11 @@ def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
 
 def block(group: str, findings: dict) -> str:
     """README's block of ``group`` from its findings (BLOCKS: its template; the findings'
-    keys, and the whole as ``findings``)."""
+    keys, and the whole as ``findings``; the dose study: its room's function)."""
+    if group == "dose":
+        from credit_assign.studies.dose import page
+
+        return page.readme_block(findings)
     return render.render(BLOCKS[group][2], **findings, findings=findings).strip()
 
 
@@ -429,7 +435,8 @@ def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]
         if begin not in text or end not in text or text.index(begin) > text.index(end):
             out.append(f"{README} has no {group} block to rewrite: put the lines {begin} "
                        f"and {end}, in that order, where it goes")
-        findings = {name: src for src, name in chosen[group]}.get(FINDINGS)
+        names = {name: src for src, name in chosen[group]}
+        findings = names.get(FINDINGS) or names.get("dose_findings.json")
         if findings and Path(findings).exists():
             try:  # the block renders before anything is copied (a missing finding named)
                 block(group, json.loads(Path(findings).read_text(encoding="utf-8")))
@@ -651,7 +658,9 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 shutil.copyfile(src, DOCS / name)
     for group in (g for g in BLOCKS if g in chosen and Path(README).exists()):
-        readme_block(README, group, published.section(group, DOCS / FINDINGS))
+        found = (json.loads((DOCS / "dose_findings.json").read_text(encoding="utf-8"))
+                 if group == "dose" else published.section(group, DOCS / FINDINGS))
+        readme_block(README, group, found)
     write_stamp(chosen, args.config, scopes=scopes)
     print(f"published {sum(map(len, chosen.values()))} files into {DOCS}/ "
           f"({', '.join(chosen)})")

@@ -128,3 +128,24 @@ def render(findings: dict, table: pd.DataFrame, plan: dict) -> str:
                 f"{_n(r.null_deep_gap.mean())} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def readme_block(findings: dict) -> str:
+    """README's lines for the dose study (make publish writes them between its markers):
+    each judged part's verdict with its interval, and what still waits for runs."""
+    lines = ["- **What carries the rescue**, pre-registered in `config/claims_dose.yaml`: the "
+             "penalty's dose and two arms, a cap on the branches' norm without the penalty "
+             "and the penalty with B redrawn every step "
+             "([docs/dose.md](docs/dose.md), [figure](docs/fig_dose.png)):"]
+    for v in findings["verdicts"]:
+        why = f", {v['reason']}" if v["verdict"] == "undecided" else ""
+        favours = f" — favours: {v['favours']}" if v.get("favours") else ""
+        lines.append(f"  - {v['text']}: **{v['verdict']}**{why} (mean {_n(v['mean'])}, "
+                     f"95 % t-interval [{_n(v['low'])}, {_n(v['high'])}], Holm p "
+                     f"{_p(v['p_holm'])}){favours}.")
+    waiting = [f"{k} ({v['have']} of {v['need']} runs)"
+               for k, v in findings["tables"].items() if not v["judged"]]
+    if waiting:
+        lines.append("  - Awaiting runs, judged when all are in the record: "
+                     + "; ".join(waiting) + ".")
+    return "\n".join(lines)
