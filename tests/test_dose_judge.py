@@ -27,6 +27,7 @@ def _table(acc: dict, seed_noise=0.002, nonfinite=()):
                      "recipe": run.recipe, "lam": run.lam, "seed": run.seed, "test_acc": a,
                      "log10_h_L_norm": 10 - 15 * a, "deep_cosine": a - 0.2,
                      "null_deep_gap": 0.001 * rng.standard_normal(),
+                     "h_0_norm": 1000.0, "branch_norm_max": 50.0,
                      "n_nonfinite": int((key, run.seed) in nonfinite)})
     return pd.DataFrame(rows)
 
@@ -138,7 +139,7 @@ def test_the_page_and_readme_lines_say_each_verdict_and_what_waits():
                   "before_judge": 0}
     text = page.render(f, partial, PLAN)
     assert "dose (72 of 80 runs here)" in text and "## Table `arms`" in text
-    assert text.count("| `cap_") == 2 * 3  # the verdict table and the per-seed table
+    assert text.count("| `cap_") == 2 * 4  # the verdict table and the per-seed table
     block = page.readme_block(f)
     assert "capping the branches' norm (cap 50, no penalty) beats unpenalised DFA: **" in block
     assert "Awaiting runs, judged when all are in the record: dose (72 of 80 runs)." in block
