@@ -32,6 +32,20 @@ configfile: str(Path(workflow.basedir) / paths.DEFAULT_CONFIG)
 # a config file's are, then laid over the config again (checks.typed_overrides)
 update_config(config, typed_overrides(dict(workflow.config_settings.config)))
 
+# Snakemake runs each script step through a shell command with the interpreter's path
+# unquoted: a path with a space fails at the first such job, after the dry run passed.
+# Refused here, before any job, naming the path.
+for _where, _path in (
+    ("the workflow's folder", workflow.basedir),
+    ("the Python interpreter", sys.executable),
+):
+    if any(c.isspace() for c in str(_path)):
+        raise WorkflowError(
+            f"{_where} has a space in its path ({_path}): Snakemake's script steps "
+            "cannot run from it. Clone (and make the environment) in a folder whose "
+            "path has no spaces."
+        )
+
 try:
     check_default_loaded(workflow.configfiles, workflow.basedir)
     prepare(config, workflow.configfiles, workflow.basedir)

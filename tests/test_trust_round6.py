@@ -87,3 +87,16 @@ def test_ctrl_c_then_the_same_command_continues():
 
     profile = yaml.safe_load((ROOT / "profiles" / "default" / "profile.yaml").read_text())
     assert profile.get("rerun-incomplete") is True
+
+
+@pytest.mark.workflow
+def test_a_checkout_in_a_folder_with_a_space_is_refused_before_any_job(tmp_path):
+    """#57, 9: Snakemake's script steps pass the interpreter's path to a shell unquoted;
+    the dry run passed and the first job failed. Now the parse stops, naming the path."""
+    from conftest import fresh_copy, snakemake
+
+    repo = fresh_copy(tmp_path / "x y")
+    out = snakemake(repo, "-n", "--configfile", "config/quick.yaml", check=False)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0 and "Job stats" not in text
+    assert f"the workflow's folder has a space in its path ({repo})" in text
