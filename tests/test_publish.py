@@ -78,6 +78,31 @@ def test_a_group_is_copied_whole(workdir):
         [publish.STAMP, *(n for _, n in files)])
 
 
+def test_a_write_that_fails_leaves_docs_as_it_was_and_is_named(workdir, monkeypatch,
+                                                                capsys):
+    """#57, 10: one file that cannot be written (a read-only PNG, a full disk) stops the
+    publish before any docs/ file is replaced, and the error names the file."""
+    files = publish.groups("cifar10")["claims"]
+    _make(files)
+    assert publish.main(["--only", "claims"]) == 0
+    before = {p.name: p.read_bytes() for p in (workdir / "docs").iterdir()}
+    for src, _ in files:  # a new build of the pages and tables
+        if src.endswith((".md", ".csv")):
+            Path(src).write_text(f"{src} again\n")
+    real = shutil.copyfile
+
+    def failing(src, dest, *a, **k):
+        if str(dest).endswith(".png"):
+            raise PermissionError(13, "Permission denied", str(dest))
+        return real(src, dest, *a, **k)
+
+    monkeypatch.setattr(publish.shutil, "copyfile", failing)
+    assert publish.main(["--only", "claims"]) == 1
+    err = capsys.readouterr().err
+    assert "nothing copied" in err and ".png: Permission denied" in err
+    assert {p.name: p.read_bytes() for p in (workdir / "docs").iterdir()} == before
+
+
 def test_the_ep_pages_only_from_the_paper_configs_corpora(workdir, capsys):
     files = publish.groups("cifar10")["ep"]
     _make(files)

@@ -650,21 +650,52 @@ def main(argv: list[str] | None = None) -> int:
     if found:
         print("publish: nothing copied.\n- " + "\n- ".join(found), file=sys.stderr)
         return 1
-    for group, files in chosen.items():
-        for src, name in files:
-            if name == FINDINGS:  # one file: the group's section, the others kept
-                published.write(group, json.loads(Path(src).read_text(encoding="utf-8")),
-                                DOCS / name)
-            else:
-                shutil.copyfile(src, DOCS / name)
-    for group in (g for g in BLOCKS if g in chosen and Path(README).exists()):
-        found = (json.loads((DOCS / "dose_findings.json").read_text(encoding="utf-8"))
-                 if group == "dose" else published.section(group, DOCS / FINDINGS))
-        readme_block(README, group, found)
-    write_stamp(chosen, args.config, scopes=scopes)
+    try:
+        copy(chosen, args.config, scopes)
+    except OSError as err:
+        print(f"publish: nothing copied: {err.filename or DOCS}: {err.strerror or err} "
+              "(docs/ and README.md must be writable)", file=sys.stderr)
+        return 1
     print(f"published {sum(map(len, chosen.values()))} files into {DOCS}/ "
           f"({', '.join(chosen)})")
     return 0
+
+
+def copy(chosen: dict[str, list[tuple[str, str]]], config: str, scopes: dict) -> None:
+    """Whole or not at all: every file of the chosen groups, the findings' sections,
+    README's blocks and the stamp are written into a staging folder in docs/ first, then
+    moved over docs/' files (and README) one rename each. A write that fails while staging
+    leaves docs/ as it was (the OSError names the file)."""
+    import tempfile
+
+    staging = Path(tempfile.mkdtemp(prefix=".publish-", dir=DOCS))
+    try:
+        for kept in (FINDINGS, STAMP):
+            if (DOCS / kept).exists():
+                shutil.copyfile(DOCS / kept, staging / kept)
+        readme = staging / README
+        if Path(README).exists():
+            shutil.copyfile(README, readme)
+        for group, files in chosen.items():
+            for src, name in files:
+                if name == FINDINGS:  # one file: the group's section, the others kept
+                    published.write(group, json.loads(Path(src).read_text(encoding="utf-8")),
+                                    staging / name)
+                else:
+                    shutil.copyfile(src, staging / name)
+        for group in (g for g in BLOCKS if g in chosen and readme.exists()):
+            found = (json.loads((staging / "dose_findings.json").read_text(encoding="utf-8"))
+                     if group == "dose" else published.section(group, staging / FINDINGS))
+            readme_block(readme, group, found)
+        write_stamp(chosen, config, docs=staging, scopes=scopes)
+        moves = [(staging / n, DOCS / n) for n in sorted({n for files in chosen.values()
+                                                          for _, n in files} | {STAMP})]
+        if readme.exists():
+            moves.append((readme, Path(README)))
+        for src, dest in moves:
+            src.replace(dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 if __name__ == "__main__":
