@@ -133,7 +133,7 @@ def render(findings: dict, table: pd.DataFrame, plan: dict) -> str:
 def readme_block(findings: dict) -> str:
     """README's lines for the dose study (make publish writes them between its markers):
     each judged part's verdict with its interval, and what still waits for runs."""
-    lines = ["- **What carries the rescue**, pre-registered in `config/claims_dose.yaml`: the "
+    lines = [f"- **What carries the rescue**, pre-registered in `{PLAN}`: the "
              "penalty's dose and two arms, a cap on the branches' norm without the penalty "
              "and the penalty with B redrawn every step "
              "([docs/dose.md](docs/dose.md), [figure](docs/fig_dose.png)):"]
