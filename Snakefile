@@ -46,6 +46,24 @@ for _where, _path in (
             "path has no spaces."
         )
 
+# The record (results/README.md) read as its jobs wrote it: on a fresh clone (or after
+# .snakemake/ was deleted) Snakemake's records of the recorded jobs are put back and
+# the files dated in job order before the DAG is built, so nothing recorded reruns
+# (infra.record.restore_if_fresh; nothing is read where every record is there).
+if workflow.is_main_process:
+    from credit_assign.infra import record as _record
+
+    try:
+        _restored = _record.restore_if_fresh(workflow.basedir)
+    except _record.RecordError as err:
+        raise WorkflowError(str(err)) from None
+    if _restored:
+        print(
+            f"record: {_restored['files']} files read as their jobs wrote them, "
+            f"{_restored['metadata']} Snakemake records put back (a fresh checkout)",
+            file=sys.stderr,
+        )
+
 try:
     check_default_loaded(workflow.configfiles, workflow.basedir)
     prepare(config, workflow.configfiles, workflow.basedir)

@@ -100,3 +100,28 @@ def test_a_checkout_in_a_folder_with_a_space_is_refused_before_any_job(tmp_path)
     text = out.stdout + out.stderr
     assert out.returncode != 0 and "Job stats" not in text
     assert f"the workflow's folder has a space in its path ({repo})" in text
+
+
+COMPUTING = ("prepare_data", "prepare_corpus", "train", "fresh_b_null", "measure",
+             "alignment_probe", "ep_stack_probe", "ep_fixed_point", "ep_estimator")
+
+
+@pytest.mark.workflow
+def test_a_fresh_clones_bare_snakemake_plans_no_computing_job(tmp_path):
+    """#58, 3 and #57, 5: the mission's own command on a fresh clone, with no restore
+    step to remember: the Snakefile reads the record as its jobs wrote it, and the paper
+    config, the study and the claims plan tables, figures and pages only."""
+    from conftest import snakemake
+
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    first = snakemake(clone, "-n")
+    assert "Snakemake records put back (a fresh checkout)" in first.stderr
+    for args in ([], ["all", "variants", "claims", "--configfile", "config/config.yaml",
+                      "config/variants.yaml"]):
+        out = snakemake(clone, "-n", *args)
+        stats = out.stdout.split("Job stats:")[-1] if "Job stats:" in out.stdout else ""
+        planned = {line.split()[0] for line in stats.splitlines()[3:] if line.strip()}
+        assert not planned & set(COMPUTING), (args, sorted(planned))

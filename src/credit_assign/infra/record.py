@@ -334,6 +334,24 @@ def restore(root: str | Path = ".", now: float | None = None) -> dict[str, int]:
     return {"files": len(index), "metadata": copied}
 
 
+def restore_if_fresh(root: str | Path = ".") -> dict[str, int] | None:
+    """restore, where it has something to do: a record file without Snakemake's record of
+    its job here (a fresh clone, a deleted .snakemake/). None, and nothing read, where
+    every record is there (a checkout in use). The Snakefile calls it before the DAG is
+    built, so the bare ``snakemake`` on a fresh clone reads the record as its jobs wrote
+    it and plans no training; a record file that does not match is a RecordError."""
+    root = Path(root)
+    meta_dir, target = root / METADATA, root / SNAKEMAKE_METADATA
+    if not meta_dir.is_dir():
+        return None
+    longest = _longest(target) if target.is_dir() else 255
+    for rec in (p for p in meta_dir.rglob("*") if p.is_file()):
+        path = record_path(PurePosixPath(rec.relative_to(meta_dir).as_posix()))
+        if path is not None and not (target / record_name(path, longest)).exists():
+            return restore(root)
+    return None
+
+
 # ---- check
 def _check_one(root: Path, path: str, entry: dict[str, Any]) -> str | None:
     f = root / path
