@@ -143,3 +143,20 @@ def test_the_page_and_readme_lines_say_each_verdict_and_what_waits():
     block = page.readme_block(f)
     assert "capping the branches' norm (cap 50, no penalty) beats unpenalised DFA: **" in block
     assert "Awaiting runs, judged when all are in the record: dose (72 of 80 runs)." in block
+
+
+def test_a_diverged_runs_row_is_nan_and_flagged_not_a_crash():
+    """A diverged run's non-finite numbers are stored as null (infra.files.sanitize):
+    its row holds NaN there and counts them, so the parts it enters say 'diverged'."""
+    run = dose_plan.Run("dose", None, "dfa", "default", 0.0, 1001)
+    metrics = {"final": {"test_acc": 0.1, "h_L_norm_median": None, "deep_cosine": None,
+                         "cosine": [None, 0.1, None, 0.2, 0.3]},
+               "history": {"h_norm_median": [[None, 1.0]],
+                           "branch_norm_median": [[None, 5.0, None, 2.0]]},
+               "nonfinite": [{"path": "final.h_L_norm_median", "value": "inf"}]}
+    null = {"trained": {"cosine": [0.1] * 5, "deep_cosine": None},
+            "fresh": {"cosine": [[0.0] * 5, [0.0] * 5], "deep_cosine": [0.0, 0.01]},
+            "nonfinite": []}
+    r = judge.row(run, metrics, null)
+    assert math.isnan(r["log10_h_L_norm"]) and math.isnan(r["null_deep_gap"])
+    assert r["branch_norm_max"] == 5.0 and r["n_nonfinite"] == 1

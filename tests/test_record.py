@@ -356,3 +356,15 @@ def test_take_names_what_it_cannot_vouch_for(recorded, tmp_path_factory):
     (recorded / record.SNAKEMAKE_METADATA / record.record_name(null)).unlink()
     with pytest.raises(record.RecordError, match="no record of its job"):
         record.take(recorded, here)
+
+
+def test_an_edit_without_its_jobs_record_keeps_the_entry(recorded):
+    """A record file edited where Snakemake has no record of its job (a clone before its
+    restore): the index keeps the job's entry, and check names the file."""
+    entry = json.loads((recorded / record.INDEX).read_text())["files"][f"{RUN}/metrics.json"]
+    (recorded / record.SNAKEMAKE_METADATA / record.record_name(f"{RUN}/metrics.json")).unlink()
+    (recorded / f"{RUN}/metrics.json").write_text(json.dumps({"kind": "TRAIN"}))
+    assert record.save(recorded)["changed"] == 1
+    assert json.loads((recorded / record.INDEX).read_text())["files"][
+        f"{RUN}/metrics.json"] == entry
+    assert any("does not match the record" in p for p in record.check(recorded))

@@ -2,6 +2,7 @@
 whatever git is told to overlook."""
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -49,6 +50,16 @@ def test_a_new_file_hidden_by_info_exclude_is_still_uncommitted(repo):
     assert uncommitted(repo) == ["src/extra.py"]
 
 
+def test_a_staged_new_file_and_a_symlink(repo):
+    (repo / "src" / "link.py").symlink_to("rule.py")
+    _git(repo, "add", "src/link.py")
+    _git(repo, "commit", "-q", "-m", "link")
+    assert uncommitted(repo) == []  # a committed symlink is its target's name
+    (repo / "src" / "staged.py").write_text("z = 1\n")
+    _git(repo, "add", "src/staged.py")
+    assert uncommitted(repo) == ["src/staged.py"]
+
+
 def test_a_deleted_file_is_uncommitted(repo):
     (repo / "src" / "rule.py").unlink()
     assert uncommitted(repo) == ["src/rule.py"]
@@ -69,11 +80,19 @@ def test_a_run_whose_recorded_params_differ_would_rerun(tmp_path):
     w = W(dataset="cifar10", recipe="default", method="dfa", lam="0.01", seed="1001")
     metrics = "results/cifar10/default/train/dfa/lam0.01/seed1001/metrics.json"
     assert not jobs._would_rerun(w, metrics)  # no record of its job: Snakemake cannot tell
+    (tmp_path / metrics).parent.mkdir(parents=True)
+    (tmp_path / metrics).write_text("{}")
     meta = tmp_path / record.SNAKEMAKE_METADATA / record.record_name(metrics)
     meta.parent.mkdir(parents=True, exist_ok=True)
     params = [repr("data/cifar10.pt"), repr(jobs.code("train")(w)), repr(jobs.run_config(w))]
     meta.write_text(json.dumps({"params": json.dumps(params)}))
     assert not jobs._would_rerun(w, metrics)
+    # the job's script edited after the run (Snakemake's mtime trigger)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "train.py").write_text("# edited\n")
+    os.utime(tmp_path / metrics, (1e9, 1e9))
+    assert jobs._would_rerun(w, metrics)
+    (tmp_path / "scripts" / "train.py").unlink()
     params[1] = repr("0" * 64)  # the rule's code changed since the job
     meta.write_text(json.dumps({"params": json.dumps(params)}))
     assert jobs._would_rerun(w, metrics)

@@ -186,8 +186,8 @@ def group_scope(name: str, files: list[str], config: str,
     jobs, error = planned(*args, cwd=cwd) if cwd is not None else planned(*args)
     if error:
         raise PublishError(f"group {name}: {error}")
-    tracked = set(subprocess.run(["git", "ls-files"], capture_output=True, text=True,
-                                 cwd=code.ROOT).stdout.split())
+    tracked = set(subprocess.run(["git", "ls-files", "-z"], capture_output=True, text=True,
+                                 cwd=code.ROOT).stdout.split("\0"))
     report = {j["step"] for j in jobs
               if j["step"] not in code.ENTRY and j["step"] not in code.DATA_STEPS}
     root = code.ROOT.resolve()
@@ -527,6 +527,10 @@ def planned(targets: list[str], config: str | list[str], extra: tuple[str, ...] 
 def configs_of(name: str, config: str) -> tuple[str, ...]:
     """The configs a group is built with: the study's (paths.STUDY_CONFIGS: the paper
     config and its variants) for the study, the publish's for the others."""
+    if name == "dose":  # its arms are recipes of config/dose.yaml
+        from credit_assign.studies.dose import plan
+
+        return (config, plan.CONFIG)
     return tuple(paths.STUDY_CONFIGS) if name == "study" else (config,)
 
 

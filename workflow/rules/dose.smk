@@ -1,8 +1,8 @@
 # What carries the penalty's rescue (config/claims_dose.yaml, issue #56): the λ dose and
 # its arms. `snakemake --cores 2 dose_runs --configfile config/config.yaml config/dose.yaml`
 # trains what the record lacks (from committed code only: a clean worktree, as
-# results/README.md says); `snakemake dose` judges and draws what the record holds, each
-# table once all its runs are here.
+# results/README.md says); `snakemake dose` with the same two configs (the arms are its
+# recipes) judges and draws what the record holds, each table once all its runs are here.
 from credit_assign.studies.dose import plan as dose_plan
 
 

@@ -49,26 +49,31 @@ def uncommitted(root: str | Path) -> list[str]:
     top = Path(git("rev-parse", "--show-toplevel").decode().strip())
     here = Path(root).resolve().relative_to(top.resolve()).as_posix()
     prefix = "" if here == "." else f"{here}/"
-    head = {}
+    head = {}  # path -> (mode, blob)
     for entry in git("ls-tree", "-r", "-z", "--full-tree", "HEAD").split(b"\0"):
         if entry:
             meta, path = entry.decode().split("\t", 1)
-            if path.startswith(prefix) and meta.split()[1] == "blob":
-                head[path[len(prefix):]] = meta.split()[2]
+            mode, kind, blob = meta.split()
+            if path.startswith(prefix) and kind == "blob":
+                head[path[len(prefix):]] = (mode, blob)
     changed = []
-    for path, blob in head.items():
+    for path, (mode, blob) in head.items():
         if path.split("/")[0] in NOT_CODE:
             continue
         file = Path(root) / path
-        if file.is_symlink() or not file.is_file():
+        if mode == "120000":  # a symlink: its target is its content
+            data = os.readlink(file).encode() if file.is_symlink() else None
+        else:
+            data = file.read_bytes() if file.is_file() and not file.is_symlink() else None
+        if data is None or hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() != blob \
+                or (mode == "100755") != (mode != "120000" and os.access(file, os.X_OK)):
             changed.append(path)
-            continue
-        data = file.read_bytes()
-        if hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() != blob:
-            changed.append(path)
-    new = git("ls-files", "-z", "--others", "--exclude-per-directory=.gitignore").split(b"\0")
-    changed += [p.decode() for p in new if p and p.decode().split("/")[0] not in NOT_CODE]
-    return sorted(changed)
+    # every file git lists that HEAD lacks: staged (in the index) or new and not ignored
+    listed = git("ls-files", "-z", "--cached", "--others",
+                 "--exclude-per-directory=.gitignore").split(b"\0")
+    changed += [p for p in (x.decode() for x in listed if x)
+                if p not in head and p.split("/")[0] not in NOT_CODE]
+    return sorted(set(changed))
 
 
 def _package_version() -> str:

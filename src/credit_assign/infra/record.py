@@ -209,8 +209,13 @@ def save(root: str | Path = ".") -> dict[str, int]:
             continue
         if meta is None and pattern not in NO_METADATA:
             old = index.get(path)
-            if old is None or old["sha256"] != sha256_file(root / path):
+            if old is None:
                 unrecorded.append(path)
+                continue
+            if old["sha256"] != sha256_file(root / path):  # other bytes, and no job: kept
+                changed.append(path)
+                entries[path] = old
+                kept_meta.update(record_name(p, longest) for p in [path, *weights_of(path)])
                 continue
             entries[path] = old  # restored from git and unchanged: its copy stands
             kept_meta.update(record_name(p, longest) for p in [path, *weights_of(path)])

@@ -19,25 +19,37 @@ from credit_assign.studies.dose.plan import ARM_RULES, Run, arm_recipe, runs
 LAYERS = 5  # h_0 … h_4: the paper's depth-4 model
 
 
+def _f(x) -> float:
+    """A stored number as a float: a non-finite one was stored as null (NaN here)."""
+    return math.nan if x is None else float(x)
+
+
+def _max(values) -> float:
+    v = np.asarray([_f(x) for x in values], dtype=float)
+    return float(np.nanmax(v)) if np.isfinite(v).any() else math.nan
+
+
 def row(run: Run, metrics: dict, null: dict | None) -> dict:
-    """One run's row: what the parts read, and the per-block numbers shown beside."""
+    """One run's row: what the parts read, and the per-block numbers shown beside. A
+    diverged run's non-finite numbers (stored as null) are NaN here, and the run is
+    flagged (``n_nonfinite``): every part it enters is undecided, "diverged"."""
     final, hist = metrics["final"], metrics["history"]
+    norm = _f(final["h_L_norm_median"])
     out = {"arm": run.arm, "value": run.value, "method": run.method, "recipe": run.recipe,
-           "lam": run.lam, "seed": run.seed, "test_acc": final["test_acc"],
-           "h_L_norm": final["h_L_norm_median"],
-           "log10_h_L_norm": math.log10(final["h_L_norm_median"])
-           if final["h_L_norm_median"] and final["h_L_norm_median"] > 0 else math.nan,
-           "h_0_norm": hist["h_norm_median"][-1][0],
-           "branch_norm_max": max(hist["branch_norm_median"][-1]),
-           "deep_cosine": final.get("deep_cosine"),
+           "lam": run.lam, "seed": run.seed, "test_acc": _f(final["test_acc"]),
+           "h_L_norm": norm,
+           "log10_h_L_norm": math.log10(norm) if norm > 0 else math.nan,
+           "h_0_norm": _f(hist["h_norm_median"][-1][0]),
+           "branch_norm_max": _max(hist["branch_norm_median"][-1]),
+           "deep_cosine": _f(final.get("deep_cosine")),
            "n_nonfinite": len(metrics.get("nonfinite") or [])}
     cos = final.get("cosine") or [None] * LAYERS
-    out |= {f"cos_l{i}": c for i, c in enumerate(cos)}
+    out |= {f"cos_l{i}": _f(c) for i, c in enumerate(cos)}
     if null is not None:
-        fresh = np.asarray(null["fresh"]["cosine"], dtype=float)
-        trained = np.asarray(null["trained"]["cosine"], dtype=float)
-        out["null_deep_gap"] = (null["trained"]["deep_cosine"]
-                                - float(np.mean(null["fresh"]["deep_cosine"])))
+        fresh = np.asarray([[_f(c) for c in draw] for draw in null["fresh"]["cosine"]])
+        trained = np.asarray([_f(c) for c in null["trained"]["cosine"]])
+        fresh_deep = np.asarray([_f(c) for c in null["fresh"]["deep_cosine"]])
+        out["null_deep_gap"] = _f(null["trained"]["deep_cosine"]) - float(fresh_deep.mean())
         out |= {f"null_gap_l{i}": float(trained[i] - fresh[:, i].mean())
                 for i in range(len(trained))}
         out["n_nonfinite"] += len(null.get("nonfinite") or [])
@@ -123,8 +135,11 @@ def judge(table: pd.DataFrame, plan: dict) -> list[dict]:
                  "diverged": diverged,
                  "reason": None if usable else ("diverged" if diverged else "too_few")}
             members.append((v, part))
-        for (v, part), adj in zip(members, holm([v["p"] for v, _ in members]), strict=True):
-            v["p_holm"] = adj
+        # Holm over the parts of the table, every one counted: an unusable part (diverged,
+        # too few seeds) enters the family with p = 1 (it can hold nothing)
+        family = [v["p"] if math.isfinite(v["p"]) else 1.0 for v, _ in members]
+        for (v, part), adj in zip(members, holm(family), strict=True):
+            v["p_holm"] = adj if math.isfinite(v["p"]) else math.nan
             if v["reason"] is None:
                 v["verdict"], v["reason"] = decide_p(v["mean"], adj, {"claim": part["claim"]},
                                                      alpha)

@@ -29,13 +29,18 @@ def order(plan_path: str, judge_path: str, runs: list[dict]) -> dict:
     plan_sha, plan_at = first(plan_path)
     changes = _git("log", "--format=%h", "--", plan_path).splitlines()
     judge_sha, judge_at = first(judge_path)
-    ends = sorted(r["finished_at"] for r in runs if r["finished_at"])
+    from datetime import datetime
+
+    def when(text):
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S%z")
+
+    ends = sorted((r["finished_at"] for r in runs if r["finished_at"]), key=when)
     return {"plan_commit": plan_sha, "plan_at": plan_at, "plan_changed": len(changes) > 1,
             "judge_commit": judge_sha, "judge_at": judge_at,
             "first_run_at": ends[0] if ends else None, "last_run_at": ends[-1] if ends else None,
             "n_runs": len(runs), "commits": sorted({r["commit"][:7] for r in runs}),
             "dirty": sum(bool(r["dirty"]) for r in runs),
-            "before_judge": sum(1 for e in ends if judge_at and e < judge_at)}
+            "before_judge": sum(1 for e in ends if judge_at and when(e) < when(judge_at))}
 
 
 def _n(x, digits=3):
