@@ -64,6 +64,12 @@ def render(findings: dict, table: pd.DataFrame, plan: dict) -> str:
              f"{o['before_judge']} finished before the judge was committed. The numbers seen "
              "before the plan was written are listed at its top; the runs at λ = 0, 1e-4, "
              "1e-2 and the frozen baseline on these seeds are those seen runs.", ""]
+    lines += ["Where the runs depart from the plan's words: the cap acts before every "
+              "optimizer step on that step's batch (the plan says after every step on the "
+              "batch just seen: the same rescaling, read one batch later), so the weights "
+              "saved after an epoch may sit above the cap until the next step; and each arm "
+              "is a rule of its own (science/rules/dfa_arms.py) rather than an option of "
+              "DFA's, so that no run already in the record was retrained.", ""]
     status = findings["tables"]
     waiting = [f"{k} ({v['have']} of {v['need']} runs here)" for k, v in status.items()
                if not v["judged"]]
