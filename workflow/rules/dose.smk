@@ -6,16 +6,11 @@
 from credit_assign.studies.dose import plan as dose_plan
 
 
-def dose_present(wildcards):
-    """The study's result files that are here (a table waits for its missing runs)."""
-    return [f for f in dose_plan.inputs(dose_plan.load()) if Path(f).exists()]
-
-
 rule dose_tables:
     """The dose study's runs → per-run and per-epoch tables, findings, page."""
     input:
-        plan=dose_plan.PLAN,
-        results=dose_present,
+        plan=dose_plan.plan_file,
+        results=dose_plan.present,
     output:
         runs=dose_plan.OUT["runs"],
         epochs=dose_plan.OUT["epochs"],
@@ -63,4 +58,4 @@ rule dose:
 rule dose_runs:
     """Every run the dose study reads (lay config/dose.yaml over the paper config)."""
     input:
-        dose_plan.inputs(dose_plan.load()),
+        dose_plan.all_inputs,

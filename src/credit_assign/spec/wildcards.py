@@ -162,12 +162,10 @@ class JobFunctions:
             return True
         # Snakemake's mtime trigger: a script or an input newer than the result
         script = self.basedir / "scripts" / "train.py"
-        newer = [script, self.basedir / self.dataset_manifest_path(w)]
+        newer = [script, self.basedir / paths.fill(paths.DATA_MANIFEST, dataset=w.dataset)]
         made = (self.basedir / metrics).stat().st_mtime
         return any(f.exists() and f.stat().st_mtime > made for f in newer)
 
-    def dataset_manifest_path(self, w) -> str:
-        return paths.fill(paths.DATA_MANIFEST, dataset=w.dataset)
 
     def _refuse_uncommitted(self, file: str | None = None) -> None:
         """A ConfigError naming the files whose changes are not committed (tracked, or new

@@ -88,9 +88,13 @@ class PlanError(ValueError):
     """A plan this study cannot judge, named."""
 
 
-def load(path: str | Path = PLAN) -> dict:
-    """The plan, checked against SCHEMA (a wrong key or value is named with its place)."""
-    path = Path(path)
+ROOT = Path(__file__).resolve().parents[4]  # the checkout: the plan is found from any folder
+
+
+def load(path: str | Path | None = None) -> dict:
+    """The plan (default: this checkout's), checked against SCHEMA (a wrong key or value
+    is named with its place)."""
+    path = ROOT / PLAN if path is None else Path(path)
     try:
         plan = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -176,6 +180,22 @@ def runs(plan: dict) -> list[Run]:
         out += [Run("dose", None, "frozen", paths.DEFAULT_RECIPE, 0.0, seed)
                 for seed in plan["seeds"]]
     return out
+
+
+def plan_file(wildcards=None) -> str:
+    """The plan's file in this checkout (a step's input, found from any working folder)."""
+    return str(ROOT / PLAN)
+
+
+def present(wildcards=None) -> list[str]:
+    """The study's result files that are here (step dose_tables reads these; a table
+    waits for its missing runs)."""
+    return [f for f in inputs(load()) if Path(f).exists()]
+
+
+def all_inputs(wildcards=None) -> list[str]:
+    """Every result file the study reads (target dose_runs trains what is missing)."""
+    return inputs(load())
 
 
 def inputs(plan: dict) -> list[str]:
