@@ -13,11 +13,11 @@ from credit_assign.analysis.claims import t_interval
 from credit_assign.figures import style
 
 ZERO_AT = 3e-6  # where λ = 0 sits on the log axis (its tick says 0)
-ARM_ORDER = [("λ = 0", "default", "dfa", 0.0), ("cap 250", "cap250", "dfa_cap", 0.0),
-             ("cap 50", "cap50", "dfa_cap", 0.0), ("λ = 1e-4", "default", "dfa", 1e-4),
-             ("redrawn B,\nλ = 1e-4", "redraw1", "dfa_redraw", 1e-4),
-             ("λ = 1e-2", "default", "dfa", 1e-2),
-             ("redrawn B,\nλ = 1e-2", "redraw1", "dfa_redraw", 1e-2),
+ARM_ORDER = [("λ=0", "default", "dfa", 0.0), ("cap 250", "cap250", "dfa_cap", 0.0),
+             ("cap 50", "cap50", "dfa_cap", 0.0), ("λ=1e-4", "default", "dfa", 1e-4),
+             ("redraw 1e-4", "redraw1", "dfa_redraw", 1e-4),
+             ("λ=1e-2", "default", "dfa", 1e-2),
+             ("redraw 1e-2", "redraw1", "dfa_redraw", 1e-2),
              ("frozen", "default", "frozen", 0.0)]
 
 
@@ -83,13 +83,13 @@ def draw(table: pd.DataFrame):
              for lab, r, m, lam in ARM_ORDER]
     shown = [(lab, v) for lab, v in shown if len(v)]
     for i, (lab, v) in enumerate(shown):
-        arm = "cap" in lab or "redrawn" in lab
+        arm = "cap" in lab or "redraw" in lab
         color = "#cc79a7" if "cap" in lab else "#009e73" if arm else "0.35"
         ax.plot([i] * len(v), v, ".", color=color, alpha=0.45, ms=3)
         low, high = t_interval(v, 0.95)
         ax.plot([i, i], [low, high], color=color, lw=1.6)
         ax.plot([i], [v.mean()], "o", color=color, ms=4)
-    ax.set_xticks(range(len(shown)), [lab for lab, _ in shown], rotation=35, ha="right",
+    ax.set_xticks(range(len(shown)), [lab for lab, _ in shown], rotation=40, ha="right",
                   rotation_mode="anchor", fontsize=7)
     ax.set_ylabel("test accuracy")
     ax.set_title("D  arms", loc="left")
