@@ -175,3 +175,25 @@ DISAGREE = {"default": [3.0, 3.0, 3.0, 3.0],
 # Each recipe of DISAGREE → its kind.
 KINDS = {"default": "stated", "many": "open", "close": "open", "off": "departs",
          "bad": "departs"}
+
+
+# ---- a small spring-coupled stack at its fixed point (tests/test_ep_*.py)
+SPRING_EPS = 0.1
+
+
+@pytest.fixture(scope="module")
+def small_spring_stack():
+    """A small spring-coupled transformer stack in float64, a batch and its fixed point
+    (relaxed at ε = SPRING_EPS to a residual below 1e-14)."""
+    from credit_assign.ep_stack import dynamics
+    from credit_assign.ep_stack.implicit import relax_to_convergence
+
+    g = torch.Generator().manual_seed(0)
+    stack = dynamics.SpringStack(vocab=7, blocks=2, width=8, heads=2, context=4,
+                                 generator=g).double()
+    idx = torch.randint(0, 7, (2, 4), generator=g)
+    y = torch.randint(0, 7, (2, 4), generator=g)
+    x = stack.embed(idx).detach()
+    relaxed = relax_to_convergence(stack, x, SPRING_EPS, tol=1e-14, cap=20_000)
+    assert relaxed.converged, relaxed.log[-3:]
+    return stack, idx, y, x, relaxed

@@ -6,6 +6,7 @@ linear algebra."""
 import numpy as np
 import pytest
 import torch
+from conftest import SPRING_EPS
 
 from credit_assign.ep_stack import dynamics
 from credit_assign.ep_stack.implicit import (
@@ -15,21 +16,13 @@ from credit_assign.ep_stack.implicit import (
     transient_growth,
 )
 
-EPS = 0.1
+EPS = SPRING_EPS
 
 
 @pytest.fixture(scope="module")
-def small():
+def small(small_spring_stack):
     """A small spring-coupled transformer stack in float64, a batch and its fixed point."""
-    g = torch.Generator().manual_seed(0)
-    stack = dynamics.SpringStack(vocab=7, blocks=2, width=8, heads=2, context=4,
-                                 generator=g).double()
-    idx = torch.randint(0, 7, (2, 4), generator=g)
-    y = torch.randint(0, 7, (2, 4), generator=g)
-    x = stack.embed(idx).detach()
-    relaxed = relax_to_convergence(stack, x, EPS, tol=1e-14, cap=20_000)
-    assert relaxed.converged, relaxed.log[-3:]
-    return stack, idx, y, x, relaxed
+    return small_spring_stack
 
 
 def _rel(a, b):

@@ -6,24 +6,19 @@ import math
 
 import pytest
 import torch
+from conftest import SPRING_EPS
 
 from credit_assign.ep_stack import dynamics
 from credit_assign.ep_stack import precision as prec
 from credit_assign.ep_stack.implicit import implicit_grads, relax_to_convergence
 
-EPS = 0.1
+EPS = SPRING_EPS
 
 
 @pytest.fixture(scope="module")
-def small():
-    g = torch.Generator().manual_seed(0)
-    stack = dynamics.SpringStack(vocab=7, blocks=2, width=8, heads=2, context=4,
-                                 generator=g).double()
-    idx = torch.randint(0, 7, (2, 4), generator=g)
-    y = torch.randint(0, 7, (2, 4), generator=g)
-    x = stack.embed(idx).detach()
-    relaxed = relax_to_convergence(stack, x, EPS, tol=1e-14, cap=20_000)
-    assert relaxed.converged
+def small(small_spring_stack):
+    """The shared small stack at its fixed point, with its implicit gradient by name."""
+    stack, idx, y, x, relaxed = small_spring_stack
     grads, adj = implicit_grads(stack, idx, y, relaxed.z, tol=1e-13)
     assert adj.converged
     return stack, idx, y, x, relaxed, prec.named(stack, grads)
