@@ -70,6 +70,21 @@ try:
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
+# A grid far beyond the paper's (sweep.seeds of thousands) takes Snakemake minutes and
+# gigabytes to plan before it says anything: said first, with the count.
+LARGE_GRID = 2000
+if workflow.is_main_process:
+    from credit_assign.spec.matrix import run_table
+
+    _n_runs = len(run_table(config))
+    if _n_runs > LARGE_GRID:
+        print(
+            f"config: {_n_runs} training runs (sweep: methods × λ × seeds); planning them "
+            "takes Snakemake minutes and GBs before the first job. Their cost: "
+            "python -m credit_assign.spec.estimate config/config.yaml <your config>",
+            file=sys.stderr,
+        )
+
 
 report: "workflow/report/workflow.rst"
 

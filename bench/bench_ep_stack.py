@@ -2,7 +2,7 @@
 
 Run by hand (never in CI; nothing here asserts a time):
 
-    .venv/bin/python bench/bench_ep_stack.py --corpus-path ../shared/data/tinyshakespeare.txt \\
+    .venv/bin/python bench/bench_ep_stack.py --corpus-path path/to/tinyshakespeare.txt \\
         --out docs/ep_stack_bench.json          # the seed's settings: about 35 min on 1 core
     .venv/bin/python bench/bench_ep_stack.py --small   # seconds, offline (pydoc corpus)
 

@@ -4,6 +4,7 @@ whatever git is told to overlook."""
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -144,3 +145,117 @@ def test_a_fresh_clones_bare_snakemake_plans_no_computing_job(tmp_path):
         stats = out.stdout.split("Job stats:")[-1] if "Job stats:" in out.stdout else ""
         planned = {line.split()[0] for line in stats.splitlines()[3:] if line.strip()}
         assert not planned & set(COMPUTING), (args, sorted(planned))
+
+
+# ---- 8: claims files ---------------------------------------------------------------
+def _claims_variant(tmp_path, edit):
+    import yaml
+
+    spec = yaml.safe_load((ROOT / "config/claims.yaml").read_text(encoding="utf-8"))
+    edit(spec)
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_the_committed_claims_file_still_reads():
+    from credit_assign.spec import claims
+
+    assert claims.load(ROOT / "config/claims.yaml")["decision"]["method"] == "BCa"
+
+
+def test_a_claims_file_without_version_and_bca_on_three_seeds_is_refused(tmp_path):
+    from credit_assign.spec import claims
+
+    path = _claims_variant(tmp_path, lambda s: s["seeds"].update(fresh=[2001, 2002, 2003]))
+    with pytest.raises(claims.ClaimsError, match=r"without version 2.*seeds.fresh has 3"):
+        claims.load(path)
+
+
+def test_fresh_seeds_that_are_the_study_seeds_are_refused(tmp_path):
+    from credit_assign.spec import claims
+
+    path = _claims_variant(tmp_path, lambda s: s["seeds"].update(fresh=[42, 123, 456, 1, 2,
+                                                                         3, 4, 5]))
+    with pytest.raises(claims.ClaimsError, match=r"\[42, 123, 456\] are in both"):
+        claims.load(path)
+
+
+def test_a_threshold_given_as_a_string_is_named_as_such(tmp_path):
+    from credit_assign.spec import claims
+
+    def edit(spec):
+        spec["claims"][0]["claim"]["threshold"] = "0.5"
+
+    with pytest.raises(claims.ClaimsError, match=r"claims/0/claim.*'0.5' is not of type "
+                                                 r"'number'"):
+        claims.load(_claims_variant(tmp_path, edit))
+
+
+# ---- 12: a table refused names the result, not every column ---------------------------
+def test_a_nan_in_a_runs_table_names_its_result_file(tmp_path):
+    import math
+
+    from test_trust import _runs_frame
+
+    from credit_assign.analysis import tables
+
+    frame = _runs_frame()
+    frame["path"] = [f"results/digits/default/train/{m}/lam0/seed{s}/metrics.json"
+                     for m, s in zip(frame.method, frame.seed, strict=True)]
+    frame.loc[2, "test_acc"] = math.nan
+    with pytest.raises(tables.TableError) as err:
+        tables.write(frame, tmp_path / "runs.csv", "runs")
+    message = str(err.value)
+    assert "results/digits/default/train/dfa/lam0/seed1/metrics.json" in message
+    assert "bug in the writer" not in message
+    assert message.count("non-finite") == 1  # the frame-wide check named once
+
+
+# ---- 4: a diverged EP stack is named -------------------------------------------------
+def test_a_diverged_stack_is_named_not_an_arpack_traceback(tmp_path, monkeypatch):
+    from scipy.sparse.linalg import ArpackError
+
+    from credit_assign import jobs
+
+    def diverged(*args, **kwargs):
+        raise ArpackError(-9999)
+
+    monkeypatch.setattr(jobs, "run_fixed_point", diverged)
+    monkeypatch.setattr(jobs.CharCorpus, "load", staticmethod(lambda path: None))
+    with pytest.raises(jobs.DivergedStackError, match=r"tinyshakespeare seed 3: .*"
+                                                      r"pretraining diverged"):
+        jobs.ep_fixed_point("cache.pt", "tinyshakespeare", 3, {}, tmp_path / "r.json",
+                            tmp_path / "t.json")
+    assert not (tmp_path / "r.json").exists()
+
+
+# ---- 11: the record names data by file name and checksum, never a machine's path -------
+def test_no_committed_file_names_a_path_of_the_machine_that_made_it():
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    found = []
+    for name in filter(None, listed):
+        path = ROOT / name
+        if not path.is_file() or path.stat().st_size > 2_000_000:
+            continue
+        text = path.read_bytes().decode("utf-8", errors="ignore")
+        if "/".join(("..", "shared", "")) in text or str(ROOT) in text:
+            found.append(name)
+    assert found == [], f"committed files naming a machine's path: {found}"
+
+
+def test_the_records_manifest_has_no_rebuild_path_and_a_clone_rebuilds_from_its_config(
+        tmp_path, monkeypatch):
+    from credit_assign.infra import data
+    from credit_assign.jobs import ensure_data
+
+    copy = json.loads((ROOT / "results/.record/manifests/data/cifar10.json").read_text())
+    assert "rebuild_from" not in copy and copy["source"].startswith("cifar10-jpg.tar (sha256")
+    monkeypatch.chdir(tmp_path)
+    data.prepare_manifest("digits", None, Path("data"), Path("data/digits.pt"))
+    manifest = json.loads(Path("data/digits.json").read_text())
+    assert record.manifest_text(Path("data/digits.json")).count("rebuild_from") == 0
+    Path("data/digits.pt").unlink()  # a fresh clone: the manifest, no data
+    ensure_data("data/digits.pt")
+    assert data.load("data/digits.pt")["info"]["digest"] == manifest["digest"]

@@ -85,6 +85,42 @@ def _run_key(run: dict) -> dict:
     return {k: run[k] for k in ("dataset", "method", "lam", "seed")}
 
 
+def ensure_data(cache: str | Path) -> None:
+    """A data cache the record's manifest describes, where it is missing (a fresh clone:
+    the record keeps manifests, not data), built first from where this job's config says
+    the data are (``data.<name>.source``; the download where it says nothing), never from
+    a path the manifest names: a manifest names its source by file name and sha256, and
+    another machine's folders are no part of the record. The job's own read then checks
+    the data against the manifest's digest, and a source holding other data is named
+    there (infra.data.load, ep_stack.corpus.CharCorpus.load)."""
+    import json
+
+    from credit_assign.infra import paths
+    from credit_assign.infra.snakejob import job_config
+
+    cache = Path(cache)
+    if cache.exists() or not paths.manifest(cache).exists():
+        return
+    want = json.loads(paths.manifest(cache).read_text())
+    name = want.get("name")
+    source = ((job_config().get("data") or {}).get(name) or {}).get("source") or None
+    log.info("%s is missing: building it from %s (config data.%s.source)", cache,
+             source or "the download", name)
+    with datasets.cache_lock(cache):
+        if cache.exists():  # another job built it meanwhile
+            return
+        if "sha256" in want:  # a corpus (ep_stack.corpus): its text's sha256
+            from credit_assign.ep_stack.corpus import prepare_corpus
+
+            prepare_corpus(name, source or "download", Path("data"), cache)
+        else:
+            datasets.prepare(name, source, cache.parent, cache)
+
+
+class DivergedStackError(RuntimeError):
+    """An EP stack whose pretraining diverged: no finite state, no fixed point."""
+
+
 # ---- the CIFAR family -------------------------------------------------------------------
 def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
           model_out: str | Path, resume_path: str | Path | None = None,
@@ -97,6 +133,7 @@ def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
     each epoch in ``snapshot_epochs``: what the alignment probes measure)."""
     job = Job("train", metrics_out, threads)
     device = resolve_device(run["training"]["device"])
+    ensure_data(data_path)
     body, state, info = fit(run, data_path, device, resume_path, snapshot_epochs)
     timings = state.timings
     timings["total_s"] = job.elapsed()
@@ -127,6 +164,7 @@ def fresh_b_null(model_path: str | Path, data_path: str | Path, draws: int, out:
     if not rule.feedback:
         raise ValueError(f"{model_path}: the fresh-B null needs a model trained with random "
                          f"feedback matrices (dfa, fa, …); {run['method']} has none")
+    ensure_data(data_path)
     data = datasets.load(data_path)
     x, y = inputs.diagnostic_batch(data, run["diagnostics"]["n_samples"],
                                      run["diagnostics"]["seed"], dev)
@@ -144,6 +182,7 @@ def alignment_probe(snapshots_path, data_path, settings: dict, out,
     saved = load_checkpoint(snapshots_path, "training snapshots", map_location="cpu")
     run, info = saved["run"], saved["info"]
     device = resolve_device(run["training"]["device"], cpu_fallback=True)
+    ensure_data(data_path)
     data = datasets.load(data_path)
     x, y = inputs.diagnostic_batch(data, settings["n_samples"], run["diagnostics"]["seed"],
                                      device)
@@ -166,6 +205,7 @@ def measure(model_path: str | Path, data_path: str | Path, batch: int, out: str 
     """Step measure: the measurement variants of one trained model (no retraining)."""
     job = Job("measure", out, threads)
     run, model, rule, dev = load_trained(model_path, device)
+    ensure_data(data_path)
     data = datasets.load(data_path)
     diag = run["diagnostics"]
     sets, variants = measurements(model, rule, data, diag["n_samples"], diag["seed"], batch,
@@ -191,6 +231,7 @@ def ep_stack_probe(corpus_path, corpus_name: str, seed: int, settings: dict, out
                    resume=None, threads: int | None = None) -> dict:
     """Step ep_stack_probe: one (corpus, seed) probe → result JSON + timings JSON."""
     job = Job("ep_stack", out, threads)
+    ensure_data(corpus_path)
     corpus = CharCorpus.load(corpus_path)
     body, seconds = run_probe(corpus, settings, seed, resume)
     precision = settings["pretrain"]["precision"]
@@ -214,8 +255,19 @@ def ep_fixed_point(corpus_path, corpus_name: str, seed: int, settings: dict, out
     """Step ep_fixed_point: one (corpus, seed): EP against the fixed-point gradient and
     BPTT → result JSON (deterministic for a config on the CPU) + timings JSON."""
     job = Job("ep_fixed_point", out, threads)
+    ensure_data(corpus_path)
     corpus = CharCorpus.load(corpus_path)
-    body, seconds = run_fixed_point(corpus, settings, seed, resume)
+    try:
+        body, seconds = run_fixed_point(corpus, settings, seed, resume)
+    except Exception as err:  # scipy's ARPACK on a state that is not finite
+        if type(err).__name__ not in ("ArpackError", "ArpackNoConvergence"):
+            raise
+        raise DivergedStackError(
+            f"{corpus_name} seed {seed}: the Jacobian's eigenvalues cannot be computed at "
+            f"the free state ({err}): the pretrained stack's state is not finite, so its "
+            "pretraining diverged (the job log's pretraining losses say when; "
+            "ep_stack.eps or the learning rate too large?). A diverged stack has no fixed "
+            "point to probe; lower the step and rerun") from None
     result = job.finish({"corpus": corpus_name, "seed": seed, "settings": settings, **body},
                         torch.device("cpu"), timings=False)
     Job.side_record("ep_fixed_point_timings", {

@@ -80,12 +80,40 @@ def _validate(frame: pd.DataFrame, kind: str, path, when: str = "reading") -> pd
     try:
         return schema.validate(frame, lazy=True)
     except (SchemaError, SchemaErrors) as err:
-        cases = getattr(err, "failure_cases", None)
-        what = (sorted({f"{r.column}: {r.check}" for r in cases.itertuples()})
-                if cases is not None and "column" in cases else [str(err)])
-        hint = _rerun(path) if when == "reading" else "this is a bug in the writer"
-        raise TableError(f"{path}: not a valid {kind} table when {when} it "
-                         f"({'; '.join(map(str, what[:6]))}); {hint}") from None
+        raise TableError(_invalid(err, frame, kind, path, when)) from None
+
+
+def _invalid(err, frame: pd.DataFrame, kind: str, path, when: str) -> str:
+    """What a table's contract refused: each check once (a check of the whole frame is
+    reported once per column: named once here), with the rows it refused named by their
+    result file (``path``) or run; writing, the fault is in those results."""
+    cases = getattr(err, "failure_cases", None)
+    if cases is None or "check" not in cases:
+        return f"{path}: not a valid {kind} table when {when} it ({err}); {_rerun(path)}"
+    columns = cases.groupby(cases["check"].astype(str))["column"].nunique()
+    checks: dict[str, set] = {}
+    for r in cases.itertuples():
+        whole = columns[str(r.check)] > 1 or not isinstance(r.column, str)
+        key = str(r.check) if whole else f"{r.column}: {r.check}"
+        index = getattr(r, "index", None)
+        checks.setdefault(key, set()).update([index] if pd.notna(index) else [])
+    ident = [c for c in ("path", "recipe", "method", "lam", "seed") if c in frame]
+
+    def name(i):
+        if i not in frame.index or not ident:
+            return f"row {i}"
+        row = frame.loc[i]
+        return str(row["path"]) if "path" in ident else " ".join(
+            f"{c}={row[c]}" for c in ident)
+
+    what = [f"{check}" + (f" (in {', '.join(name(i) for i in sorted(rows)[:4])}"
+                          f"{' …' if len(rows) > 4 else ''})" if rows else "")
+            for check, rows in sorted(checks.items())]
+    hint = _rerun(path) if when == "reading" else (
+        "the results named hold what the table refuses: check them (a hand edit? a run "
+        "that diverged unrecorded?) and rerun their jobs")
+    return (f"{path}: not a valid {kind} table when {when} it "
+            f"({'; '.join(what[:6])}); {hint}")
 
 
 def read(path: str | Path, kind: str, expect: Iterable | None = None) -> pd.DataFrame:

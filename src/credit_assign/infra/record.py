@@ -34,6 +34,7 @@ machine's copy of the data.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -45,7 +46,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from credit_assign.infra import paths
-from credit_assign.infra.files import atomic_write_text, sha256_file
+from credit_assign.infra.files import atomic_write_text, dumps, sha256_file
 
 # the files of the record, by the order of the jobs that write them: a layer's files
 # are inputs of the next layer's jobs only (restore's modification times)
@@ -187,6 +188,26 @@ def weights_of(path: str) -> list[str]:
     return [str(paths.beside(path, p)) for p in (paths.MODEL, paths.SNAPSHOTS)]
 
 
+# ---- the data's manifests, as the record keeps them
+def manifest_text(path: Path) -> str:
+    """A data manifest as the record keeps it: what it says of the data (its digest, its
+    source by file name and sha256), without ``rebuild_from`` — where the machine that
+    prepared it rebuilds its cache from, a path of that machine. A job finding the cache
+    missing builds it from its own config's source (infra.snakejob.ensure_data)."""
+    data = json.loads(path.read_text())
+    data.pop("rebuild_from", None)
+    return dumps(data)
+
+
+def _sha_size(root: Path, path: str) -> tuple[str, int]:
+    """A record file's sha256 and size as the index holds them (a manifest's: of
+    manifest_text)."""
+    if pattern_of(path)[1] in NO_METADATA:
+        text = manifest_text(root / path).encode()
+        return hashlib.sha256(text).hexdigest(), len(text)
+    return sha256_file(root / path), (root / path).stat().st_size
+
+
 # ---- save
 def save(root: str | Path = ".") -> dict[str, int]:
     """Write the index and copy Snakemake's record of every record file present (its
@@ -230,8 +251,8 @@ def save(root: str | Path = ".") -> dict[str, int]:
             entries[path] = before
             kept_meta.update(record_name(p, longest) for p in [path, *weights_of(path)])
             continue
-        entries[path] = {"sha256": sha256_file(root / path),
-                         "bytes": (root / path).stat().st_size,
+        digest, size = _sha_size(root, path)
+        entries[path] = {"sha256": digest, "bytes": size,
                          # a manifest's job record stays on its machine: no end time
                          "endtime": meta.get("endtime") if meta and pattern not in NO_METADATA
                          else None}
@@ -262,9 +283,9 @@ def save(root: str | Path = ".") -> dict[str, int]:
             copy = copies / path
             kept_copies.add(copy)
             if (root / path).is_file() and (
-                    not copy.is_file() or copy.read_bytes() != (root / path).read_bytes()):
+                    not copy.is_file() or copy.read_text() != manifest_text(root / path)):
                 copy.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_text(copy, (root / path).read_text())
+                atomic_write_text(copy, manifest_text(root / path))
     for old in [p for p in copies.rglob("*") if p.is_file()] if copies.is_dir() else []:
         if old not in kept_copies:
             old.unlink()
@@ -369,7 +390,10 @@ def _check_one(root: Path, path: str, entry: dict[str, Any]) -> str | None:
         return f"{path}: in the record ({INDEX}) but missing; restore it with git " \
                f"(git checkout -- {path}) or delete its entry: python -m " \
                "credit_assign.infra.record save"
-    if f.stat().st_size == entry["bytes"] and sha256_file(f) == entry["sha256"]:
+    if manifest:
+        if _sha_size(root, path) == (entry["sha256"], entry["bytes"]):
+            return None
+    elif f.stat().st_size == entry["bytes"] and sha256_file(f) == entry["sha256"]:
         return None
     meta = _metadata(root, path)
     if meta is not None and entry.get("endtime") is not None and \

@@ -11,6 +11,7 @@ from credit_assign.infra.hardware import set_threads
 
 # what the job running in this process draws from (job_about): set by snakemake_job
 _ABOUT: dict[str, Any] | None = None
+_CONFIG: dict[str, Any] = {}  # and its config (job_config)
 _RECIPE_DIR = re.compile(r"(?:^|/)results/([^/]+)/([^/]+)/")
 
 
@@ -61,6 +62,11 @@ def _job_paths(smk) -> list[str]:
     return paths
 
 
+def job_config() -> dict[str, Any]:
+    """The config of the Snakemake job running in this process ({} outside a job)."""
+    return _CONFIG
+
+
 class snakemake_job:
     """Context for a Snakemake ``script:`` job: log to the step's log file, use
     exactly the step's threads, and record a failure in the log before re-raising.
@@ -76,8 +82,9 @@ class snakemake_job:
         self.log_path = Path(log_path) if log_path else None
 
     def __enter__(self) -> int:
-        global _ABOUT
+        global _ABOUT, _CONFIG
         _ABOUT = about(self.smk)
+        _CONFIG = dict(getattr(self.smk, "config", None) or {})
         handlers = [logging.StreamHandler()]
         if self.log_path:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,8 +108,8 @@ class snakemake_job:
         return int(self.smk.threads)
 
     def __exit__(self, exc_type, exc, tb):
-        global _ABOUT
-        _ABOUT = None
+        global _ABOUT, _CONFIG
+        _ABOUT, _CONFIG = None, {}
         failures = self.log_path.with_name(self.log_path.name + ".failures") \
             if self.log_path else None
         if exc is None:

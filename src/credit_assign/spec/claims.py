@@ -59,10 +59,24 @@ def _read_checked(path: Path, schema_path: Path, compose=None) -> Spec:
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(spec),
                     key=lambda e: list(e.absolute_path))
     if errors:
-        e = errors[0]
+        e = _deepest(errors[0])
         where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
         raise ClaimsError(f"{path}: {where}: {e.message}")
     return spec
+
+
+def _deepest(error):
+    """Within a oneOf, what is wrong in the alternative the value meant — the one whose
+    ``const``/``enum`` fields (the ``side`` of a claim) it matches: "'0.5' is not of type
+    'number'", not "is not valid under any of the given schemas"."""
+    if not error.context:
+        return error
+    branches: dict = {}
+    for sub in error.context:
+        branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+    meant = [errs for errs in branches.values()
+             if not any(e.validator in ("const", "enum", "required") for e in errs)]
+    return _deepest(meant[0][0]) if len(meant) == 1 else error
 
 
 def load_ep(path: str | Path) -> Spec:
@@ -87,12 +101,36 @@ def load(path: str | Path) -> Spec:
         if c.get("seeds", "fresh") not in spec["seeds"]:
             raise ClaimsError(f"{path}: claim {c['id']}: seeds '{c['seeds']}' is not a set "
                               f"of seeds.* ({', '.join(spec['seeds'])})")
+    both = sorted(set(spec["seeds"]["fresh"]) & set(spec["seeds"]["study"]))
+    if both:
+        raise ClaimsError(f"{path}: seeds {both} are in both seeds.fresh and seeds.study: "
+                          "the verdicts' seeds must be new (never run by the study)")
     if spec.get("version") == 2:
         check_rule(spec, str(path))
+    else:
+        check_version1(spec, str(path))
     return spec
 
 
 BOOTSTRAP_MIN_SEEDS = 15
+# a file without `version` is version 1, the rule of record (config/claims.yaml: BCa,
+# committed with 8 fresh seeds); its bootstrap is accepted at that count, not below
+VERSION1_MIN_SEEDS = 8
+
+
+def check_version1(spec: Spec, path: str) -> None:
+    """A claims file of version 1 (or none stated) judges with the interval it names; a
+    bootstrap only where its fresh seeds, the verdicts' default set, number at least
+    VERSION1_MIN_SEEDS (the rule of record's own count; below, a BCa interval's coverage
+    falls to 62-72 % at 3). The rule of record judged its FA and EP claims on 3 seeds
+    each (seeds.study, seeds.ep_fresh), and says so on its pages; version 2 refuses that."""
+    n = len(spec["seeds"]["fresh"])
+    if spec["decision"]["method"] != "t" and n < VERSION1_MIN_SEEDS:
+        raise ClaimsError(
+            f"{path}: a claims file without version 2 (version 1, the rule of record) "
+            f"judges with decision.method {spec['decision']['method']}, a bootstrap, only "
+            f"on {VERSION1_MIN_SEEDS} fresh seeds or more, but seeds.fresh has {n}: write "
+            "version: 2 with method t and a correction (config/README.md)")
 
 
 def check_rule(spec: Spec, path: str) -> None:
