@@ -45,7 +45,22 @@ def paper_build_inputs(wildcards):
 
     if problem := missing_tex():
         raise WorkflowError(f"{paths.PAPER_PDF}: {problem}")
-    return per_job.paper_sources(wildcards)
+    return paper_sources(wildcards)
+
+
+def paper_sources(wildcards):
+    """The manuscript's sources: the config's (per_job.paper_sources) and, for the
+    paper's dataset, the dose study's section (paper/dose.tex and its figure; the study
+    reads the record alone, whatever else the config runs)."""
+    from credit_assign.studies.dose.plan import OUT
+
+    sources = per_job.paper_sources(wildcards)
+    if config["dataset"] != "cifar10":
+        return sources
+    return sources | {
+        "numbers": [*sources["numbers"], OUT["tex"]],
+        "figures": [*sources["figures"], paths.figure("fig_dose", "pdf")],
+    }
 
 
 def figure_outputs(name, prefix=""):

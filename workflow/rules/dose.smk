@@ -48,6 +48,26 @@ rule fig_dose:
         "../../scripts/fig_dose.py"
 
 
+rule paper_dose:
+    """The dose study's numbers and guards for the paper's section (paper/dose.tex)."""
+    input:
+        findings=dose_plan.OUT["findings"],
+        runs=dose_plan.OUT["runs"],
+    output:
+        dose_plan.OUT["tex"],
+    log:
+        dose_plan.LOGS["paper_dose"],
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        **REPORT_JOB,
+    params:
+        code=spec_code.report_digest("paper_dose"),
+    script:
+        "../../scripts/paper_dose.py"
+
+
 rule dose:
     """The dose study's page and figure from the record."""
     input:

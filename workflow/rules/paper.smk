@@ -72,7 +72,7 @@ rule paper:
 rule arxiv:
     """paper/arxiv.tar.gz: ms.tex, numbers.tex and the figures, compilable on their own."""
     input:
-        unpack(per_job.paper_sources),
+        unpack(paper_sources),
     output:
         paths.ARXIV,
     log:

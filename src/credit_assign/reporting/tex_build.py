@@ -141,12 +141,14 @@ def typed_numbers(tex_text: str) -> list[str]:
     """Result-like numbers typed into a manuscript's prose (outside macros): what the
     manuscript must take from numbers.tex instead. Comments, optional arguments
     (``[width=…]``, ``[margin=25mm]``), the arguments of file, label and citation
-    commands and the bibliography (volumes, pages, arXiv numbers) are not prose and are
-    skipped."""
+    commands, the keys of the guards and of the dose study's numbers
+    (``\\dosev{<key>}``, ``\\claimguard{<id>}``) and the bibliography (volumes,
+    pages, arXiv numbers) are not prose and are skipped."""
     text = re.sub(r"(?<!\\)%.*", "", tex_text)  # comments
     text = re.sub(r"\\begin\{thebibliography\}.*?\\end\{thebibliography\}", "", text,
                   flags=re.S)
     text = re.sub(r"\[[^\]]*\]", "", text)  # optional arguments
     text = re.sub(r"\\(?:includegraphics|input|label|ref|cite|bibitem|usepackage|"
-                  r"documentclass|graphicspath|begin|end)\s*\{[^}]*\}", "", text)
+                  r"documentclass|graphicspath|begin|end|dosev|doseguard|claimguard)"
+                  r"\s*\{[^}]*\}", "", text)
     return [m.group() for m in _RESULT_LIKE.finditer(text)]

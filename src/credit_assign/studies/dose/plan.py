@@ -212,6 +212,8 @@ def inputs(plan: dict) -> list[str]:
 # what the study writes (the summary folder is never part of the record: rebuilt from it)
 SUMMARY = paths.SUMMARY.format(dataset="cifar10", recipe=paths.DEFAULT_RECIPE)
 OUT = {"runs": f"{SUMMARY}/dose_runs.csv", "epochs": f"{SUMMARY}/dose_epochs.csv",
-       "findings": f"{SUMMARY}/dose_findings.json", "md": f"{SUMMARY}/dose.md"}
+       "findings": f"{SUMMARY}/dose_findings.json", "md": f"{SUMMARY}/dose.md",
+       "tex": "paper/dose.tex"}
 JUDGE = "src/credit_assign/studies/dose/judge.py"
-LOGS = {"dose_tables": "logs/dose/dose_tables.log", "fig_dose": "logs/figures/fig_dose.log"}
+LOGS = {"dose_tables": "logs/dose/dose_tables.log", "fig_dose": "logs/figures/fig_dose.log",
+        "paper_dose": "logs/dose/paper_dose.log"}
