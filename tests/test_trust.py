@@ -395,7 +395,7 @@ def test_stale_lists_the_runs_a_rules_code_change_reruns(tmp_path, monkeypatch, 
     (work / unrecorded).parent.mkdir(parents=True)
     (work / unrecorded).write_text("{}")
     monkeypatch.chdir(work)
-    assert stale.main(["results"]) == 0
+    assert stale.main(["results"]) == 2  # none stale; one result cannot say
     assert "6 results current, 0 made by other code" in capsys.readouterr().out
 
     real = code.file_digest  # DFA's module edited (its bytes' digest changes)
@@ -419,7 +419,7 @@ def test_stale_lists_the_runs_a_rules_code_change_reruns(tmp_path, monkeypatch, 
     (work / "results/digits/default/train/bp/lam0/seed1/snapshots.pt").unlink()
     assert stale.main(["results", "--rerun"]) == 1
     out = capsys.readouterr().out
-    assert "4 made by other code" in out and "1 results without a finished record" in out
+    assert "4 made by other code" in out and "1 results whose code cannot be told" in out
     assert "--force " + " ".join(p.as_posix() for p, _ in old) in out
 
 

@@ -259,3 +259,29 @@ def test_the_records_manifest_has_no_rebuild_path_and_a_clone_rebuilds_from_its_
     Path("data/digits.pt").unlink()  # a fresh clone: the manifest, no data
     ensure_data("data/digits.pt")
     assert data.load("data/digits.pt")["info"]["digest"] == manifest["digest"]
+
+
+# ---- 7: without .snakemake/, a result is judged from what it records ------------------
+def test_a_result_without_a_job_record_is_judged_from_its_own_commit(tmp_path):
+    from credit_assign.analysis import stale
+
+    def out(*args):
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True,
+                              text=True, check=True).stdout
+
+    history = out("log", "--format=%H", "--", "src/credit_assign/science/training.py")
+    older = history.split()[1]  # training.py differs there from today's
+    here = out("rev-parse", "HEAD").strip()
+
+    def result(commit, dirty=False):
+        path = tmp_path / f"{commit[:7]}{dirty}.json"
+        path.write_text(json.dumps({"provenance": {"code": {"git_commit": commit,
+                                                             "git_dirty": dirty}}}))
+        return path
+
+    why = stale.own_word(result(older), "train", "dfa", ROOT)
+    assert why.startswith(f"train code changed since its commit {older[:7]}: ")
+    assert stale.own_word(result(older, dirty=True), "train", "dfa", ROOT) == stale.UNKNOWN
+    assert stale.own_word(result("f" * 40), "train", "dfa", ROOT) == stale.UNKNOWN
+    if not out("status", "--porcelain", "--", "src").strip():  # a clean tree (CI)
+        assert stale.own_word(result(here), "train", "dfa", ROOT) is None

@@ -14,23 +14,28 @@ measure every rule, and not BP's runs); a plotting or reporting change lists not
     python -m credit_assign.analysis.stale results/digits --rerun   # print the snakemake command
 
 Run it from the workflow's folder (where Snakemake keeps ``.snakemake/``): the records
-are named by each file's path from there. A result without a record of its job (written
-outside one, or a fresh clone before ``python -m credit_assign.infra.record restore``)
-is listed apart: neither this command nor Snakemake can tell what code made it.
+are named by each file's path from there.
 
 It also lists the summary tables (``summary/*.csv``) that no longer match what they were
 made from: edited after they were written, or made from result files that have changed
 or gone since (each table's record, ``<table>.csv.digest.json``, holds the sha256 of the
 table and of its inputs; credit_assign.analysis.tables).
 
+A result without such a record (a fresh clone, or ``.snakemake/`` deleted) is judged
+from what it records itself: the commit it was made from, against today's files of its
+step; one that cannot say (made from a dirty tree, a commit this checkout lacks) is
+listed apart.
+
 Exit status 0 when every result and table is current, 1 when some are not (a CI step can
-require a fresh tree). A resumed job never mixes code versions: its resume state is
-tied to the library digest too (``infra.resume.load_resume``).
+require a fresh tree), 2 when none is stale but some result cannot say. A resumed job
+never mixes code versions: its resume state is tied to the library digest too
+(``infra.resume.load_resume``).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -119,8 +124,14 @@ def scan(root: Path, workdir: Path | None = None
             stale.append((path, f"{step}: {err.args[0]}"))
             continue
         params = recorded(workdir, rel)
-        if params is None:
-            unknown.append(path)
+        if params is None:  # no record of its job: what the result itself records
+            why = own_word(path, step, method, workdir)
+            if why is None:
+                fresh.append(path)
+            elif why == UNKNOWN:
+                unknown.append(path)
+            else:
+                stale.append((path, why))
         elif repr(want) in params:
             fresh.append(path)
         else:
@@ -130,6 +141,57 @@ def scan(root: Path, workdir: Path | None = None
     again = retrained(workdir, stale)
     rerun = {Path(os.path.abspath(p)) for p, _ in again}
     return [p for p in fresh if Path(os.path.abspath(p)) not in rerun], stale + again, unknown
+
+
+UNKNOWN = "cannot say"
+
+
+def own_word(path: Path, step: str, method: str | None, workdir: Path) -> str | None:
+    """Whether a result without a record of its job was made by today's code of its
+    step, from what the result records itself: the commit it was made from
+    (``provenance.code``) against today's files of its step (the ``code`` param's
+    files: spec.code.files). None when every one is the same there; why not, when one
+    differs; UNKNOWN where the result cannot say (made from a dirty tree, no commit, a
+    commit this checkout lacks, not readable)."""
+    from credit_assign.spec import code
+
+    try:
+        prov = json.loads(path.read_text())["provenance"]["code"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return UNKNOWN
+    commit = prov.get("git_commit")
+    if not commit or prov.get("git_dirty") is not False:
+        return UNKNOWN
+    from credit_assign.spec import catalog
+
+    try:
+        methods = tuple(m for m, r in catalog.load().items() if r["probed"]) \
+            if step == "alignment_probe" else (method,) if method else ()
+        files = code.files(step, methods)
+    except KeyError:
+        return UNKNOWN
+    where = [f"src/credit_assign/{f}" for f in files]
+    return _changed(str(workdir), commit, tuple(where), step)
+
+
+@functools.cache
+def _changed(workdir: str, commit: str, where: tuple[str, ...], step: str) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", workdir, "diff", "--name-only", commit, "--",
+                               *where], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return UNKNOWN
+    if done.returncode != 0:
+        return UNKNOWN  # a commit this checkout does not hold
+    changed = done.stdout.split()
+    if not changed:
+        return None
+    return (f"{step} code changed since its commit {commit[:7]}: "
+            f"{', '.join(Path(c).name for c in changed[:3])}"
+            f"{' …' if len(changed) > 3 else ''} (read from the result: no record of its "
+            "job)")
 
 
 # the weights a step reads from its run: temp(), so a stale reader of a run whose
@@ -182,9 +244,9 @@ def main(argv=None) -> int:
     for path, why in stale:
         print(f"  {path}  ({why})")
     if unknown:
-        print(f"{len(unknown)} results without a finished record of their job in "
-              f"{SNAKEMAKE_METADATA} (run from the workflow's folder; on a fresh clone: "
-              "python -m credit_assign.infra.record restore)")
+        print(f"{len(unknown)} results whose code cannot be told: no finished record of "
+              f"their job in {SNAKEMAKE_METADATA}, and the result names no commit this "
+              "checkout holds from a clean tree (run from the workflow's folder)")
         for path in unknown:
             print(f"  {path}")
     tables = audit(args.root)
@@ -195,7 +257,7 @@ def main(argv=None) -> int:
     if targets and args.rerun:
         print("rebuild them (and, on the next plain run, what depends on them) with:\n"
               "  snakemake --cores N --force " + " ".join(targets))
-    return 1 if stale or tables else 0
+    return 1 if stale or tables else 2 if unknown else 0
 
 
 def run(argv=None) -> int:
