@@ -70,6 +70,14 @@ try:
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
+# A data source other than the one the record's results were made from: said, since
+# nothing recorded reruns for it (infra.record.source_note).
+if workflow.is_main_process:
+    from credit_assign.infra.record import source_note
+
+    if _note := source_note(config, workflow.basedir):
+        print(_note, file=sys.stderr)
+
 # A grid far beyond the paper's (sweep.seeds of thousands) takes Snakemake minutes and
 # gigabytes to plan before it says anything: said first, with the count.
 LARGE_GRID = 2000

@@ -285,3 +285,27 @@ def test_a_result_without_a_job_record_is_judged_from_its_own_commit(tmp_path):
     assert stale.own_word(result("f" * 40), "train", "dfa", ROOT) == stale.UNKNOWN
     if not out("status", "--porcelain", "--", "src").strip():  # a clean tree (CI)
         assert stale.own_word(result(here), "train", "dfa", ROOT) is None
+
+
+# ---- 3: another data source than the record's is said at the parse -------------------
+def test_a_config_source_other_than_the_records_is_named(tmp_path):
+    copy = tmp_path / record.MANIFESTS / "data/cifar10.json"
+    copy.parent.mkdir(parents=True)
+    tar = tmp_path / "cifar10-jpg.tar"
+    tar.write_bytes(b"the images")
+    import hashlib
+
+    sha = hashlib.sha256(b"the images").hexdigest()
+    copy.write_text(json.dumps({"source": f"cifar10-jpg.tar (sha256 {sha})"}))
+
+    def note(source):
+        return record.source_note({"dataset": "cifar10",
+                                   "data": {"cifar10": {"source": source}}}, tmp_path)
+
+    assert note(str(tar)) is None  # the same bytes, wherever they lie
+    other = tmp_path / "other"
+    other.mkdir()
+    assert f"made from cifar10-jpg.tar (sha256 {sha}); this config's source is {other}" \
+        in note(str(other))
+    assert "the download (the official archive)" in note("download")
+    assert record.source_note({"dataset": "digits", "data": {}}, tmp_path) is None
