@@ -309,3 +309,26 @@ def test_a_config_source_other_than_the_records_is_named(tmp_path):
         in note(str(other))
     assert "the download (the official archive)" in note("download")
     assert record.source_note({"dataset": "digits", "data": {}}, tmp_path) is None
+
+
+def test_a_training_result_whose_config_differs_from_todays_is_stale(tmp_path):
+    """A result records its run config: one made under another config (2 epochs where
+    today's says 30) is stale, whatever Snakemake's records say."""
+    import shutil
+
+    from credit_assign.analysis import stale
+    from credit_assign.spec.checks import load_config
+
+    src = ROOT / "results/cifar10/default/train/dfa/lam0/seed42/metrics.json"
+    dest = tmp_path / "results/cifar10/default/train/dfa/lam0/seed42/metrics.json"
+    dest.parent.mkdir(parents=True)
+    shutil.copyfile(src, dest)
+    config = load_config([], ROOT)
+    fresh, old, _ = stale.scan(tmp_path / "results", tmp_path, config)
+    assert old == []
+    result = json.loads(dest.read_text())
+    result["config"]["training"]["epochs"] = 2
+    dest.write_text(json.dumps(result))
+    fresh, old, _ = stale.scan(tmp_path / "results", tmp_path, config)
+    assert [(p, why) for p, why in old] == [
+        (dest, "its config differs from today's: training.epochs 2 → 30")]

@@ -21,6 +21,10 @@ made from: edited after they were written, or made from result files that have c
 or gone since (each table's record, ``<table>.csv.digest.json``, holds the sha256 of the
 table and of its inputs; credit_assign.analysis.tables).
 
+A training result whose recorded run config is not the one today's config gives its
+run (``--configfile``, as the workflow is run; the paper config lies under them) is
+listed too, whatever Snakemake's records say.
+
 A result without such a record (a fresh clone, or ``.snakemake/`` deleted) is judged
 from what it records itself: the commit it was made from, against today's files of its
 step; one that cannot say (made from a dirty tree, a commit this checkout lacks) is
@@ -102,7 +106,34 @@ def recorded(workdir: Path, path: str) -> list[str] | None:
     return meta["params"]
 
 
-def scan(root: Path, workdir: Path | None = None
+def config_word(path: Path, wildcards: dict[str, str], config: dict | None) -> str | None:
+    """Why a training result's recorded run config is not the one ``config`` gives its
+    run today (spec.params.run_config: what its job would train), or None where they
+    agree or cannot be compared (no config, another dataset, a recipe the config does not
+    name, a result that records none)."""
+    from credit_assign.spec import params
+
+    if config is None or wildcards.get("dataset") != config.get("dataset"):
+        return None
+    try:
+        had = json.loads(path.read_text())["config"]
+        want = json.loads(json.dumps(params.run_config(config, **wildcards)))
+    except Exception:  # noqa: BLE001 - a recipe or method this config does not name
+        return None
+    diff = _differ(had, want)
+    return None if not diff else (
+        "its config differs from today's: " + "; ".join(diff[:3])
+        + (" …" if len(diff) > 3 else ""))
+
+
+def _differ(had, want, key: str = "") -> list[str]:
+    if isinstance(had, dict) and isinstance(want, dict):
+        return [d for k in sorted(set(had) | set(want))
+                for d in _differ(had.get(k), want.get(k), f"{key}.{k}" if key else k)]
+    return [] if had == want else [f"{key} {had!r} → {want!r}"]
+
+
+def scan(root: Path, workdir: Path | None = None, config: dict | None = None
          ) -> tuple[list[Path], list[tuple[Path, str]], list[Path]]:
     """(current results, [(stale result, why)], results without a record of their job),
     for the computing jobs' results under ``root``; ``workdir``: the workflow's folder
@@ -114,10 +145,14 @@ def scan(root: Path, workdir: Path | None = None
             rel = Path(os.path.abspath(path)).relative_to(workdir).as_posix()
         except ValueError:
             rel = path.as_posix()
-        job = job_of(rel)
+        job = _job(rel)
         if job is None:
             continue  # not a computing job's result (tables' records, findings, ...)
-        step, method = job
+        step, method = job[0], job[1].get("method")
+        if step == "train" and rel.endswith(Path(paths.METRICS).name) and (
+                why := config_word(path, job[1], config)):
+            stale.append((path, why))
+            continue
         try:
             want = expected(step, method)
         except KeyError as err:  # a method the catalogue no longer has
@@ -229,6 +264,10 @@ def main(argv=None) -> int:
     ap.add_argument("root", nargs="?", default="results", type=Path)
     ap.add_argument("--rerun", action="store_true",
                     help="print a snakemake command that rebuilds the listed results")
+    ap.add_argument("--configfile", nargs="*", default=[], metavar="FILE",
+                    help="the config files the workflow runs with (as snakemake's "
+                         "--configfile; the paper config lies under them): a training "
+                         "result whose recorded run config differs is stale")
     args = ap.parse_args(argv)
     try:  # the library digest must be this checkout's, not another's on sys.path
         check_checkout(args.root)
@@ -238,7 +277,17 @@ def main(argv=None) -> int:
     if not args.root.is_dir():
         print(f"{args.root} is not a folder of results", file=sys.stderr)
         return 2
-    fresh, stale, unknown = scan(args.root)
+    from credit_assign.spec import ConfigError
+    from credit_assign.spec.checks import load_config
+
+    try:
+        config = load_config(args.configfile, ".")
+    except (ConfigError, OSError) as err:
+        if args.configfile:
+            print(f"stale: {err}", file=sys.stderr)
+            return 2
+        config = None  # not a workflow's folder: no run config to compare with
+    fresh, stale, unknown = scan(args.root, config=config)
     print(f"{len(fresh)} results current, {len(stale)} made by other code of their "
           "step (Snakemake reruns their jobs)")
     for path, why in stale:
