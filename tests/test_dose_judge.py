@@ -140,8 +140,18 @@ def test_the_page_and_readme_lines_say_each_verdict_and_what_waits():
     text = page.render(f, partial, PLAN)
     assert "dose (72 of 80 runs here)" in text and "## Table `arms`" in text
     assert text.count("| `cap_") == 2 * 4  # the verdict table and the per-seed table
-    block = page.readme_block(f)
-    assert "capping the branches' norm (cap 50, no penalty) beats unpenalised DFA: **" in block
+    # README's sentence on the arms is written for the outcome the record shows (the
+    # cap rescues part, B redrawn loses the rescue, the capped signals align): this
+    # world says otherwise, and the sentence stops the publish, named
+    with pytest.raises(page.GuardError, match=r"README's sentence on the arms says .*"
+                                              r"redraw_over_frozen contradicted"):
+        page.readme_block(f)
+    shown = {**f, "verdicts": [{**x, "verdict": {"redraw_over_frozen": "contradicted",
+                                                  "cap_no_alignment": "contradicted",
+                                                  "cap_rescues": "holds"}.get(
+        x["id"], x["verdict"])} for x in f["verdicts"]]}
+    block = page.readme_block(shown)
+    assert "a cap on the branches' norm, without the penalty, rescues part" in block
     assert "Awaiting runs, judged when all are in the record: dose (72 of 80 runs)." in block
 
 

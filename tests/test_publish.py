@@ -126,7 +126,14 @@ FINDINGS = {"counts": {"verdict_claims": {"holds": 7, "claims": 11, "contradicte
             "sensitivity": {"same_as_record": False},
             "seeds": {"fresh": list(range(1001, 1009)), "study": [42, 123, 456]},
             "decision": {"confidence": 0.95, "method": "BCa"},
-            "claims": [{"id": "a"}, {"id": "fa", "seeds": "study"}],
+            "claims": [{"id": "a", "text": "a holds"}, {"id": "b", "text": "b is open"},
+                       {"id": "fa", "seeds": "study", "text": "FA beats DFA"}],
+            "claim_verdicts": [
+                {"claim": "a", "seed_set": "fresh", "verdict_set": True, "verdict": "holds"},
+                {"claim": "b", "seed_set": "fresh", "verdict_set": True,
+                 "verdict": "undecided"},
+                {"claim": "fa", "seed_set": "study", "verdict_set": True,
+                 "verdict": "contradicted"}],
             "order": {"spec": {"short": "abc1234", "alone": True}, "all_after": True,
                       "amended": [], "working_differs": False, "shown": True,
                       "first_result": "2026-12-02 05:00 UTC"}}
@@ -146,25 +153,15 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
     text = (workdir / "README.md").read_text()
     assert text.startswith("# top\n") and text.endswith(f"{END}\nrest\n")
     assert "\nold\n" not in text
-    assert ("**The paper's claims**: 7 of the paper's 11 claims hold as directions (1 "
-            "contradicted, 3 undecided), each an effect with a 95 % BCa bootstrap interval "
-            "over 8 seeds never used before the claims were committed (1 of the claims on a "
-            "seed set of its own, 1 of them on the study's seeds, seen before), by a rule "
-            "committed, with the code that reads it, before their runs.") in text
-    assert "By a t-interval with Holm's correction" in text and "6 hold, 1 contradicted" in text
-    assert ("inside our t-interval of the mean for 2 of 8 parts (1 above, 5 below; inside "
-            "the prediction interval of one seed's effect for 3)") in text
-    assert "The 10 claims judged on those fresh seeds" in text and "`abc1234`" in text
-    assert "study's 3 seeds (42, 123 and 456): 5 hold, 0 contradicted" in text
-    assert ("committed in `abc1234`; the first fresh-seed result finished 2026-12-02 05:00 "
-            "UTC.") in text
-    # a record that does not show the order: the block says so, never "before"
-    edited = {**FINDINGS, "order": {**FINDINGS["order"], "working_differs": True,
-                                    "shown": False}}
-    Path(findings).write_text(json.dumps(edited))
-    assert publish.main(["--only", "claims"]) == 0
-    text = (workdir / "README.md").read_text()
-    assert "before the first" not in text and "cannot be shown from the record" in text
+    assert max(len(line) for line in text.splitlines()) <= 100  # wrapped
+    words = " ".join(text.split())
+    assert ("**The paper's claims** ([docs/claims.md](docs/claims.md)): 7 of 11 hold as "
+            "directions on 8 seeds nobody had seen (1 of them on seed sets of their own). "
+            "Contradicted: FA beats DFA. Undecided: b is open. By a t-interval with Holm's "
+            "correction, chosen after the results: 6 hold, 1 contradicted, 4 undecided."
+            ) in words
+    assert ("The sizes reproduce less often than the directions: where the paper gives an "
+            "effect's value, it lies inside our t-interval for 2 of 8 effects.") in words
 
 
 def test_a_readme_without_the_claims_block_is_named(workdir, capsys):
@@ -401,12 +398,12 @@ def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_p
     readme.write_text(f"# top\n{begin}\nold\n{end}\nrest\n")
     publish.readme_block(readme, "ep_question", found)
     text = readme.read_text()
-    assert text.startswith("# top\n") and text.endswith(f"{end}\nrest\n") and "old" not in text
+    assert text.startswith("# top\n") and text.endswith(f"{end}\nrest\n")
+    assert "\nold\n" not in text
     one_line = " ".join(text.split())
-    assert "Undecided: these seeds cannot say whether EP's gradient reaches block 0" in one_line
-    assert "is 0.921; its 95 % t-interval, [0.770, 1.070], straddles 0.9" in one_line
-    assert ("fresh seeds 6 (0.926), 8 (no stable fixed point: 2 of 3 free phases did not "
-            "converge within the cap); seen before, and not judged, 0 (0.950)") in one_line
+    assert ("fixed-point gradient EP estimates? Undecided. Block 0's mean cosine to it is "
+            "0.921 (95 % t-interval [0.770, 1.070], threshold 0.9) over the 3 fresh seeds "
+            "with a stable fixed point. 1 of 4 fresh seeds has none.") in one_line
 
 
 def test_every_groups_findings_are_one_file_a_section_each(workdir):

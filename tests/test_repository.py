@@ -180,3 +180,28 @@ def test_every_path_docs_adding_names_exists():
             missing.append(span)
     assert len(named) > 40  # the check reads the page's paths
     assert missing == [], f"docs/adding.md names what the repository lacks: {missing}"
+
+
+def _sentences(markdown: str) -> list[str]:
+    """A Markdown page's prose sentences: code blocks, comments and link targets out."""
+    text = re.sub(r"```.*?```", "\n\n", markdown, flags=re.S)
+    text = re.sub(r"<!--.*?-->", "\n\n", text)
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    # paragraphs, headings and list items apart, each one line
+    parts = re.split(r"\n\s*\n|\n(?=\s*- )|\n(?=#)|(?<=\n)(?=#)", text)
+    out = []
+    for part in parts:
+        part = " ".join(part.split())
+        out += [s for s in re.split(r"(?<=[.?!:])\s+(?=[A-Z*(\[`])", part) if s.strip()]
+    return out
+
+
+def test_readme_is_a_front_door_a_person_reads():
+    """README: at most 150 lines, none over 120 characters, no sentence over 40 words
+    (its generated blocks included: make publish wraps them and writes them short)."""
+    text = (ROOT / "README.md").read_text()
+    lines = text.splitlines()
+    assert len(lines) <= 150
+    assert [line for line in lines if len(line) > 120] == []
+    long = [s for s in _sentences(text) if len(s.split()) > 40]
+    assert long == [], long

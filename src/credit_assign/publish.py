@@ -389,8 +389,33 @@ def block(group: str, findings: dict) -> str:
     if group == "dose":
         from credit_assign.studies.dose import page
 
-        return page.readme_block(findings)
-    return render.render(BLOCKS[group][2], **findings, findings=findings).strip()
+        return wrap(page.readme_block(findings))
+    return wrap(render.render(BLOCKS[group][2], **findings, findings=findings).strip())
+
+
+def wrap(markdown: str, width: int = 100) -> str:
+    """A block's Markdown with every line at most ``width`` characters (a list item's
+    continuation indented under its text; a link or code span is never split inside a
+    word): README reads in a terminal and in a diff."""
+    import textwrap
+
+    items: list[str] = []  # a list item's continuation lines joined to it first
+    for line in markdown.splitlines():
+        if items and line.startswith(" ") and not line.lstrip(" ").startswith("- ") \
+                and items[-1].strip():
+            items[-1] += " " + line.strip()
+        else:
+            items.append(line)
+    out = []
+    for line in items:
+        body = line.lstrip(" ")
+        indent = " " * (len(line) - len(body))
+        lead = indent + ("- " if body.startswith("- ") else "")
+        text = body[2:] if body.startswith("- ") else body
+        out += textwrap.wrap(text, width, initial_indent=lead,
+                             subsequent_indent=" " * len(lead), break_long_words=False,
+                             break_on_hyphens=False) or [line]
+    return "\n".join(out)
 
 
 def readme_block(readme, group: str, findings: dict) -> None:
