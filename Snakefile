@@ -71,9 +71,9 @@ except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
 # A data source other than the one the record's results were made from: said, since
-# nothing recorded reruns for it (infra.record.source_note).
+# nothing recorded reruns for it (spec.checks.source_note).
 if workflow.is_main_process:
-    from credit_assign.infra.record import source_note
+    from credit_assign.spec.checks import source_note
 
     if _note := source_note(config, workflow.basedir):
         print(_note, file=sys.stderr)

@@ -298,8 +298,10 @@ def test_a_config_source_other_than_the_records_is_named(tmp_path):
     sha = hashlib.sha256(b"the images").hexdigest()
     copy.write_text(json.dumps({"source": f"cifar10-jpg.tar (sha256 {sha})"}))
 
+    from credit_assign.spec.checks import source_note
+
     def note(source):
-        return record.source_note({"dataset": "cifar10",
+        return source_note({"dataset": "cifar10",
                                    "data": {"cifar10": {"source": source}}}, tmp_path)
 
     assert note(str(tar)) is None  # the same bytes, wherever they lie
@@ -308,7 +310,7 @@ def test_a_config_source_other_than_the_records_is_named(tmp_path):
     assert f"made from cifar10-jpg.tar (sha256 {sha}); this config's source is {other}" \
         in note(str(other))
     assert "the download (the official archive)" in note("download")
-    assert record.source_note({"dataset": "digits", "data": {}}, tmp_path) is None
+    assert source_note({"dataset": "digits", "data": {}}, tmp_path) is None
 
 
 def test_a_training_result_whose_config_differs_from_todays_is_stale(tmp_path):

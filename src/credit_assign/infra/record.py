@@ -199,39 +199,6 @@ def manifest_text(path: Path) -> str:
     return dumps(data)
 
 
-def source_note(config: dict[str, Any], root: str | Path = ".") -> str | None:
-    """Where this config's data source is not what the record's results of its dataset
-    were made from (the record's manifest names it by file name and sha256), what that
-    means; None where they agree or cannot differ (data shipped with a package). Said at
-    every parse: nothing recorded reruns for another source (the data step keeps no
-    record here), so without it the disagreement would go unseen until a job reads the
-    data and stops on their digest."""
-    name = config.get("dataset")
-    copy = Path(root) / MANIFESTS / paths.fill(paths.DATA_MANIFEST, dataset=name)
-    source = ((config.get("data") or {}).get(name) or {}).get("source")
-    if not source or not copy.is_file():
-        return None
-    made = json.loads(copy.read_text()).get("source", "")
-    if source == "download":
-        if made.startswith("cifar-10-python.tar.gz"):
-            return None
-        here = "the download (the official archive)"
-    else:
-        from credit_assign.infra.sources import source_digest
-
-        local = Path(source).expanduser()
-        digest = source_digest(local, cache=Path(root) / paths.SOURCE_DIGESTS) \
-            if local.exists() else ""
-        if local.is_file() and f"(sha256 {digest.removeprefix('sha256:')})" in made:
-            return None
-        here = f"{source}" + (f" ({digest})" if digest else " (missing)")
-    return (f"data: the record's {name} results were made from {made}; this config's "
-            f"source is {here}. Nothing recorded reruns for it: a job that reads the data "
-            "builds it from this source and stops if the data differ from the record's "
-            "(their digest). To train on other data, rerun the data step: "
-            "snakemake --forcerun prepare_data")
-
-
 def _sha_size(root: Path, path: str) -> tuple[str, int]:
     """A record file's sha256 and size as the index holds them (a manifest's: of
     manifest_text)."""
