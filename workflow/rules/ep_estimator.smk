@@ -32,3 +32,49 @@ rule ep_estimator_study:
     """Every seed of config/ep_estimator.yaml."""
     input:
         per_job.ep_estimator_targets,
+
+
+# the study's table and figure from the results here (each seed as its job ends)
+EP_ESTIMATOR_TABLE = f"{paths.EP_SUMMARY}/ep_estimator.csv"
+
+
+def ep_estimator_present(wildcards):
+    return [p for p in per_job.ep_estimator_targets() if Path(p).exists()]
+
+
+rule ep_estimator_tables:
+    """The precision study's results here → one table."""
+    input:
+        ep_estimator_present,
+    output:
+        EP_ESTIMATOR_TABLE,
+    log:
+        "logs/ep_stack/ep_estimator_tables.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        **REPORT_JOB,
+    params:
+        code=spec_code.report_digest("ep_estimator_tables"),
+    script:
+        "../../scripts/ep_estimator_tables.py"
+
+
+rule fig_ep_estimator:
+    """1 − cos against r per precision and stencil, and the nudge in float32 units."""
+    input:
+        EP_ESTIMATOR_TABLE,
+    output:
+        **figure_outputs("fig_ep_estimator"),
+    log:
+        "logs/figures/fig_ep_estimator.log",
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        **REPORT_JOB,
+    params:
+        code=spec_code.report_digest("fig_ep_estimator"),
+    script:
+        "../../scripts/fig_ep_estimator.py"
