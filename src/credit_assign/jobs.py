@@ -112,9 +112,19 @@ def ensure_data(cache: str | Path) -> None:
         if "sha256" in want:  # a corpus (ep_stack.corpus): its text's sha256
             from credit_assign.ep_stack.corpus import prepare_corpus
 
-            prepare_corpus(name, source or "download", Path("data"), cache)
+            got = prepare_corpus(name, source or "download", Path("data"), cache)["sha256"]
+            expected = want["sha256"]
         else:
-            datasets.prepare(name, source, cache.parent, cache)
+            got = datasets.prepare(name, source, cache.parent, cache)["digest"]
+            expected = want.get("digest")
+        if got != expected:
+            cache.unlink(missing_ok=True)  # not the record's data: never read as if it were
+            raise datasets.DataFormatError(
+                f"{cache}, built from {source or 'the download'} (config "
+                f"data.{name}.source), holds other data (sha256 {got[:12]}…) than "
+                f"{paths.manifest(cache)} records (sha256 {str(expected)[:12]}…, from "
+                f"{want.get('source', 'its source')}): point data.{name}.source at that "
+                "source, or train on these data: snakemake --forcerun prepare_data")
 
 
 class DivergedStackError(RuntimeError):
@@ -260,7 +270,9 @@ def ep_fixed_point(corpus_path, corpus_name: str, seed: int, settings: dict, out
     try:
         body, seconds = run_fixed_point(corpus, settings, seed, resume)
     except Exception as err:  # scipy's ARPACK on a state that is not finite
-        if type(err).__name__ not in ("ArpackError", "ArpackNoConvergence"):
+        # ARPACK's error -9999 on a state that is not finite; ArpackNoConvergence (a
+        # subclass, on finite states too) is not a divergence and is raised as it is
+        if type(err).__name__ != "ArpackError":
             raise
         raise DivergedStackError(
             f"{corpus_name} seed {seed}: the Jacobian's eigenvalues cannot be computed at "

@@ -290,6 +290,8 @@ def made_from(name: str, config: str = paths.DEFAULT_CONFIG,
 def stamp_problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
     """What stops a stamp: a result the group reads that the record lacks or holds with
     other bytes (``python -m credit_assign.infra.record save`` first)."""
+    from credit_assign.infra import record
+
     out = []
     for name in chosen:
         made = made_from(name, config, scope=None)
@@ -299,7 +301,7 @@ def stamp_problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> lis
             if sha is None:
                 out.append(f"{path} (group {name}) is not in the record: run python -m "
                            "credit_assign.infra.record save after its job")
-            elif Path(path).exists() and _sha256(path) != sha:
+            elif Path(path).exists() and record.recorded_sha(path) != sha:
                 out.append(f"{path} (group {name}) differs from the record: python -m "
                            "credit_assign.infra.record check names why")
     return out

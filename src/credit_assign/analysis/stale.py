@@ -191,7 +191,7 @@ def own_word(path: Path, step: str, method: str | None, workdir: Path) -> str | 
     from credit_assign.spec import code
 
     try:
-        prov = json.loads(path.read_text())["provenance"]["code"]
+        prov = json.loads(_provenance_file(path).read_text())["provenance"]["code"]
     except (OSError, ValueError, KeyError, TypeError):
         return UNKNOWN
     commit = prov.get("git_commit")
@@ -206,7 +206,18 @@ def own_word(path: Path, step: str, method: str | None, workdir: Path) -> str | 
     except KeyError:
         return UNKNOWN
     where = [f"src/credit_assign/{f}" for f in files]
-    return _changed(str(workdir), commit, tuple(where), step)
+    # in the package's own checkout, whatever folder this runs from (paths from its top)
+    return _changed(str(code.ROOT), commit, tuple(where), step)
+
+
+def _provenance_file(path: Path) -> Path:
+    """The file that records a result's provenance: itself, or for a job's timings
+    (``timings.json``, ``<seed>.timings.json``) the result its job wrote beside them."""
+    if path.name == Path(paths.TIMINGS).name:
+        return path.with_name(Path(paths.METRICS).name)
+    if path.name.endswith(".timings.json"):
+        return path.with_name(path.name.removesuffix(".timings.json") + ".json")
+    return path
 
 
 @functools.cache

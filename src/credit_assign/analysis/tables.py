@@ -88,8 +88,11 @@ def _invalid(err, frame: pd.DataFrame, kind: str, path, when: str) -> str:
     reported once per column: named once here), with the rows it refused named by their
     result file (``path``) or run; writing, the fault is in those results."""
     cases = getattr(err, "failure_cases", None)
+    hint = _rerun(path) if when == "reading" else (
+        "the results named hold what the table refuses: check them (a hand edit? a run "
+        "that diverged unrecorded?) and rerun their jobs")
     if cases is None or "check" not in cases:
-        return f"{path}: not a valid {kind} table when {when} it ({err}); {_rerun(path)}"
+        return f"{path}: not a valid {kind} table when {when} it ({err}); {hint}"
     columns = cases.groupby(cases["check"].astype(str))["column"].nunique()
     checks: dict[str, set] = {}
     for r in cases.itertuples():
@@ -109,9 +112,6 @@ def _invalid(err, frame: pd.DataFrame, kind: str, path, when: str) -> str:
     what = [f"{check}" + (f" (in {', '.join(name(i) for i in sorted(rows)[:4])}"
                           f"{' …' if len(rows) > 4 else ''})" if rows else "")
             for check, rows in sorted(checks.items())]
-    hint = _rerun(path) if when == "reading" else (
-        "the results named hold what the table refuses: check them (a hand edit? a run "
-        "that diverged unrecorded?) and rerun their jobs")
     return (f"{path}: not a valid {kind} table when {when} it "
             f"({'; '.join(what[:6])}); {hint}")
 

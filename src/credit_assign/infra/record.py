@@ -194,9 +194,31 @@ def manifest_text(path: Path) -> str:
     source by file name and sha256), without ``rebuild_from`` — where the machine that
     prepared it rebuilds its cache from, a path of that machine. A job finding the cache
     missing builds it from its own config's source (infra.snakejob.ensure_data)."""
-    data = json.loads(path.read_text())
+    try:
+        data = json.loads(path.read_text())
+    except ValueError as err:
+        raise RecordError(f"{path}: not a data manifest ({err}); delete it and rerun: "
+                          "the data step writes it again") from None
     data.pop("rebuild_from", None)
     return dumps(data)
+
+
+def _as_recorded(root: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """A job's Snakemake record as the record keeps it: the checksum of a data manifest
+    it read is that of the manifest as the record keeps it (manifest_text), the bytes a
+    fresh clone's restore puts back."""
+    sums = meta.get("input_checksums") or {}
+    fixed = {f: f"sha256:{recorded_sha(f, root)}"
+             if (pattern_of(f) or (0, None))[1] in NO_METADATA and (root / f).is_file()
+             else v
+             for f, v in sums.items()}
+    return {**meta, "input_checksums": fixed} if fixed != sums else meta
+
+
+def recorded_sha(path: str, root: str | Path = ".") -> str:
+    """A record file's sha256 as the index holds it (a data manifest's: of
+    manifest_text, without the path of the machine that prepared it)."""
+    return _sha_size(Path(root), path)[0]
 
 
 def _sha_size(root: Path, path: str) -> tuple[str, int]:
@@ -263,7 +285,8 @@ def save(root: str | Path = ".") -> dict[str, int]:
                     continue
                 name = record_name(kept, longest)
                 kept_meta.add(name)
-                text = json.dumps(kept_meta_of, sort_keys=True, indent=0) + "\n"
+                text = json.dumps(_as_recorded(root, kept_meta_of), sort_keys=True,
+                                  indent=0) + "\n"
                 target = meta_dir / name
                 if not target.is_file() or target.read_text() != text:
                     target.parent.mkdir(parents=True, exist_ok=True)

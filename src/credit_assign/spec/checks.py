@@ -364,8 +364,14 @@ def source_note(config: Config, root: str | Path = ".") -> str | None:
         from credit_assign.infra.sources import source_digest
 
         local = Path(source).expanduser()
-        digest = source_digest(local, cache=Path(root) / paths.SOURCE_DIGESTS) \
-            if local.exists() else ""
+        if local.is_dir():  # a folder is recorded by its name (its digest: the data's)
+            return None if made == f"{local.name}/ (image folder)" else (
+                f"data: the record's {name} results were made from {made}; this "
+                f"config's source is the folder {source}. A job that reads the data "
+                "builds it from this source and stops if the data differ from the "
+                "record's (their digest).")
+        digest = source_digest(local, cache=Path(root) / paths.SOURCE_DIGESTS,
+                               write=False) if local.exists() else ""
         if local.is_file() and f"(sha256 {digest.removeprefix('sha256:')})" in made:
             return None
         here = f"{source}" + (f" ({digest})" if digest else " (missing)")
