@@ -30,11 +30,30 @@ def rules_dir() -> Path:
 
 
 def sources_digest(folder: str | Path | None = None) -> str:
-    """sha256 over the rule package's modules (their names and bytes, in name order)."""
+    """sha256 over the rule package's modules (their names and what their code says, in
+    name order): a comment, a docstring or a reformatting changes nothing, so it never
+    stops a parse; a change to the code does (meaning)."""
     h = hashlib.sha256()
     for path in sorted(Path(folder or rules_dir()).glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(path.name.encode() + b"\0" + meaning(path.read_text(encoding="utf-8"))
+                 + b"\0")
     return h.hexdigest()
+
+
+def meaning(source: str) -> bytes:
+    """What Python source says, without its comments, docstrings and layout: its syntax
+    tree, docstrings removed, dumped without positions."""
+    import ast
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef
+                      | ast.AsyncFunctionDef) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False).encode()
 
 
 def render(rules: dict[str, dict[str, Any]], digest: str) -> str:
