@@ -13,9 +13,10 @@ workflow's (checks.load_config: the files laid over config/config.yaml as
 
 With ``--claims`` it estimates the claims' runs instead (config claims.file: the
 stated recipe on the fresh and the study's seeds, and the EP probes at their recorded
-time). With ``--ep-question`` it counts the EP question's fixed-point jobs (config claims.ep):
-the minutes of those in the record and the rest at their median. With ``--steps`` it
-prints the study's steps instead, one line of targets per recipe in
+time). With ``--ep-estimator``, the precision study's jobs at the median recorded EP
+question job. With ``--ep-question`` it counts the EP question's fixed-point jobs
+(config claims.ep): the minutes of those in the record and the rest at their median.
+With ``--steps`` it prints the study's steps instead, one line of targets per recipe in
 the config's order (targets.study_steps): what ``make study`` runs one after the other.
 """
 
@@ -133,6 +134,23 @@ def ep_question_core_minutes(config: dict, root: str | Path = ROOT) -> dict:
             "todo_minutes": todo * per_job if per_job is not None else None}
 
 
+def ep_estimator_core_minutes(config: dict, root: str | Path = ROOT) -> dict:
+    """The precision study's jobs (config/ep_estimator.yaml, one per seed): those in the
+    record, and the rest at the median recorded EP question job, a like job (the same
+    pretraining, then every probe batch's free phase to convergence and its nudged
+    phases; None where none is recorded)."""
+    import yaml
+
+    root = Path(root)
+    study = yaml.safe_load((root / paths.EP_ESTIMATOR_STUDY).read_text())
+    done = [s for s in study["seeds"] if (root / paths.fill(
+        paths.EP_ESTIMATOR, corpus=study["corpus"], seed=s)).is_file()]
+    like = ep_question_core_minutes(config, root)["per_job"]
+    todo = len(study["seeds"]) - len(done)
+    return {"jobs": len(study["seeds"]), "done": len(done), "todo": todo,
+            "per_job": like, "todo_minutes": todo * like if like is not None else None}
+
+
 def statement(config: dict, estimate_path: str | Path = ESTIMATE) -> str:
     """The compute statement as a sentence (what the notes print)."""
     path = Path(estimate_path)
@@ -163,6 +181,9 @@ def main(argv=None) -> int:
     parser.add_argument("--ep-question", action="store_true",
                         help="the EP question's fixed-point jobs (config claims.ep): the "
                         "recorded ones' minutes and the rest at their median")
+    parser.add_argument("--ep-estimator", action="store_true",
+                        help="the precision study's jobs (config/ep_estimator.yaml): the "
+                        "rest at the median recorded EP question job")
     parser.add_argument("--steps", action="store_true",
                         help="print the study's steps (one line of targets per recipe) "
                         "instead: what `make study` runs")
@@ -174,6 +195,14 @@ def main(argv=None) -> int:
     if args.steps:
         for step in study_steps(config):
             print(" ".join(step))
+        return 0
+    if args.ep_estimator:
+        est = ep_estimator_core_minutes(config)
+        todo = ("no EP question job recorded to time them" if est["per_job"] is None else
+                f"about {est['todo_minutes']:.0f} core-minutes at the median recorded EP "
+                f"question job ({est['per_job']:.0f}), a like job")
+        print(f"The precision study: {est['jobs']} jobs, {est['done']} in the record, "
+              f"{est['todo']} to run: {todo}.")
         return 0
     if args.ep_question:
         est = ep_question_core_minutes(config)
