@@ -132,12 +132,12 @@ def plot(cos: pd.DataFrame, inc: pd.DataFrame, pre: pd.DataFrame):
     ax.set_ylabel("cosine to BPTT")
     low = float(np.nanmin(seeds["cosine"].to_numpy(float)))
     # a band below the lowest dot for the legend and the key, clear of bars and dots
-    ax.set_ylim(min(-0.1, low - 0.05) - 0.35, 1.05)
+    ax.set_ylim(min(-0.1, low - 0.05) - 0.75, 1.05)
     ax.set_title(TEXT["panel_a"].format(precision=main), loc="left")
     ax.text(0.99, 0.02, TEXT["panel_a_key"].format(n_seeds=n_seeds),
             transform=ax.transAxes, ha="right", va="bottom", fontsize=7)
     ax.legend(frameon=False, loc="lower left", title="free phase", fontsize=7,
-              title_fontsize=7)
+              title_fontsize=7, ncol=2)
 
     ax = axes[0, 1]
     b0 = cos[cos["group"] == "block0"]

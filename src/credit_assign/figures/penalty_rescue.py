@@ -59,9 +59,9 @@ def panel_norms(ax, epochs: pd.DataFrame) -> None:
         ax.set_yscale("log")
     ax.set_xlabel(style.LABELS["epoch"])
     ax.set_ylabel(style.LABELS["h_L_norm_median"])
-    if ax.lines:  # where the lines leave room: a fixed place covers them on some data
-        ax.legend(loc="best", frameon=False, handlelength=1.2, labelspacing=0.2,
-                  borderaxespad=0.2)
+    if ax.lines:  # below the panel, as panel C's: inside, it covered the curves
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False,
+                  handlelength=1.2, labelspacing=0.2, fontsize=7)
 
 
 def panel_cosines(ax, runs: pd.DataFrame, nulls: pd.DataFrame, penalty_lambda: float,

@@ -33,7 +33,9 @@ METRICS = {
 SEED_SETS = {  # config/claims.yaml's seed sets
     "fresh": {"md": "the fresh seeds", "tex": "fresh"},
     "study": {"md": "the study's seeds", "tex": "study"},
-    "ep_fresh": {"md": "the EP probe's fresh seeds", "tex": "EP fresh"},
+    # new when the claims were committed; the EP question, later, calls them seen
+    "ep_fresh": {"md": "the EP probe's own seeds (new when the claims were committed)",
+                 "tex": "EP's own"},
 }
 
 # A recipe's kind (analysis.study.recipe_kind; config/variants.yaml), as the gap

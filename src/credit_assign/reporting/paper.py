@@ -108,7 +108,8 @@ def fresh_draws(name: str, values: pd.Series) -> tuple[dict[str, str], dict[str,
 def primer_numbers(check: dict | None) -> dict[str, str]:
     """The primer's EP → BP check on the residual layered energy."""
     keys = ("primerBetaMin", "primerMisalignOneSided", "primerMisalignSymmetric",
-            "primerSlopeOneSided", "primerSlopeSymmetric", "primerFreeEnergy")
+            "primerSlopeOneSided", "primerSlopeSymmetric", "primerFreeEnergy",
+            "primerPlainSlopeOneSided", "primerPlainSlopeSymmetric")
     if check is None:
         return dict.fromkeys(keys, NOT_RUN)
     m = check["models"]["residual"]
@@ -118,7 +119,10 @@ def primer_numbers(check: dict | None) -> dict[str, str]:
             "primerMisalignSymmetric": tex_tiny(1 - g["symmetric"]["cosine"][0]),
             "primerSlopeOneSided": f"${m['slopes']['all']['one_sided']:.2f}$",
             "primerSlopeSymmetric": f"${m['slopes']['all']['symmetric']:.2f}$",
-            "primerFreeEnergy": tex_tiny(m["free_energy"])}
+            "primerFreeEnergy": tex_tiny(m["free_energy"]),
+            **{f"primerPlainSlope{k}": f"${check['models']['plain']['slopes']['all'][v]:.2f}$"
+               if "plain" in check["models"] else NOT_RUN
+               for k, v in (("OneSided", "one_sided"), ("Symmetric", "symmetric"))}}
 
 
 def _short_source(source: str) -> str:
@@ -218,6 +222,23 @@ def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> 
     return render.macro("numbers.tex.j2", "file")(source, paths.PAPER_PDF, flags, macros)
 
 
+def ep_question_numbers(question: dict | None) -> dict[str, str]:
+    """The EP question's verdict, block 0's mean cosine with its interval, the threshold
+    and the seeds judged, for the abstract (its sentence: statement ep_question)."""
+    keys = ("epqVerdict", "epqMean", "epqLow", "epqHigh", "epqThreshold", "epqJudged")
+    if question is None:
+        return dict.fromkeys(keys, NOT_RUN)
+    v = question["verdict"]
+
+    def num(x):
+        return NOT_RUN if x is None else f"{x:.3f}"
+
+    return {"epqVerdict": v["verdict"], "epqMean": num(v.get("mean")),
+            "epqLow": num(v.get("low")), "epqHigh": num(v.get("high")),
+            "epqThreshold": f"{question['claim']['threshold']:g}",
+            "epqJudged": str(v.get("n_judged", 0))}
+
+
 def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
                   statements_out, reproduction_csv=None, gaps_csv=None, ep_by_seed_csv=None,
                   primer_json=None, ep_question_json=None, claims_json=None,
@@ -235,6 +256,7 @@ def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
                             table_io.read_optional(reproduction_csv, "reproduction"),
                             table_io.read_optional(gaps_csv, "variants_gap"),
                             ep_by_seed, primer, question is not None)
+    macros |= ep_question_numbers(question)
     source = render.macro("numbers.tex.j2", "source")(
         paths.fill(paths.SUMMARY, dataset=cfg["dataset"], recipe=paths.DEFAULT_RECIPE))
     claims = json.loads(Path(claims_json).read_text()) if claims_json else None

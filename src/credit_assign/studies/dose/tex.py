@@ -9,7 +9,8 @@ runs with -file-line-error). A key or field this file does not hold stops it too
 Keys: each judged part's id (fields mean, low, high, p, verdict, n);
 ``med_<arm>_<λ>`` for the mediation (share, low, high, rescue); ``lam_<λ>`` for each
 dose λ, ``<recipe>_<λ>`` for an arm's runs (cap50_0, redraw1_0p01) and ``frozen`` for
-the frozen baseline (fields acc, sd, norm: median ‖h_L‖ over runs, lognorm, cos, gap:
+the frozen baseline (fields acc, sd, norm: median ‖h_L‖ over runs; lognorm, logh0 (the
+embedding's) and logbranch (the largest branch's), each a mean of log₁₀; cos, gap:
 minus fresh B, n, tex: the λ); ``best`` (the λ of highest mean accuracy: lam, acc) and
 ``normmin`` (the λ of least ‖h_L‖: lam, norm); ``tables`` (dose, arms: judged or
 waiting); ``reg`` (the dose's regression of accuracy on log ‖h_L‖ and the deep cosine:
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from credit_assign.spec.matrix import lam_str
@@ -107,16 +109,20 @@ def macros(findings: dict, runs: pd.DataFrame) -> str:
         lines.append(_def("tables", f"{name}need", str(t["need"])))
     if runs.empty:
         return "\n".join(lines) + "\n"
+    runs = runs.assign(log10_h_0=np.log10(runs.h_0_norm.astype(float)),
+                       log10_branch=np.log10(runs.branch_norm_max.astype(float)))
     means = runs.groupby(["recipe", "method", "lam"]).agg(
         acc=("test_acc", "mean"), sd=("test_acc", "std"), norm=("h_L_norm", "median"),
-        lognorm=("log10_h_L_norm", "mean"), cos=("deep_cosine", "mean"),
+        lognorm=("log10_h_L_norm", "mean"), logh0=("log10_h_0", "mean"),
+        logbranch=("log10_branch", "mean"), cos=("deep_cosine", "mean"),
         gap=("null_deep_gap", "mean"), n=("seed", "count"))
     for (recipe, method, lam), r in means.iterrows():
         k = ("frozen" if method == "frozen" else f"lam_{key(lam)}" if method == "dfa"
              and recipe == "default" else f"{recipe}_{key(lam)}")
         lines += [_def(k, "tex", lam_tex(lam)), _def(k, "acc", num(r.acc)),
                   _def(k, "sd", num(r.sd)), _def(k, "norm", _int(r.norm)),
-                  _def(k, "lognorm", num(r.lognorm, 2)), _def(k, "cos", num(r.cos)),
+                  _def(k, "lognorm", num(r.lognorm, 2)), _def(k, "logh0", num(r.logh0, 2)),
+                  _def(k, "logbranch", num(r.logbranch, 2)), _def(k, "cos", num(r.cos)),
                   _def(k, "gap", num(r.gap)), _def(k, "n", str(int(r.n)))]
     means = means.xs(("default", "dfa"), level=("recipe", "method")) if len(means) else means
     if len(means):
