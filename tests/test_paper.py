@@ -504,18 +504,6 @@ def _statement_cases(h: str) -> dict[str, list]:
                                      ("undecided", "straddles"),
                                      ("undecided", "no_stable_fixed_point"))],
         "ep_reference": [{}],
-        "claims": [{"counts": {"verdict_claims": counts, "t_verdict_claims": counts},
-                    "claims": [{"id": h, "seeds": "study"}, {"id": h, "seeds": h},
-                               {"id": h}][:n_own + 1],
-                    "decision": {"confidence": 0.95, "method": method},
-                    "seeds": {"fresh": [h, 2, 3]},
-                    "order": {"shown": shown, **({"earlier": {"all_equal": equal,
-                                                              "reader_after_first_result":
-                                                              equal}}
-                                                 if equal is not None else {})},
-                    "sensitivity": {"same_as_record": method == "t"}}
-                   for method, shown, equal, n_own in ((h, True, True, 2), ("t", False, None, 0),
-                                                       (h, True, False, 1))],
         "claims_size": [{"counts": {"verdict_claims": counts},
                          "magnitude": {"given": g, "inside_t": 2, "above_t": 1, "below_t": 5,
                                        "inside_pred": 3}} for g in (8, 0)],

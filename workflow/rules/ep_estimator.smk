@@ -35,7 +35,7 @@ rule ep_estimator_study:
 
 
 # the study's table and figure from the results here (each seed as its job ends)
-EP_ESTIMATOR_TABLE = f"{paths.EP_SUMMARY}/ep_estimator.csv"
+from credit_assign.studies.ep_estimator import files as ep_estimator_files
 
 
 def ep_estimator_present(wildcards):
@@ -47,9 +47,9 @@ rule ep_estimator_tables:
     input:
         ep_estimator_present,
     output:
-        EP_ESTIMATOR_TABLE,
+        ep_estimator_files.TABLE,
     log:
-        "logs/ep_stack/ep_estimator_tables.log",
+        ep_estimator_files.LOGS["ep_estimator_tables"],
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -64,11 +64,11 @@ rule ep_estimator_tables:
 rule fig_ep_estimator:
     """1 − cos against r per precision and stencil, and the nudge in float32 units."""
     input:
-        EP_ESTIMATOR_TABLE,
+        ep_estimator_files.TABLE,
     output:
         **figure_outputs("fig_ep_estimator"),
     log:
-        "logs/figures/fig_ep_estimator.log",
+        ep_estimator_files.LOGS["fig_ep_estimator"],
     conda:
         "../../envs/figures.yaml"
     threads: 1

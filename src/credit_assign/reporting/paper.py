@@ -191,13 +191,14 @@ def statement_findings(cfg: dict, verdicts: dict, ep_by_seed: pd.DataFrame | Non
     """Each statement the paper makes, by name, with its finding (None: not taken, and
     the statement says nothing): findings.json's verdicts (``<name>verdict``: taken only
     with the variant study), the EP probe's, the EP question's, the claims' (their
-    findings: ``claims`` and ``claims_size``) and the ranking's settings."""
+    findings: ``claims_size``; the abstract states their counts in words of its
+    own) and the ranking's settings."""
     has_study = bool(verdicts)
     found = {name.removesuffix(registry.SUFFIX): f for name, f in verdicts.items()}
     return {**dict.fromkeys(registry.of("study")), **found,
             **ep_verdict(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
             "ep_question": ep_question, "ep_reference": {} if ep_question else None,
-            "claims": claims, "claims_size": claims,
+            "claims_size": claims,
             "ranking": variant_study.ranking_settings(cfg.get("study")) if has_study
             else None}
 

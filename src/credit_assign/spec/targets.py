@@ -419,7 +419,7 @@ def paper_number_inputs(config: Config) -> dict[str, str]:
         inputs["ep"] = paths.EP_BY_SEED
     if question := ep_question_findings(config):
         inputs["ep_question"] = question
-    if claims_spec(config) is not None:  # the statements claims and claims_size
+    if claims_spec(config) is not None:  # the statement claims_size, the abstract's counts
         inputs["claims"] = claims_findings(config)
     return inputs
 

@@ -1,0 +1,9 @@
+"""The precision study's own paths (a room's files are its own: the shared table,
+infra.paths, is part of every report step's code, and a new study must not rerun the
+others)."""
+
+from credit_assign.infra import paths
+
+TABLE = f"{paths.EP_SUMMARY}/ep_estimator.csv"
+LOGS = {"ep_estimator_tables": "logs/ep_stack/ep_estimator_tables.log",
+        "fig_ep_estimator": "logs/figures/fig_ep_estimator.log"}
