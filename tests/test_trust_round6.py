@@ -356,3 +356,19 @@ def test_a_training_result_whose_config_differs_from_todays_is_stale(tmp_path):
     fresh, old, _ = stale.scan(tmp_path / "results", tmp_path, config)
     assert [(p, why) for p, why in old] == [
         (dest, "its config differs from today's: training.epochs 2 → 30")]
+
+
+def test_an_index_written_before_manifests_were_kept_bare_still_checks(tmp_path):
+    """A record index of before (a worktree cut earlier) holds a manifest's raw bytes,
+    rebuild_from and all: it still checks, and the next save keeps it bare."""
+    from credit_assign.infra.files import sha256_file
+
+    manifest = tmp_path / "data/cifar10.json"
+    manifest.parent.mkdir()
+    manifest.write_text(json.dumps({"digest": "d", "rebuild_from": "/a/machine/path"}))
+    entry = {"sha256": sha256_file(manifest), "bytes": manifest.stat().st_size,
+             "endtime": None}
+    assert record._check_one(tmp_path, "data/cifar10.json", entry) is None
+    entry["sha256"] = "0" * 64
+    assert "does not match the record" in record._check_one(tmp_path, "data/cifar10.json",
+                                                            entry)

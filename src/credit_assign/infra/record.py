@@ -413,8 +413,9 @@ def _check_one(root: Path, path: str, entry: dict[str, Any]) -> str | None:
         return f"{path}: in the record ({INDEX}) but missing; restore it with git " \
                f"(git checkout -- {path}) or delete its entry: python -m " \
                "credit_assign.infra.record save"
-    if manifest:
-        if _sha_size(root, path) == (entry["sha256"], entry["bytes"]):
+    if manifest:  # as the record keeps it, or as an index of before that kept its bytes
+        if _sha_size(root, path) == (entry["sha256"], entry["bytes"]) or (
+                f.stat().st_size == entry["bytes"] and sha256_file(f) == entry["sha256"]):
             return None
     elif f.stat().st_size == entry["bytes"] and sha256_file(f) == entry["sha256"]:
         return None
