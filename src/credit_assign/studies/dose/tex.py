@@ -71,6 +71,7 @@ def _def(k: str, field: str, value: str) -> str:
 HEADER = r"""% The dose study's findings (step paper_dose, from dose_findings.json and
 % dose_runs.csv: credit_assign.studies.dose.tex). Generated: do not edit.
 \makeatletter
+\@ifundefined{ifdose}{\newif\ifdose}{}\@ifundefined{ifdosedose}{\newif\ifdosedose}{}
 \providecommand{\dosev}[2]{\ifcsname dose@#1@#2\endcsname\csname dose@#1@#2\endcsname
   \else\errmessage{dose.tex holds no #2 for #1 (step paper_dose writes it)}\fi}
 \providecommand{\doseguard}[2]{\ifcsname dose@#1@verdict\endcsname
