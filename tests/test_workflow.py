@@ -342,6 +342,10 @@ def test_the_claims_target_judges_fresh_seeds_beside_the_study(tiny_run):
 
     spec = yaml.safe_load((ROOT_CLAIMS).read_text())
     spec["seeds"] = {"fresh": [3, 4, 5], "study": [1, 2], "ep_fresh": [0]}
+    # 3 fresh seeds: the rule for a file written now (a t-interval, Holm), not version 1's
+    # bootstrap, which needs 8
+    spec["version"] = 2
+    spec["decision"].update(method="t", correction="holm")
     # must be what the config draws (YAML reads the key `null:` as None; claims.load
     # maps it back)
     spec[None]["draws"] = TINY["fresh_b_null"]["draws"]

@@ -38,14 +38,10 @@ rule ep_estimator_study:
 from credit_assign.studies.ep_estimator import files as ep_estimator_files
 
 
-def ep_estimator_present(wildcards):
-    return [p for p in per_job.ep_estimator_targets() if Path(p).exists()]
-
-
 rule ep_estimator_tables:
     """The precision study's results here → one table."""
     input:
-        ep_estimator_present,
+        lambda w: [p for p in per_job.ep_estimator_targets() if Path(p).exists()],
     output:
         ep_estimator_files.TABLE,
     log:
