@@ -212,22 +212,32 @@ def test_a_nan_in_a_runs_table_names_its_result_file(tmp_path):
     assert message.count("non-finite") == 1  # the frame-wide check named once
 
 
-# ---- 4: a diverged EP stack is named -------------------------------------------------
-def test_a_diverged_stack_is_named_not_an_arpack_traceback(tmp_path, monkeypatch):
+# ---- 4: a diverged EP stack is an outcome its job records, named -----------------------
+def test_a_diverged_stack_is_an_outcome_its_job_records_and_the_question_names(
+        tmp_path, monkeypatch):
+    """ARPACK's -9999 on a stack whose pretraining diverged: the job writes a valid result
+    that says so (no batch), not a traceback; the EP question's step names the seed and
+    why (its judge of record, committed before its runs, has no outcome for it)."""
     from scipy.sparse.linalg import ArpackError
 
     from credit_assign import jobs
+    from credit_assign.reporting.ep_stack_page import refuse_diverged
 
     def diverged(*args, **kwargs):
         raise ArpackError(-9999)
 
     monkeypatch.setattr(jobs, "run_fixed_point", diverged)
     monkeypatch.setattr(jobs.CharCorpus, "load", staticmethod(lambda path: None))
-    with pytest.raises(jobs.DivergedStackError, match=r"tinyshakespeare seed 3: .*"
-                                                      r"pretraining diverged"):
-        jobs.ep_fixed_point("cache.pt", "tinyshakespeare", 3, {}, tmp_path / "r.json",
-                            tmp_path / "t.json")
-    assert not (tmp_path / "r.json").exists()
+    monkeypatch.setattr(jobs, "ensure_data", lambda path: None)
+    out = jobs.ep_fixed_point("cache.pt", "tinyshakespeare", 3,
+                              {"fixed_point": {"batches": 3}}, tmp_path / "r.json",
+                              tmp_path / "t.json")
+    assert out["batches"] == [] and "not finite" in out["diverged"]
+    assert json.loads((tmp_path / "r.json").read_text())["diverged"] == out["diverged"]
+    refuse_diverged([{"batches": [{}]}], ["a.json"])  # a seed that did not diverge passes
+    with pytest.raises(ValueError, match=r"seed3.json: its stack diverged in pretraining "
+                                         r"\(the Jacobian's eigenvalues"):
+        refuse_diverged([out], ["results/ep_stack/x/seed3.json"])
 
 
 # ---- 11: the record names data by file name and checksum, never a machine's path -------
@@ -269,7 +279,7 @@ def test_the_records_manifest_has_no_rebuild_path_and_a_clone_rebuilds_from_its_
 
 
 # ---- 7: without .snakemake/, a result is judged from what it records ------------------
-def test_a_result_without_a_job_record_is_judged_from_its_own_commit(tmp_path):
+def test_a_result_without_a_job_record_is_judged_from_its_own_commit(tmp_path, monkeypatch):
     from credit_assign.analysis import stale
 
     def out(*args):
@@ -288,20 +298,21 @@ def test_a_result_without_a_job_record_is_judged_from_its_own_commit(tmp_path):
                                                              "git_dirty": dirty}}}))
         return path
 
-    why = stale.own_word(result(older), "train", "dfa", ROOT)
+    why = stale.own_word(result(older), "train", "dfa")
     assert why.startswith(f"train code changed since its commit {older[:7]}: ")
     # from any folder (git runs in the package's checkout), and a job's timings judged
     # by the result its job wrote beside them
-    assert stale.own_word(result(older), "train", "dfa", ROOT / "results") == why
+    monkeypatch.chdir(tmp_path)
+    assert stale.own_word(result(older), "train", "dfa") == why
     run = tmp_path / "run"
     run.mkdir()
     (run / "metrics.json").write_text(result(older).read_text())
     (run / "timings.json").write_text("{}")
-    assert stale.own_word(run / "timings.json", "train", "dfa", ROOT) == why
-    assert stale.own_word(result(older, dirty=True), "train", "dfa", ROOT) == stale.UNKNOWN
-    assert stale.own_word(result("f" * 40), "train", "dfa", ROOT) == stale.UNKNOWN
+    assert stale.own_word(run / "timings.json", "train", "dfa") == why
+    assert stale.own_word(result(older, dirty=True), "train", "dfa") == stale.UNKNOWN
+    assert stale.own_word(result("f" * 40), "train", "dfa") == stale.UNKNOWN
     if not out("status", "--porcelain", "--", "src").strip():  # a clean tree (CI)
-        assert stale.own_word(result(here), "train", "dfa", ROOT) is None
+        assert stale.own_word(result(here), "train", "dfa") is None
 
 
 # ---- 3: another data source than the record's is said at the parse -------------------

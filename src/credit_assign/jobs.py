@@ -127,10 +127,6 @@ def ensure_data(cache: str | Path) -> None:
                 "source, or train on these data: snakemake --forcerun prepare_data")
 
 
-class DivergedStackError(RuntimeError):
-    """An EP stack whose pretraining diverged: no finite state, no fixed point."""
-
-
 # ---- the CIFAR family -------------------------------------------------------------------
 def train(run: dict[str, Any], data_path: str | Path, metrics_out: str | Path,
           model_out: str | Path, resume_path: str | Path | None = None,
@@ -274,12 +270,14 @@ def ep_fixed_point(corpus_path, corpus_name: str, seed: int, settings: dict, out
         # subclass, on finite states too) is not a divergence and is raised as it is
         if type(err).__name__ != "ArpackError":
             raise
-        raise DivergedStackError(
-            f"{corpus_name} seed {seed}: the Jacobian's eigenvalues cannot be computed at "
-            f"the free state ({err}): the pretrained stack's state is not finite, so its "
-            "pretraining diverged (the job log's pretraining losses say when; "
-            "ep_stack.eps or the learning rate too large?). A diverged stack has no fixed "
-            "point to probe; lower the step and rerun") from None
+        # an outcome, not a crash: a diverged stack has no fixed point to probe, and the
+        # question's findings name the seed (analysis.ep_question: reason "diverged")
+        log.warning("%s seed %d: pretraining diverged (%s)", corpus_name, seed, err)
+        body = {"pretrain": {}, "batches": [], "diverged": (
+            f"the Jacobian's eigenvalues cannot be computed at the free state ({err}): the "
+            "pretrained stack's state is not finite (the job log's pretraining losses say "
+            "when; ep_stack.eps or the learning rate too large?)")}
+        seconds = {"pretrain": job.elapsed(), "probes": []}
     result = job.finish({"corpus": corpus_name, "seed": seed, "settings": settings, **body},
                         torch.device("cpu"), timings=False)
     Job.side_record("ep_fixed_point_timings", {

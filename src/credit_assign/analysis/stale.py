@@ -160,7 +160,7 @@ def scan(root: Path, workdir: Path | None = None, config: dict | None = None
             continue
         params = recorded(workdir, rel)
         if params is None:  # no record of its job: what the result itself records
-            why = own_word(path, step, method, workdir)
+            why = own_word(path, step, method)
             if why is None:
                 fresh.append(path)
             elif why == UNKNOWN:
@@ -181,7 +181,7 @@ def scan(root: Path, workdir: Path | None = None, config: dict | None = None
 UNKNOWN = "cannot say"
 
 
-def own_word(path: Path, step: str, method: str | None, workdir: Path) -> str | None:
+def own_word(path: Path, step: str, method: str | None) -> str | None:
     """Whether a result without a record of its job was made by today's code of its
     step, from what the result records itself: the commit it was made from
     (``provenance.code``) against today's files of its step (the ``code`` param's

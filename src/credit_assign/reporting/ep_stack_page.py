@@ -38,6 +38,22 @@ def report(results: list[dict], seeds, pre, tim, cos=None) -> str:
     return render.render("ep_stack.md.j2", **page_findings(results, seeds, pre, tim, cos))
 
 
+def refuse_diverged(results: list[dict], result_paths: list) -> None:
+    """A seed whose stack diverged in pretraining is an outcome its job records
+    (``diverged``), but the question's judge of record (analysis.ep_question, committed
+    before its runs) has none for it: named here, and left to a question whose judge
+    says what such a seed counts as before its runs."""
+    bad = [(str(p), r["diverged"]) for p, r in zip(result_paths, results, strict=True)
+           if r.get("diverged")]
+    if bad:
+        raise ValueError(
+            "EP question: " + "; ".join(f"{p}: its stack diverged in pretraining ({why})"
+                                        for p, why in bad)
+            + ". The judge of record was committed before the question's runs and has no "
+            "outcome for a diverged seed: lower ep_stack.eps or the learning rate and "
+            "rerun, or ask the question again with a judge that counts such seeds")
+
+
 def write_question(result_paths, timing_paths, spec_path, outputs, root=".") -> dict:
     """The EP question judged (analysis.ep_question) with what the page states beside the
     verdict — the runs' settings, their cost, and git's facts on the order of the file,
@@ -54,6 +70,7 @@ def write_question(result_paths, timing_paths, spec_path, outputs, root=".") -> 
     result_paths, timing_paths = list(result_paths), list(timing_paths)
     results = [read_result(p, "ep_fixed_point") for p in result_paths]
     timings = [read_result(p, "ep_fixed_point_timings") for p in timing_paths]
+    refuse_diverged(results, result_paths)
     found = ep_question.findings(spec, results)
     settings = {json.dumps(r["settings"], sort_keys=True) for r in results}
     if len(settings) != 1:
