@@ -32,11 +32,18 @@ def test_an_edit_to_one_rule_changes_only_its_runs_digests(package_copy):
     keys = [(s, m) for s in ("train", "fresh_b_null", "measure") for m in ("dfa", "bp")]
     before = {k: code.digest(k[0], (k[1],)) for k in keys}
     dfa = package_copy / code.rule_module("dfa", catalog.load())
-    dfa.write_text(dfa.read_text() + "\n# an edit\n")
-    code.file_digest.cache_clear()
-    code.digest.cache_clear()
-    after = {k: code.digest(k[0], (k[1],)) for k in keys}
-    assert [k for k in keys if after[k] != before[k]] == [k for k in keys if k[1] == "dfa"]
+    text = dfa.read_text()
+
+    def after() -> dict:
+        code.file_digest.cache_clear()
+        code.digest.cache_clear()
+        return {k: code.digest(k[0], (k[1],)) for k in keys}
+
+    dfa.write_text("# a comment\n" + text.replace('"""', '"""Reworded. ', 1))
+    assert after() == before  # a comment or a docstring changes no run's digest
+    dfa.write_text(text + "\nEDITED = True\n")
+    changed = after()
+    assert [k for k in keys if changed[k] != before[k]] == [k for k in keys if k[1] == "dfa"]
 
 
 def test_an_import_added_to_the_science_joins_the_digest(package_copy):

@@ -41,7 +41,7 @@ from credit_assign.studies.ep_estimator import files as ep_estimator_files
 rule ep_estimator_tables:
     """The precision study's results here → one table."""
     input:
-        lambda w: [p for p in per_job.ep_estimator_targets() if Path(p).exists()],
+        per_job.ep_estimator_present,
     output:
         ep_estimator_files.TABLE,
     log:

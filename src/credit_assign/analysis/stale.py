@@ -231,13 +231,31 @@ def _changed(workdir: str, commit: str, where: tuple[str, ...], step: str) -> st
         return UNKNOWN
     if done.returncode != 0:
         return UNKNOWN  # a commit this checkout does not hold
-    changed = done.stdout.split()
+    changed = [f for f in done.stdout.split() if not _same_meaning(workdir, commit, f)]
     if not changed:
         return None
     return (f"{step} code changed since its commit {commit[:7]}: "
             f"{', '.join(Path(c).name for c in changed[:3])}"
             f"{' …' if len(changed) > 3 else ''} (read from the result: no record of its "
             "job)")
+
+
+def _same_meaning(workdir: str, commit: str, path: str) -> bool:
+    """Whether a Python file says at ``commit`` what it says today (a comment or a
+    docstring changes nothing: spec.code's digests are of meaning)."""
+    import subprocess
+
+    from credit_assign.spec.catalog import meaning
+
+    then = subprocess.run(["git", "-C", workdir, "show", f"{commit}:{path}"],
+                          capture_output=True, text=True, timeout=60)
+    now = Path(workdir) / path
+    if then.returncode != 0 or not now.is_file() or not path.endswith(".py"):
+        return False
+    try:
+        return meaning(then.stdout) == meaning(now.read_text(encoding="utf-8"))
+    except SyntaxError:
+        return False
 
 
 # the weights a step reads from its run: temp(), so a stale reader of a run whose

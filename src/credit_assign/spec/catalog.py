@@ -9,6 +9,7 @@ error naming the command that regenerates it.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -40,12 +41,13 @@ def sources_digest(folder: str | Path | None = None) -> str:
     return h.hexdigest()
 
 
-def meaning(source: str) -> bytes:
+def meaning(source: str, name: str = "<source>") -> bytes:
     """What Python source says, without its comments, docstrings and layout: its syntax
-    tree, docstrings removed, dumped without positions."""
-    import ast
-
-    tree = ast.parse(source)
+    tree, docstrings removed, written without positions — and the same on every Python
+    the package supports: a field that is empty or None is left out (a newer Python adds
+    fields, such as a function's ``type_params``, empty in code that does not use them,
+    and ``ast.dump`` writes them differently from version to version)."""
+    tree = ast.parse(source, name)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef
@@ -53,7 +55,17 @@ def meaning(source: str) -> bytes:
                 and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
             node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree, include_attributes=False).encode()
+    return _written(tree).encode()
+
+
+def _written(node) -> str:
+    if isinstance(node, ast.AST):
+        fields = ((f, getattr(node, f, None)) for f in node._fields)
+        return type(node).__name__ + "(" + ",".join(
+            f"{f}={_written(v)}" for f, v in fields if v is not None and v != []) + ")"
+    if isinstance(node, list):
+        return "[" + ",".join(map(_written, node)) + "]"
+    return repr(node)
 
 
 def render(rules: dict[str, dict[str, Any]], digest: str) -> str:

@@ -1,7 +1,8 @@
 """What a job computes with: a digest of the science's source files, a param of the job.
 
 Snakemake reruns a job whose params change, so each computing step carries, as its
-``code`` param, the sha256 of exactly the source files its result depends on: its
+``code`` param, the sha256 of what exactly the source files its result depends on say
+(their syntax trees: a comment or a docstring changes nothing): its
 step's modules, its learning rule's module (a training run's method; every probed rule
 for an alignment probe) and every module of the package these import, found from their
 import statements (the model, how a rule is built, the data's decoding, ...). An edit
@@ -27,6 +28,8 @@ import ast
 import functools
 import hashlib
 from pathlib import Path
+
+from credit_assign.spec.catalog import meaning
 
 PACKAGE = Path(__file__).resolve().parent.parent  # src/credit_assign
 
@@ -107,11 +110,15 @@ def closure(entry: tuple[str, ...], skip: frozenset[str] = NOT_SCIENCE) -> tuple
 
 @functools.cache
 def file_digest(relpath: str) -> str:
-    """sha256 of one source file of the package (its bytes)."""
+    """sha256 of one source file of the package: of what a Python module says
+    (:func:`meaning`: a comment, a docstring or a reformatting changes nothing), of any
+    other file's bytes."""
     path = PACKAGE / relpath
     if not path.is_file():
         raise FileNotFoundError(f"credit_assign.spec.code names {relpath}, which is not a "
                                 f"file of {PACKAGE}: update its lists")
+    if path.suffix == ".py":
+        return hashlib.sha256(meaning(path.read_text(encoding="utf-8"), relpath)).hexdigest()
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 

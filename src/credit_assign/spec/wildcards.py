@@ -92,6 +92,10 @@ class JobFunctions:
         return [paths.fill(paths.EP_ESTIMATOR, corpus=study["corpus"], seed=s)
                 for s in study["seeds"]]
 
+    def ep_estimator_present(self, w=None) -> list[str]:
+        """The study's results here: its table is drawn from each seed as its job ends."""
+        return [p for p in self.ep_estimator_targets() if Path(p).exists()]
+
     def dataset_cache_path(self, w) -> str:
         return paths.fill(paths.DATA_CACHE, dataset=w.dataset)
 
