@@ -205,3 +205,42 @@ def test_readme_is_a_front_door_a_person_reads():
     assert [line for line in lines if len(line) > 120] == []
     long = [s for s in _sentences(text) if len(s.split()) > 40]
     assert long == [], long
+
+
+def test_every_guarded_sentence_of_the_paper_matches_the_published_findings():
+    """Each outcome ms.tex's prose asserts (``\\claimguard{claim}{verdict}``,
+    ``\\doseguard{part}{verdict}``) is the one the published findings hold (TeX stops the
+    build on a mismatch: test_dose_tex; this says it without TeX, naming the line)."""
+    import json
+
+    claims = json.loads((ROOT / "docs" / "findings.json").read_text())["claims"]
+    verdicts = {("claim", v["claim"]): v["verdict"] for v in claims["claim_verdicts"]
+                if v["verdict_set"]}
+    dose = json.loads((ROOT / "docs" / "dose_findings.json").read_text())
+    verdicts |= {("dose", v["id"]): v["verdict"] for v in dose["verdicts"]}
+    wrong, seen = [], 0
+    for n, line in enumerate((ROOT / "paper" / "ms.tex").read_text().splitlines(), 1):
+        code = line.split("%")[0] if not line.lstrip().startswith("%") else ""
+        for kind, part, says in re.findall(r"\\(claim|dose)guard\{(\w+)\}\{(\w+)\}", code):
+            seen += 1
+            if verdicts.get((kind, part)) != says:
+                wrong.append(f"ms.tex line {n}: says {part} {says}, the findings say "
+                             f"{verdicts.get((kind, part))}")
+    assert seen >= 10 and wrong == [], wrong
+
+
+def test_the_abstract_is_short_and_states_the_findings():
+    """The published paper's abstract: at most 200 words, no sentence over 40, and it
+    states the EP question's answer and the dose study's."""
+    import shutil
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("no pdftotext (poppler) here")
+    text = subprocess.run(["pdftotext", "-l", "1", str(ROOT / "docs" / "paper.pdf"), "-"],
+                          capture_output=True, text=True, check=True).stdout
+    abstract = " ".join(text.split("Abstract", 1)[1].split("\n\n")[0].split())
+    assert len(abstract.split()) <= 200, len(abstract.split())
+    long = [s for s in re.split(r"(?<=[.:])\s+(?=[A-Z0-9])", abstract)
+            if len(s.split()) > 40]
+    assert long == [], long
+    assert "equilibrium propagation" in abstract and "feedback redrawn" in abstract
