@@ -42,7 +42,7 @@ setup: $(STAMP)  ## make .venv/ with the project installed (every target does it
 RESTORE = $(BIN)/python -m credit_assign.infra.record restore
 
 quick: setup  ## the whole pipeline on the embedded digits: offline, minutes
-	$(BIN)/snakemake --cores $(CORES) --configfile config/quick.yaml
+	$(BIN)/snakemake --cores $(CORES) --configfile config/quick.yaml --quiet rules host reason
 
 paper: setup  ## the paper config: rebuild from the record, train what it lacks
 	$(RESTORE)

@@ -85,7 +85,11 @@ class snakemake_job:
         global _ABOUT, _CONFIG
         _ABOUT = about(self.smk)
         _CONFIG = dict(getattr(self.smk, "config", None) or {})
-        handlers = [logging.StreamHandler()]
+        # the screen shows warnings and errors; the job's log, its progress too (a step's
+        # per-epoch lines would interleave with every other job's on the terminal)
+        screen = logging.StreamHandler()
+        screen.setLevel(logging.WARNING if self.log_path else logging.INFO)
+        handlers: list[logging.Handler] = [screen]
         if self.log_path:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             # a retry appends: every attempt of the job stays readable in one log
