@@ -239,7 +239,7 @@ def ep_stack_probe(corpus_path, corpus_name: str, seed: int, settings: dict, out
     job = Job("ep_stack", out, threads)
     ensure_data(corpus_path)
     corpus = CharCorpus.load(corpus_path)
-    body, seconds = run_probe(corpus, settings, seed, resume)
+    body, seconds = run_probe(corpus, settings, seed, resume, progress=False)  # log: lines
     precision = settings["pretrain"]["precision"]
     result = job.finish(
         {"corpus": corpus_name, "seed": seed, "settings": settings,
@@ -264,7 +264,7 @@ def ep_fixed_point(corpus_path, corpus_name: str, seed: int, settings: dict, out
     ensure_data(corpus_path)
     corpus = CharCorpus.load(corpus_path)
     try:
-        body, seconds = run_fixed_point(corpus, settings, seed, resume)
+        body, seconds = run_fixed_point(corpus, settings, seed, resume, progress=False)
     except Exception as err:  # scipy's ARPACK on a state that is not finite
         # ARPACK's error -9999 on a state that is not finite; ArpackNoConvergence (a
         # subclass, on finite states too) is not a divergence and is raised as it is
