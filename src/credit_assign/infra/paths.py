@@ -180,6 +180,9 @@ LOGS = {
 # ---- inputs that are not outputs of any step
 DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile (paper scale)
 STUDY_CONFIGS = (DEFAULT_CONFIG, "config/variants.yaml")  # the variant study's (make study)
+# the dose study's arms as recipes (laid over the paper config to train them); the paper
+# config reads their recorded results without laying it over (spec.matrix.arm_recipe)
+DOSE_ARMS = "config/dose.yaml"
 # the configs no published file is made from (make publish's stamp leaves them out)
 UNPUBLISHED_CONFIGS = ("config/quick.yaml", "config/ep_precision.yaml")
 CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"

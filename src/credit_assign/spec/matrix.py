@@ -121,11 +121,24 @@ def variant_of(config: Config, recipe: str | None) -> str | None:
     ConfigError naming the ones it does."""
     if recipe in (None, DEFAULT_RECIPE):
         return None
-    if recipe not in config["variants"]:
+    if recipe not in config["variants"] and arm_recipe(recipe) is None:
         known = ", ".join([DEFAULT_RECIPE, *config["variants"]])
         raise ConfigError(f"recipe {recipe!r}: not a recipe of this config ({known}); a "
                           "variant's results need its config file (config/variants.yaml)")
     return recipe
+
+
+def arm_recipe(recipe: str) -> dict | None:
+    """A dose-study arm's recipe (paths.DOSE_ARMS), for a config that does not lay that
+    file over: the paper's dose section reads the arms' recorded results, and their jobs'
+    params must be what the file made them. None for any other name."""
+    import yaml
+
+    try:
+        with open(paths.DOSE_ARMS, encoding="utf-8") as fh:
+            return (yaml.safe_load(fh).get("variants") or {}).get(recipe)
+    except (OSError, AttributeError):
+        return None
 
 
 def study_seeds(config: Config) -> list[int]:

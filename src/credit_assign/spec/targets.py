@@ -14,7 +14,7 @@ from typing import Any
 
 from credit_assign.infra import paths, published
 from credit_assign.spec import catalog
-from credit_assign.spec.matrix import DEFAULT_RECIPE, Run, run, run_table, variant_of
+from credit_assign.spec.matrix import DEFAULT_RECIPE, Run, arm_recipe, run, run_table, variant_of
 
 Config = dict[str, Any]
 CORPORA = ("tinyshakespeare", "pydoc")
@@ -38,7 +38,8 @@ def variant_config(config: Config, name: str | None) -> Config:
     if not name:
         return config
     merged = copy.deepcopy(config)
-    _update(merged, copy.deepcopy(config["variants"][name]["overrides"]))
+    variant = config["variants"].get(name) or arm_recipe(name)
+    _update(merged, copy.deepcopy(variant["overrides"]))
     return merged
 
 
