@@ -139,8 +139,12 @@ def test_a_fresh_clones_bare_snakemake_plans_no_computing_job(tmp_path):
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     first = snakemake(clone, "-n")
     assert "Snakemake records put back (a fresh checkout)" in first.stderr
-    for args in ([], ["all", "variants", "claims", "--configfile", "config/config.yaml",
-                      "config/variants.yaml"]):
+    # the paper alone (its dose section reads the arms' results without config/dose.yaml)
+    # and the dose study with it
+    for args in ([], ["paper/ms.pdf"],
+                 ["all", "variants", "claims", "paper/ms.pdf", "--configfile",
+                  "config/config.yaml", "config/variants.yaml"],
+                 ["dose", "--configfile", "config/config.yaml", "config/dose.yaml"]):
         out = snakemake(clone, "-n", *args)
         stats = out.stdout.split("Job stats:")[-1] if "Job stats:" in out.stdout else ""
         planned = {line.split()[0] for line in stats.splitlines()[3:] if line.strip()}
