@@ -96,6 +96,25 @@ def test_a_hand_edit_is_not_laundered_by_the_next_save(recorded, capsys):
     assert len(record.check(recorded)) == 2
 
 
+def test_a_result_deleted_saved_and_put_back_edited_is_never_vouched_for(
+        recorded, monkeypatch, capsys):
+    """Round six's new break: delete a result, save (its entry goes), put an edited copy
+    back; the next save does not record it, and a reader refuses it, naming it."""
+    metrics = recorded / f"{RUN}/metrics.json"
+    text = metrics.read_text()
+    metrics.unlink()
+    record.save(recorded)
+    assert f"{RUN}/metrics.json" not in record.recorded(recorded)
+    metrics.write_text(text.replace("train", "TRAIN"))  # now: after its job ended
+    assert record.save(recorded)["unrecorded"] == 1
+    assert "written after the job that made it ended" in capsys.readouterr().err
+    assert f"{RUN}/metrics.json" not in record.recorded(recorded)
+    monkeypatch.chdir(recorded)
+    with pytest.raises(record.RecordError, match=r"metrics.json: not in the record .* "
+                                                 r"written after the job"):
+        record.check_file(f"{RUN}/metrics.json")
+
+
 def test_read_result_refuses_a_record_file_that_does_not_match(recorded, monkeypatch):
     monkeypatch.chdir(recorded)
     null = "results/cifar10/default/fresh_b_null/dfa/lam0/seed42.json"

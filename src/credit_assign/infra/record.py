@@ -242,7 +242,7 @@ def save(root: str | Path = ".") -> dict[str, int]:
         return {"files": 0, "unrecorded": 0}  # nothing to record: no folder is made
     meta_dir = root / METADATA
     longest = _longest(meta_dir)
-    entries, kept_meta, unrecorded, changed = {}, set(), [], []
+    entries, kept_meta, unrecorded, changed, later = {}, set(), [], [], []
     index = _read_index(root)
     for path in present:
         _, pattern = pattern_of(path)
@@ -264,6 +264,11 @@ def save(root: str | Path = ".") -> dict[str, int]:
             kept_meta.update(record_name(p, longest) for p in [path, *weights_of(path)])
             continue
         before = index.get(path)
+        if before is None and pattern not in NO_METADATA and _after_its_job(root / path, meta):
+            # no entry (deleted, then saved) and bytes put back after its job ended: an
+            # edited copy is never vouched for
+            later.append(path)
+            continue
         if (before is not None and pattern not in NO_METADATA
                 and before["sha256"] != sha256_file(root / path)
                 and not _rewritten_by_a_job(root / path, meta, before)):
@@ -320,12 +325,23 @@ def save(root: str | Path = ".") -> dict[str, int]:
     for path in unrecorded:
         print(f"record: {path} has no finished Snakemake record (written outside a job, "
               "or its job did not finish): not recorded", file=sys.stderr)
+    for path in later:
+        print(f"record: {path} was written after the job that made it ended (put back by "
+              "hand? edited?): not recorded; delete it and rerun its job, or restore it "
+              "with git checkout", file=sys.stderr)
     for path in changed:
         print(f"record: {path} is not what its job wrote and no job has written it since "
               "(edited by hand? truncated? copied?): the record keeps its entry and goes on "
               "naming it; rerun its job, or put it back with git checkout", file=sys.stderr)
-    return {"files": len(entries), "unrecorded": len(unrecorded),
+    return {"files": len(entries), "unrecorded": len(unrecorded) + len(later),
             **({"changed": len(changed)} if changed else {})}
+
+
+def _after_its_job(path: Path, meta: dict | None) -> bool:
+    """Whether ``path`` was written after the job its Snakemake record names ended."""
+    end = (meta or {}).get("endtime")
+    return end is not None and not (meta or {}).get("incomplete") \
+        and path.stat().st_mtime > end + SLACK_S
 
 
 def _rewritten_by_a_job(path: Path, meta: dict | None, before: dict) -> bool:
@@ -502,6 +518,11 @@ def check_file(path: str | Path) -> None:
     entry = _read_index(root).get(rel)
     if entry is not None and (problem := _check_one(root, rel, entry)) is not None:
         raise RecordError(problem)
+    if entry is None and pattern_of(rel)[1] not in NO_METADATA and (root / rel).is_file() \
+            and _after_its_job(root / rel, _metadata(root, rel)):
+        raise RecordError(f"{rel}: not in the record ({INDEX}) and written after the job "
+                          "that made it ended (put back by hand? edited?); delete it and "
+                          "rerun its job, or restore it with git checkout")
     if (problem := _config_problem(root, rel)) is not None:
         raise RecordError(problem)
 
