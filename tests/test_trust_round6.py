@@ -185,6 +185,26 @@ def test_fresh_seeds_that_are_the_study_seeds_are_refused(tmp_path):
         claims.load(path)
 
 
+def test_fresh_seeds_that_are_the_configs_own_seeds_are_refused(tmp_path):
+    """Round six's new break: seeds.study says other seeds, but the fresh ones are the
+    config's sweep seeds, whose runs were made and seen."""
+    import yaml
+
+    from credit_assign.spec import claims
+
+    def edit(spec):
+        spec.update(version=2)
+        spec["decision"].update(method="t", correction="holm")
+        spec["seeds"].update(fresh=[42, 123, 456], study=[7, 8, 9])
+
+    path = _claims_variant(tmp_path, edit)
+    spec = claims.load(path)
+    config = yaml.safe_load((ROOT / "config/config.yaml").read_text(encoding="utf-8"))
+    with pytest.raises(claims.ClaimsError, match=r"seeds.fresh \[42, 123, 456\] are the "
+                                                 r"config's own seeds"):
+        claims.check_against(spec, config, str(path))
+
+
 def test_a_threshold_given_as_a_string_is_named_as_such(tmp_path):
     from credit_assign.spec import claims
 

@@ -189,6 +189,12 @@ def check_against(spec: Spec, config: dict, path: str) -> None:
     ran = config["ep_stack"]["probe"]["free_steps"]
     depth = config["model"]["depth"]
     draws = config.get("fresh_b_null", {}).get("draws")
+    # fresh seeds are seeds nobody has seen: not the seeds the config's own runs use
+    seen = sorted(set(spec["seeds"]["fresh"]) & set(config.get("sweep", {}).get("seeds") or []))
+    if seen:
+        raise ClaimsError(f"{path}: seeds.fresh {seen} are the config's own seeds "
+                          "(sweep.seeds), whose runs are already made and seen: fresh seeds "
+                          "are seeds nobody has seen")
     if draws is not None and spec["null"]["draws"] != draws:
         raise ClaimsError(f"{path}: null.draws is {spec['null']['draws']}, but the config's "
                           f"fresh-B null draws {draws} (fresh_b_null.draws): make them agree")
