@@ -103,6 +103,31 @@ def test_a_write_that_fails_leaves_docs_as_it_was_and_is_named(workdir, monkeypa
     assert {p.name: p.read_bytes() for p in (workdir / "docs").iterdir()} == before
 
 
+def test_a_file_that_cannot_be_replaced_puts_back_every_one_replaced(workdir, monkeypatch,
+                                                                     capsys):
+    """#57, 10, the rename: a docs/ file that cannot be replaced (immutable, say) after
+    others were puts those back; docs/ is as it was and the error names the file."""
+    files = publish.groups("cifar10")["claims"]
+    _make(files)
+    assert publish.main(["--only", "claims"]) == 0
+    before = {p.name: p.read_bytes() for p in (workdir / "docs").iterdir()}
+    for src, _ in files:
+        if src.endswith((".md", ".csv")):
+            Path(src).write_text(f"{src} again\n")
+    real = Path.replace
+
+    def failing(self, target):
+        if str(target).endswith(".png") and ".publish-" not in str(target):
+            raise PermissionError(1, "Operation not permitted", str(target))
+        return real(self, target)
+
+    monkeypatch.setattr(Path, "replace", failing)
+    assert publish.main(["--only", "claims"]) == 1
+    err = capsys.readouterr().err
+    assert ".png could not be replaced" in err and "put back" in err
+    assert {p.name: p.read_bytes() for p in (workdir / "docs").iterdir()} == before
+
+
 def test_the_ep_pages_only_from_the_paper_configs_corpora(workdir, capsys):
     files = publish.groups("cifar10")["ep"]
     _make(files)

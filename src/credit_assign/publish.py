@@ -723,8 +723,29 @@ def copy(chosen: dict[str, list[tuple[str, str]]], config: str, scopes: dict) ->
                                                           for _, n in files} | {STAMP})]
         if readme.exists():
             moves.append((readme, Path(README)))
-        for src, dest in moves:
-            src.replace(dest)
+        # each file replaced is kept until all are: a rename that fails puts every one
+        # already made back (a file that cannot be replaced, say, immutable)
+        before = staging / ".before"
+        before.mkdir()
+        kept = {}
+        for i, (_, dest) in enumerate(moves):
+            if dest.exists():
+                kept[dest] = before / str(i)
+                shutil.copyfile(dest, kept[dest])
+        done = []
+        try:
+            for src, dest in moves:
+                src.replace(dest)
+                done.append(dest)
+        except OSError as err:
+            for dest in done:
+                if dest in kept:
+                    kept[dest].replace(dest)
+                else:
+                    dest.unlink(missing_ok=True)
+            raise OSError(f"publish: {err.filename or dest} could not be replaced ({err}); "
+                          "every file already replaced was put back: docs/ is as it "
+                          "was") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
