@@ -274,7 +274,12 @@ def test_a_fresh_clone_trains_nothing_and_a_rule_edit_reruns_only_its_runs(tmp_p
     assert counts["train"] == 2 and "fresh_b_null" not in counts  # bp × 2 seeds
 
     dfa = clone / "src/credit_assign/science/rules/dfa.py"
-    dfa.write_text(dfa.read_text() + "\n# an edit to DFA's code\n")
+    text = dfa.read_text()
+    dfa.write_text(text + "\n# a comment: nothing DFA computes changed\n")
+    counts = job_counts(snakemake(clone, target, "--configfile", "config/tiny.yaml",
+                                  "-n").stdout)
+    assert "train" not in counts and "fresh_b_null" not in counts  # digests of meaning
+    dfa.write_text(text + "\nEDITED = True  # an edit to DFA's code\n")
     assert _py(clone, "-m", "credit_assign.science.rules", "--write").returncode == 0
     counts = job_counts(snakemake(clone, target, "--configfile", "config/tiny.yaml",
                                   "-n").stdout)
