@@ -349,9 +349,7 @@ def _rewritten_by_a_job(path: Path, meta: dict | None, before: dict) -> bool:
     Snakemake record is another job's, and the file was not changed after that job
     ended."""
     end = (meta or {}).get("endtime")
-    if end is None:
-        return False
-    return end != before.get("endtime") and path.stat().st_mtime <= end + SLACK_S
+    return end is not None and end != before.get("endtime") and not _after_its_job(path, meta)
 
 
 # ---- restore
@@ -439,7 +437,7 @@ def _check_one(root: Path, path: str, entry: dict[str, Any]) -> str | None:
     if meta is not None and entry.get("endtime") is not None and \
             meta.get("endtime") not in (None, entry["endtime"]) and not meta.get("incomplete"):
         # a job rewrote it since the record was saved (a rerun): the record is behind
-        return None if f.stat().st_mtime <= meta["endtime"] + SLACK_S else (
+        return None if not _after_its_job(f, meta) else (
             f"{path}: changed after the job that wrote it last ended (edited, truncated "
             "or replaced by hand); delete it and rerun")
     return (f"{path}: does not match the record ({INDEX}: sha256 "
