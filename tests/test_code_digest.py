@@ -80,3 +80,18 @@ def test_a_rule_without_a_source_in_the_catalogue_is_named():
         code.rule_module("dfa", {"dfa": {"label": "DFA"}})
     with pytest.raises(KeyError, match="no code list for step"):
         code.files("plot")
+
+
+def test_a_package_folder_that_shadows_a_rule_module_is_refused(package_copy):
+    """A ``science/rules/dfa/__init__.py`` (untracked, say) is what ``import`` loads in
+    place of ``dfa.py``: a digest of dfa.py would vouch for code no job runs."""
+    shadow = package_copy / "science/rules/dfa/__init__.py"
+    shadow.parent.mkdir()
+    shadow.write_text("EDITED = True\n")
+    with pytest.raises(RuntimeError, match=r"science/rules/dfa/__init__.py shadows "
+                                           r"science/rules/dfa.py"):
+        code.digest("train", ("dfa",))
+    shadow.unlink()
+    shadow.parent.rmdir()
+    code.file_digest.cache_clear()
+    code.digest("train", ("dfa",))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import importlib.machinery as machinery
 from pathlib import Path
 
 from credit_assign.spec.catalog import meaning
@@ -118,8 +119,32 @@ def file_digest(relpath: str) -> str:
         raise FileNotFoundError(f"credit_assign.spec.code names {relpath}, which is not a "
                                 f"file of {PACKAGE}: update its lists")
     if path.suffix == ".py":
+        _imported_as_read(relpath)
         return hashlib.sha256(meaning(path.read_text(encoding="utf-8"), relpath)).hexdigest()
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+_FINDER_LOADERS = ((machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
+                   (machinery.SourceFileLoader, machinery.SOURCE_SUFFIXES),
+                   (machinery.SourcelessFileLoader, machinery.BYTECODE_SUFFIXES))
+
+
+def _imported_as_read(relpath: str) -> None:
+    """Refuse a module whose import Python would resolve to another file (a package
+    folder ``x/__init__.py`` or a compiled ``x.*.so`` beside ``x.py`` wins): the digest
+    would be of code the job never runs."""
+    path = PACKAGE / relpath
+    if path.name == "__init__.py":
+        if path.parent == PACKAGE:
+            return
+        folder, name = path.parent.parent, path.parent.name
+    else:
+        folder, name = path.parent, path.stem
+    spec = machinery.FileFinder(str(folder), *_FINDER_LOADERS).find_spec(name)
+    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    if origin is not None and origin.resolve() != path.resolve():
+        raise RuntimeError(f"{origin.relative_to(PACKAGE)} shadows {relpath}: Python imports "
+                           f"the former, the code digest reads the latter; remove one")
 
 
 def rule_module(method: str, catalogue: dict) -> str:
