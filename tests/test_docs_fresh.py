@@ -1,85 +1,15 @@
 """Published = rendered (issue #42): what docs/ holds is what today's code renders from
 the record: a template, a finding or a rule changed without republishing fails here,
-naming each file that differs. The claims render from their runs in the record (the
-stamped groups' test); a checkout whose claims were published from the published
-per-seed effects alone (``make publish PUBLISH=--claims-from-published``, the page says
-so) is checked by rendering them again that way."""
+naming each file that differs."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from credit_assign import publish
-from credit_assign.reporting import render
 
 ROOT = Path(__file__).resolve().parents[1]
-CLAIMS_DOCS = ("claims.md", "claims.csv", "claims_by_seed.csv", publish.FINDINGS)
-
-
-def _needs_history():
-    """The page states what git says: a checkout without the history (a shallow clone,
-    an sdist) renders other words, not a stale page."""
-    from credit_assign.analysis import history
-
-    if publish.published.section("claims", ROOT / "docs" / publish.FINDINGS) is None:
-        pytest.skip("no published claims")
-    if history.first_commit(ROOT, "config/claims.yaml") is None:
-        pytest.skip("not a git checkout with history (a shallow clone, an sdist)")
-
-
-def _from_published() -> bool:
-    return "source" in publish.published.section("claims", ROOT / "docs" / publish.FINDINGS)
-
-
-def _render_claims(tmp_path: Path, monkeypatch, against: Path = ROOT) -> list[str]:
-    """The claims group rendered from docs/ into a copy by claims_from_published; the
-    files that differ from ``against``'s docs/ (and README's claims block)."""
-    docs = tmp_path / "docs"
-    docs.mkdir(parents=True)
-    for name in (*CLAIMS_DOCS, "fig_claims.png"):  # the figure: in the group's stamp
-        shutil.copy(ROOT / "docs" / name, docs / name)
-    shutil.copytree(ROOT / "config", tmp_path / "config")
-    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
-    monkeypatch.chdir(tmp_path)
-    publish.claims_from_published(root=ROOT)  # the history: this checkout's git
-    differ = [f"docs/{n}" for n in CLAIMS_DOCS
-              if (docs / n).read_bytes() != (against / "docs" / n).read_bytes()]
-    if (tmp_path / "README.md").read_bytes() != (against / "README.md").read_bytes():
-        differ.append("README.md (its claims block)")
-    return differ
-
-
-# in the fast tier on purpose (issue #42: a stale page cannot land past `make test-fast`),
-# though the page's history asks git a few questions (about a second)
-def test_the_published_claims_are_what_todays_code_renders(tmp_path, monkeypatch):
-    _needs_history()
-    if not _from_published():
-        pytest.skip("the claims were published from their runs in the record: the stamped "
-                    "groups' test checks them")
-    differ = _render_claims(tmp_path, monkeypatch)
-    assert not differ, ("these published files are not what today's code renders from the "
-                        "record; republish them (make publish PUBLISH=--claims-from-published"
-                        f"): {', '.join(differ)}")
-
-
-def test_a_template_edited_and_not_republished_is_named(tmp_path, monkeypatch):
-    """Rendered from the published effects twice, the second time with one heading of
-    the claims page's template edited: exactly that page differs."""
-    _needs_history()
-    _render_claims(tmp_path / "before", monkeypatch)
-    templates = tmp_path / "templates"
-    shutil.copytree(render.TEMPLATES, templates)
-    page = templates / "claims.md.j2"
-    page.write_text(page.read_text().replace("## The decision rule", "## The rule"))
-    monkeypatch.setattr(render, "TEMPLATES", templates)
-    render.environment.cache_clear()
-    try:
-        differ = _render_claims(tmp_path / "work", monkeypatch, against=tmp_path / "before")
-    finally:
-        render.environment.cache_clear()
-    assert differ == ["docs/claims.md"]
 
 
 # ---- the EP question (config/claims_ep.yaml): judged again from the record's results

@@ -309,35 +309,6 @@ def test_a_claims_file_amended_after_its_results_stops_the_publish(tmp_path, mon
     assert not list((tmp_path / "docs").iterdir())
 
 
-def test_the_claims_render_again_from_the_published_findings(tmp_path, monkeypatch):
-    """Where the claims' runs are not in the record, `publish --claims-from-published`
-    re-judges docs/findings.json's claims section (its effects) with today's code: the page says so,
-    the per-seed file is at full precision, a second run changes nothing."""
-    from credit_assign.analysis import claims
-
-    root = Path(__file__).resolve().parents[1]
-    if publish.published.section("claims", root / "docs" / publish.FINDINGS) is None:
-        pytest.skip("no published claims")
-    monkeypatch.setitem(claims.COVERAGE, "replicates", 20)  # the simulation, small
-    monkeypatch.chdir(tmp_path)
-    _no_record(monkeypatch)
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "config").mkdir()
-    for name in (publish.FINDINGS, "claims_by_seed.csv"):
-        (tmp_path / "docs" / name).write_bytes((root / "docs" / name).read_bytes())
-    for name in ("config.yaml", "claims.yaml", "history.yaml"):
-        (tmp_path / "config" / name).write_bytes((root / "config" / name).read_bytes())
-    (tmp_path / "README.md").write_text(f"{BEGIN}\n{END}\n")
-    assert publish.main(["--claims-from-published"]) == 0
-    page = (tmp_path / "docs" / "claims.md").read_text()
-    assert "Rendered from the published per-seed effects" in page
-    assert "The sensitivity rule (added after the results)" in page
-    first = {p.name: p.read_bytes() for p in (tmp_path / "docs").iterdir()}
-    assert publish.main(["--claims-from-published"]) == 0
-    assert {p.name: p.read_bytes() for p in (tmp_path / "docs").iterdir()} == first
-    assert "hold as directions" in (tmp_path / "README.md").read_text()
-
-
 def test_the_study_is_asked_with_the_study_configs_the_rest_with_the_publishs(workdir,
                                                                             monkeypatch):
     """The study's pages are built with config/variants.yaml over the paper config: its
@@ -353,43 +324,21 @@ def test_the_study_is_asked_with_the_study_configs_the_rest_with_the_publishs(wo
     assert asked[0][0] == sorted(src for src, _ in chosen["study"])
 
 
-def test_the_papers_claims_come_from_the_published_findings_until_the_runs_are_in(
-        tmp_path, monkeypatch):
-    """While any of the claims' runs is missing, the paper and fig_claims read the
-    published findings judged again with today's code (step claims_from_published; the
-    paper says so: a flag and the file it came from); with every run there, the findings
-    the runs make."""
-    from credit_assign.analysis import claims
+def test_the_papers_claims_come_from_their_runs_and_never_from_docs(tmp_path, monkeypatch):
+    """The paper and fig_claims read the findings the claims' runs make, whether or not
+    docs/ holds published claims (docs/ is never an input to the workflow)."""
     from credit_assign.infra import paths
-    from credit_assign.reporting import claims_page
     from credit_assign.spec import checks, targets
 
     root = Path(__file__).resolve().parents[1]
-    if publish.published.section("claims", root / paths.PUBLISHED_FINDINGS) is None:
-        pytest.skip("no published claims")
     config = checks.load_config([], root=root)
     monkeypatch.chdir(tmp_path)  # no result here: every claims run is missing
-    (tmp_path / "docs").mkdir()
     made = targets.summary(config, paths.CLAIMS_FINDINGS)
-    assert targets.claims_findings(config) == made  # nothing published here
-    shutil.copy(root / paths.PUBLISHED_FINDINGS, tmp_path / paths.PUBLISHED_FINDINGS)
-    rejudged = targets.summary(config, paths.CLAIMS_REJUDGED)
-    assert targets.claims_findings(config) == rejudged
-    assert targets.paper_claims_inputs(config) == {"history": paths.HISTORY,
-                                                   "findings": rejudged}
-    monkeypatch.setitem(claims.COVERAGE, "replicates", 20)  # the simulation, small
-    claims_page.write_rejudged(tmp_path / paths.PUBLISHED_FINDINGS,
-                               root / config["claims"]["file"], root / paths.HISTORY,
-                               tmp_path / "rejudged.json", root=root)
-    claims_page.write_tex(tmp_path / "rejudged.json", root / paths.HISTORY,
-                          tmp_path / "claims.tex", root=root)
-    tex = (tmp_path / "claims.tex").read_text()
-    assert "\\claimsfrompublishedtrue" in tex and "\\newcommand{\\claimsSourceMade}" in tex
-    for run in (targets.claims_train(config) + targets.claims_nulls(config)
-                + targets.claims_ep(config)):
-        Path(run).parent.mkdir(parents=True, exist_ok=True)
-        Path(run).write_text("{}")
     assert targets.claims_findings(config) == made
+    (tmp_path / "docs").mkdir()
+    shutil.copy(root / paths.PUBLISHED_FINDINGS, tmp_path / paths.PUBLISHED_FINDINGS)
+    assert targets.claims_findings(config) == made
+    assert targets.paper_claims_inputs(config) == {"history": paths.HISTORY, "findings": made}
 
 
 def test_what_the_files_were_built_with_reaches_the_dry_run(workdir, monkeypatch):

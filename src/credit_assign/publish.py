@@ -592,55 +592,6 @@ def out_of_date(chosen: dict[str, list[tuple[str, str]]], config: str,
     return out
 
 
-def claims_from_published(config: str | Path = paths.DEFAULT_CONFIG,
-                          root: str | Path = ".") -> list[str]:
-    """The claims group rendered again from the findings already in docs/ (their effects
-    seed by seed) with today's code, where the claims' per-run results are not in the
-    record: the page says so (claims_page.from_published); every interval of record must
-    come back from the published effects. The figure (it draws the
-    intervals of record, which come back unchanged) is drawn again from them with today's
-    figure code. ``root``: the checkout whose git history the page reads. The files
-    written, in docs/."""
-    import pandas as pd
-
-    from credit_assign.reporting import claims_page
-
-    spec_path = yaml.safe_load(Path(config).read_text(encoding="utf-8"))["claims"]["file"]
-    record = claims_page.from_published(DOCS / FINDINGS, spec_path, root, paths.HISTORY)
-    verdicts = pd.DataFrame(record["verdicts"]).drop(columns=["seeds", "diverged",
-                                                              "unsettled"])
-    texts = {"claims.md": claims_page.page(record),
-             "claims.csv": verdicts.to_csv(index=False, float_format="%.6g"),
-             "claims_by_seed.csv": pd.DataFrame(record["by_seed"]).to_csv(index=False)}
-    for name, text in texts.items():  # unchanged bytes are left alone (and their mtime:
-        path = DOCS / name               # the paper reads the findings)
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            atomic_write_text(path, text)
-    section = json.loads(json.dumps(record, ensure_ascii=False))  # as data, as read back
-    published.write("claims", section, DOCS / FINDINGS)
-    # the figure drawn again from the findings just written, with today's figure code
-    from credit_assign.figures import claims as claims_figure
-    from credit_assign.figures import style
-
-    style.save(claims_figure.draw(record), [DOCS / "fig_claims.png"],
-               about={"step": "fig_claims", "dataset": "cifar10", "corpora": [], "read": [],
-                      "from": f"{DOCS}/{FINDINGS}'s section claims (publish "
-                              "--claims-from-published)"})
-    if Path(README).exists():
-        readme_block(README, "claims", section)
-    # what the claims group is made with: as stamped in the checkout (the same files),
-    # else asked of Snakemake there
-    stamp = Path(root) / DOCS / STAMP
-    scope = (json.loads(stamp.read_text(encoding="utf-8"))["groups"].get("claims", {})
-             .get("scope") if stamp.exists() else None)
-    if scope is None:
-        scope = group_scope("claims", [s for s, _ in groups("cifar10")["claims"]],
-                            str(config), cwd=root)
-    write_stamp({"claims": groups("cifar10")["claims"]}, str(config),
-                scopes={"claims": scope})
-    return sorted([*texts, FINDINGS, "fig_claims.png"])
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -652,20 +603,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", default="cifar10")
     parser.add_argument("--config", default=paths.DEFAULT_CONFIG,
                         help="the config whose EP corpora docs/ holds")
-    parser.add_argument("--claims-from-published", action="store_true",
-                        help="render the claims group again from docs/findings.json's claims "
-                             "(its per-seed effects) with today's code, where the claims' "
-                             "runs are not in the record; the page says so")
     parser.add_argument("snakemake_args", nargs=argparse.REMAINDER,
                         help="after --: what the files were built with, passed to "
                         "Snakemake's dry run (e.g. -- --config \"data={...}\")")
     args = parser.parse_args(argv)
     extra = tuple(a for a in args.snakemake_args if a != "--")
-    if args.claims_from_published:
-        written = claims_from_published(args.config)
-        print(f"rendered {len(written)} files of the claims group again from "
-              f"{DOCS / FINDINGS}'s section claims into {DOCS}/, and README's claims block")
-        return 0
     chosen = {k: v for k, v in groups(args.dataset).items() if k in args.only}
     found = problems(chosen, args.config)
     if not found:  # the files are there: are they current and of this dataset?

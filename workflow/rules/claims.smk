@@ -67,34 +67,6 @@ rule claims_verdicts:
         "../../scripts/claims_verdicts.py"
 
 
-rule claims_from_published:
-    """The published claims' findings (docs/findings.json's claims section) judged
-    again with today's code, for the paper and fig_claims while the claims' runs are not
-    all in the record (spec.targets.claims_findings); every interval of record must come
-    back.
-    """
-    input:
-        # the file's other sections are other groups' (their publish rewrites it): the
-        # claims section's digest, a param, says when this step reruns
-        published=ancient(paths.PUBLISHED_FINDINGS),
-        spec=per_job.claims_file,
-        history=per_job.repo_file(paths.HISTORY),
-    output:
-        per_job.summary(paths.CLAIMS_REJUDGED),
-    log:
-        paths.LOGS["claims_from_published"],
-    conda:
-        "../../envs/figures.yaml"
-    threads: 1
-    resources:
-        **REPORT_JOB,
-    params:
-        section=per_job.published_claims,
-        code=spec_code.report_digest("claims_from_published"),
-    script:
-        "../../scripts/claims_from_published.py"
-
-
 rule fig_claims:
     """One row per judged effect: its interval against the threshold, the verdict."""
     input:

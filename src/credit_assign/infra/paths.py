@@ -80,9 +80,6 @@ CLAIMS_PROVENANCE = f"{CLAIMS}/provenance.csv"  # every result's code: the order
 CLAIMS_VERDICTS = f"{CLAIMS}/claims.csv"
 CLAIMS_BY_SEED = f"{CLAIMS}/claims_by_seed.csv"
 CLAIMS_FINDINGS = f"{CLAIMS}/findings.json"
-# the published claims' findings judged again with today's code (step claims_from_published):
-# what the paper's claims and fig_claims read while the claims' runs are not all in the record
-CLAIMS_REJUDGED = f"{CLAIMS}/findings_from_published.json"
 CLAIMS_MD = f"{CLAIMS}/claims.md"
 
 # ---- the primer check
@@ -155,7 +152,6 @@ LOGS = {
     "claims_tables": "logs/claims/{dataset}_tables.log",
     "claims_verdicts": "logs/claims/{dataset}_verdicts.log",
     "fig_claims": "logs/figures/fig_claims.log",
-    "claims_from_published": "logs/claims/from_published.log",
     # the primer check
     "primer_check": "logs/primer_check/primer_check.log",
     # the EP stack probe

@@ -13,7 +13,6 @@ import pandas as pd
 from credit_assign.analysis import aggregate, claims, history
 from credit_assign.analysis import tables as table_io
 from credit_assign.analysis.ep_stack_tables import by_seed, summary_tables
-from credit_assign.infra import published
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.infra.results import read_result
 from credit_assign.reporting import labels, render
@@ -99,64 +98,10 @@ def page(record: dict) -> str:
             "rows": [{"label": f"{c} {p}".strip(),
                       "values": {r["seed"]: r for r in rows if (r["claim"], r["part"]) == (c, p)}}
                      for c, p in keys]})
-    return render.render("claims.md.j2", **{"source": None, **record}, findings=record,
+    return render.render("claims.md.j2", **record, findings=record,
                          table=table,
                          seed_tables=seed_tables, names=METRIC_NAMES, by_id=by_id,
                          set_names={k: SET_NAMES.get(k, k) for k in record["seeds"]})
-
-
-def from_published(findings_path: str | Path, spec_path: str | Path,
-                   root: str | Path = ".", history_path: str | Path | None = None) -> dict:
-    """The claims' findings rebuilt with today's code from the published findings file's
-    claims section (infra.published: its effects seed by seed; the runs themselves are
-    not in the record), for the page to say which: ``source``. The claims file must be
-    the one the findings judged; the order of the results is what the published record
-    kept of it, plus what git says of the code that reads the claims (whether each
-    result's tree was clean it did not keep: unknown)."""
-    old = published.section("claims", findings_path)
-    if old is None:
-        raise claims.ClaimsError(f"{findings_path} holds no claims section: publish the "
-                                 "claims first (make publish)")
-    spec = load(spec_path)
-    if old["claims"] != spec["claims"] or old["seeds"] != spec["seeds"]:
-        raise claims.ClaimsError(f"{findings_path} judged other claims or seeds than "
-                                 f"{spec_path} holds: it cannot be re-rendered with it")
-    found = claims.judged(spec, old["by_seed"])
-    for new, was in zip(found["verdicts"], old["verdicts"], strict=True):
-        if was.get("low") is not None and (new["verdict"] != was["verdict"] or max(
-                abs(new[k] - was[k]) for k in ("mean", "low", "high")) > 1e-9):
-            raise claims.ClaimsError(f"{findings_path}: the interval of record of "
-                                     f"{was['claim']} {was['part']} does not come back from "
-                                     "its per-seed effects")
-    order = dict(old["order"])
-    if "by_kind" not in order:
-        # the first published findings kept the training results' commits and times only
-        reader = history.first_commit(root, history.READER)
-        commits = order.get("result_commits", [])
-        n = order["results"]
-        order.update(
-            reader=reader, by_kind={"train": {"results": n, "dirty": 0, "dirty_unknown": n}},
-            dirty=0, dirty_unknown=n, all_after=False, kept_only_training=True,
-            **history.reader_facts(root, reader, commits, order.get("first_result")))
-    # findings published from their runs kept every result's kind, commit and dirty flag:
-    # their order stands as published (whether it is shown: today's rule, history.shown)
-    order["shown"] = history.shown(order)
-    first = history.first_publication(root, "claims")
-    made = (f"commit {first[0]['short']}, {history.utc(first[0]['time'])}" if first
-            else "a commit this checkout lacks")
-    # the simulation is deterministic in its settings, the decision and n: one published
-    # with today's settings for the same n is today's
-    cov = old.get("coverage")
-    if not (cov and cov["settings"] == coverage_settings() and old["decision"] == spec[
-            "decision"] and sorted(cov["by_n"]) == sorted(map(str, seed_counts(spec)))):
-        cov = coverage(spec)
-    return _clean({"spec_path": history.repo_relative(root, spec_path), "seeds": spec["seeds"],
-                   "decision": spec["decision"], "draws": spec["null"]["draws"],
-                   "claims": spec["claims"], **found, "coverage": cov,
-                   "order": order,
-                   "source": {"file": Path(findings_path).name, "made": made},
-                   "history": history.read_events(root, history_path)
-                   if history_path else []})
 
 
 def write(spec_path: str, inputs, expect: dict, outputs, root: str | Path = ".") -> dict:
@@ -218,12 +163,3 @@ def write_tex(findings_path: str | Path | None, history_path: str | Path, out,
                          set_names=TEX_SET_NAMES,
                          history=history.read_events(root, history_path))
     atomic_write_text(out, text)
-
-
-def write_rejudged(published_path: str | Path, spec_path: str | Path, history_path: str | Path,
-                   out, root: str | Path = ".") -> None:
-    """Step claims_from_published: the published findings judged again with today's code
-    (from_published: every interval of record must come back), for the paper and
-    fig_claims while the claims' runs are not all in the record."""
-    record = from_published(published_path, spec_path, root, history_path)
-    atomic_write_text(out, json.dumps(record, indent=1, ensure_ascii=False) + "\n")

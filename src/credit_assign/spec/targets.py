@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from credit_assign.infra import paths, published
+from credit_assign.infra import paths
 from credit_assign.spec import catalog
 from credit_assign.spec.matrix import DEFAULT_RECIPE, Run, arm_recipe, run, run_table, variant_of
 
@@ -433,19 +433,12 @@ def paper_sources(config: Config) -> dict[str, Any]:
 
 def claims_findings(config: Config) -> str:
     """The claims' findings the paper and fig_claims read: those the claims' runs make
-    (paths.CLAIMS_FINDINGS) once every run is there; while any is missing (the runs are
-    not all in the record) and the claims were published (the published findings file's
-    claims section, paths.PUBLISHED_FINDINGS), those
-    judged again with today's code (paths.CLAIMS_REJUDGED, step claims_from_published;
-    the paper says so). When the last run arrives the input changes, and both rerun."""
+    (paths.CLAIMS_FINDINGS); docs/ is never read."""
     if claims_spec(config) is None:
         raise ValueError("this config names no claims file (claims.file is null): there are "
                          "no claims' findings to read; set claims.file (config/README.md, "
                          "e.g. config/claims.yaml with the paper config) or ask for a target "
                          "that does not judge the claims")
-    runs = claims_train(config) + claims_nulls(config) + claims_ep(config)
-    if not all(Path(p).exists() for p in runs) and published.section("claims") is not None:
-        return summary(config, paths.CLAIMS_REJUDGED)
     return summary(config, paths.CLAIMS_FINDINGS)
 
 

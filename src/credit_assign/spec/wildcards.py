@@ -318,14 +318,6 @@ class JobFunctions:
     def claims_findings(self, w) -> str:
         return targets.claims_findings(self.config)
 
-    def published_claims(self, w) -> str | None:
-        """The sha256 of the published findings file's claims section (step
-        claims_from_published reruns when that section changes, not when another group's
-        publish rewrites the file)."""
-        from credit_assign.infra import published
-
-        return published.section_digest("claims")
-
     def claims_expect(self, w) -> dict[str, list]:
         return targets.claims_expect(self.config)
 
