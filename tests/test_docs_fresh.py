@@ -118,20 +118,27 @@ def test_a_stamped_group_names_a_hand_edit_a_template_edit_and_a_changed_result(
         "report code of 1 step changed since the publish: ep_stack_summary"]
     monkeypatch.setattr(code, "report_digest", real)
 
-    # a template edited: named by its file, then the steps that render with it
-    template = "reporting/templates/claims.md.j2"
+    # a template the group renders with, edited: named by its file, then the steps that
+    # render with it; another study's template stales nothing here
     original = code.file_digest
-    monkeypatch.setattr(code, "file_digest",
-                        lambda rel: "0" * 64 if rel == template else original(rel))
-    code.report_digest.cache_clear()
-    try:
-        found = publish.stale("ep", stamped, docs=docs)
-    finally:
-        monkeypatch.setattr(code, "file_digest", original)
+
+    def edited(template: str) -> list[str]:
+        monkeypatch.setattr(code, "file_digest",
+                            lambda rel: "0" * 64 if rel == template else original(rel))
         code.report_digest.cache_clear()
+        try:
+            return publish.stale("ep", stamped, docs=docs)
+        finally:
+            monkeypatch.setattr(code, "file_digest", original)
+            code.report_digest.cache_clear()
+
+    template = "reporting/templates/ep_stack.md.j2"
+    found = edited(template)
     assert found[0] == f"report code src/credit_assign/{template} changed since the publish"
     assert len(found) == 2 and found[1].startswith("report code of ")
     assert "ep_stack_summary" in found[1]
+    assert edited("reporting/templates/claims.md.j2") == []
+    assert edited("figures/primer_check.py") == []
 
     changed = json.loads(json.dumps(stamped))
     path = next(iter(changed["record"]))
@@ -141,8 +148,9 @@ def test_a_stamped_group_names_a_hand_edit_a_template_edit_and_a_changed_result(
 
 
 def test_the_report_digest_follows_a_templates_bytes(tmp_path, monkeypatch):
-    """A template is part of every report step's code param: Snakemake rebuilds the pages
-    after a template edit, so a publish never copies a page the old words made."""
+    """A template is part of the code param of each report step that renders with it:
+    Snakemake rebuilds those pages after a template edit, so a publish never copies a
+    page the old words made."""
     from credit_assign.spec import code
 
     assert "reporting/templates/claims.md.j2" in code.report_files("claims_tables")
@@ -157,6 +165,24 @@ def test_the_report_digest_follows_a_templates_bytes(tmp_path, monkeypatch):
         monkeypatch.undo()
         code.report_digest.cache_clear()
     assert code.report_digest("claims_tables") == before
+
+
+def test_a_template_is_part_of_the_code_of_the_steps_that_name_it_only():
+    """A data file of the report side joins a step's code where the step's modules (or
+    a template they read) name it: another study's words are no part of it, and every
+    data file is read by some step (the README blocks' by publish)."""
+    from credit_assign.spec import code
+
+    claims_page = "reporting/templates/claims.md.j2"
+    for step in ("dose_tables", "fig_dose", "ep_question", "fig_primer_phases", "aggregate"):
+        assert claims_page not in code.report_files(step), step
+    assert "reporting/templates/ep_question.md.j2" not in code.report_files("claims_tables")
+    assert "reporting/templates/markdown.j2" in code.report_files("claims_tables")  # imported
+    assert "reporting/templates/statements/goal.j2" in code.report_files("paper_numbers")
+    assert "effects/log_ratio.md.j2" in code.report_files("claims_tables")  # a plugin's
+    read = {f for step in code.report_steps() for f in code.report_files(step)}
+    unread = sorted(set(code._template_files()) - read)
+    assert all(f.startswith("reporting/templates/readme_") for f in unread), unread
 
 
 def test_a_verdicts_module_is_part_of_the_code_of_the_steps_that_judge_it():

@@ -198,10 +198,13 @@ def group_scope(name: str, files: list[str], config: str,
     results = PurePosixPath(paths.RECORD).parts[0]  # the record's folder
     methods = {m.group(1) for f in reads
                if (m := re.match(rf"{results}/[^/]+/[^/]+/(?:{steps})/([^/]+)/", f))}
+    package = code.PACKAGE.resolve().relative_to(root).as_posix()
+    readme = f"{package}/reporting/templates/readme_{name}.md.j2"  # its README block
     return {"steps": sorted(report),
             "files": sorted({*(f for f in reads if f in tracked and f.split("/")[0]
                                not in (results, DOCS.name)),
-                             *configs_of(name, config)}),
+                             *configs_of(name, config),
+                             *([readme] if (root / readme).is_file() else [])}),
             "methods": sorted(methods)}
 
 

@@ -16,10 +16,11 @@ the digest of every step that imports it.
 The report side (every other step: tables, findings, pages, figures, the paper) carries
 its own ``code`` param, ``report_digest(step)``: its script (scripts/<step>.py), every
 credit_assign module that imports, directly or not (plumbing included: a path changes
-what is read), and the report side's data files (templates, the figures' texts, the
-schemas). Snakemake then rebuilds a page whose template or
-analysis changed, so ``make publish``, which copies nothing Snakemake would rebuild,
-never copies a stale one (credit_assign.publish).
+what is read), and the report side's data files those modules name (templates, the
+figures' texts, the schemas: data_read; another study's template is not among them).
+Snakemake then rebuilds a page whose template or analysis changed, so ``make publish``,
+which copies nothing Snakemake would rebuild, never copies a stale one
+(credit_assign.publish).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import ast
 import functools
 import hashlib
 import importlib.machinery as machinery
+import re
 from pathlib import Path
 
 from credit_assign.spec.catalog import meaning
@@ -226,6 +228,51 @@ def _template_files() -> tuple[str, ...]:
                  for p in data_files(PACKAGE / folder))
 
 
+# folders whose files are read by a name their code builds (render.statement("goal"):
+# templates/statements/goal.j2; results.read_result(p, "result"): result.schema.yaml)
+BY_STEM = {"statements": ".j2", "schemas": ".schema.yaml"}
+
+
+def _stem(relpath: str) -> str | None:
+    """The name a BY_STEM folder's file is read by (None elsewhere)."""
+    path = Path(relpath)
+    suffix = BY_STEM.get(path.parent.name)
+    return path.name.removesuffix(suffix) if suffix and path.name.endswith(suffix) else None
+
+
+_QUOTED = re.compile(r"""["']([\w./-]+)["']""")
+
+
+@functools.cache
+def _names(relpath: str) -> frozenset[str]:
+    """The strings a package file names: a module's string constants, a data file's
+    quoted words (a template's ``{% import "x.j2" %}``, its ``statement("goal")``)."""
+    text = (PACKAGE / relpath).read_text(encoding="utf-8")
+    if relpath.endswith(".py"):
+        return frozenset(n.value for n in ast.walk(ast.parse(text, relpath))
+                         if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    return frozenset(_QUOTED.findall(text))
+
+
+def data_read(modules: tuple[str, ...]) -> tuple[str, ...]:
+    """The report side's data files ``modules`` read: each named by its file name in
+    one of them or in a data file already read (in BY_STEM folders, by its stem),
+    and every data file of a plugin folder whose registry is among them (an effect kind's
+    words). A file no module names is read by none: another study's template changes no
+    step's code here."""
+    plugins = {m.removesuffix("/__init__.py") for m in modules if m.endswith("/__init__.py")}
+    names = set().union(*(_names(m) for m in modules))
+    found: set[str] = set()
+    while True:
+        new = {f for f in _template_files() if f not in found and (
+            Path(f).name in names or Path(f).parent.as_posix() in plugins
+            or _stem(f) in names)}
+        if not new:
+            return tuple(sorted(found))
+        found |= new
+        names |= set().union(*(_names(f) for f in new))
+
+
 # what writes nothing a page, table or figure holds: the record's integrity checks (a
 # file that fails them stops the step; one that passes is read as it is) and the job's
 # threads
@@ -235,15 +282,15 @@ NOT_REPORT = frozenset({"infra/record.py", "infra/hardware.py"})
 @functools.cache
 def report_files(step: str) -> tuple[str, ...]:
     """The package files a report ``step`` writes with: the modules its script imports,
-    with theirs, and every data file of the report side (the templates, the figures'
-    texts, the schemas: DATA_FOLDERS; package-relative, sorted)."""
+    with theirs, and the report side's data files they name (data_read: the templates,
+    the figures' texts, the schemas; package-relative, sorted)."""
     script = SCRIPTS / f"{step}.py"
     if step in ENTRY or step in DATA_STEPS or not script.is_file():
         raise KeyError(f"{step!r} is not a report step (scripts/{step}.py, not computing); "
                        f"report steps: {', '.join(report_steps())}")
     entry = _imports_of(script.read_text(encoding="utf-8"), str(script.name))
-    return tuple(sorted(set(closure(tuple(sorted(entry)), NOT_REPORT)) |
-                        set(_template_files())))
+    modules = closure(tuple(sorted(entry)), NOT_REPORT)
+    return tuple(sorted(set(modules) | set(data_read(modules))))
 
 
 @functools.cache
