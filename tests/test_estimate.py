@@ -46,7 +46,7 @@ def test_core_minutes_are_epochs_times_the_recorded_seconds_per_epoch(tmp_path):
 
 def test_an_estimate_written_with_the_old_job_key_reads_the_same(tmp_path):
     """A job's step was recorded as ``rule`` before the key was renamed ``step`` (as in
-    the committed docs/rebuild_estimate.json): the estimate and the report read both."""
+    the committed bench/rebuild_estimate.json): the estimate and the report read both."""
     old = {"jobs": [{("rule" if k == "step" else k): v for k, v in job.items()}
                     for job in ESTIMATE["jobs"]]}
     assert all("step" not in job for job in old["jobs"])
@@ -59,7 +59,7 @@ def test_an_estimate_written_with_the_old_job_key_reads_the_same(tmp_path):
     (tmp_path / "new/estimate.json").write_text(json.dumps(ESTIMATE))
     assert estimate.statement(CONFIG, tmp_path / "old/estimate.json") == \
         estimate.statement(CONFIG, tmp_path / "new/estimate.json")
-    committed = json.loads((estimate.ROOT / "docs/rebuild_estimate.json").read_text())
+    committed = json.loads((estimate.ROOT / "bench/rebuild_estimate.json").read_text())
     bench = _rebuild_estimate()
     table = {"by_step": committed.get("by_step", committed.get("by_rule"))}
     text = bench.report(committed)

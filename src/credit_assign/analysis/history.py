@@ -228,7 +228,7 @@ def utc(stamp: str | None) -> str | None:
 
 def record_first(root: str | Path, path: str) -> str | None:
     """The earliest ``finished_at`` among the jobs a rebuild record lists
-    (docs/rebuild_estimate.json)."""
+    (bench/rebuild_estimate.json)."""
     try:
         jobs = json.loads((Path(root) / path).read_text(encoding="utf-8"))["jobs"]
     except (OSError, ValueError, KeyError):

@@ -182,7 +182,7 @@ DOSE_ARMS = "config/dose.yaml"
 # the configs no published file is made from (make publish's stamp leaves them out)
 UNPUBLISHED_CONFIGS = ("config/quick.yaml", "config/ep_precision.yaml")
 CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
-REBUILD_ESTIMATE = "docs/rebuild_estimate.json"  # per-epoch times (credit_assign.spec.estimate)
+REBUILD_ESTIMATE = "bench/rebuild_estimate.json"  # per-epoch times (credit_assign.spec.estimate)
 HISTORY = "config/history.yaml"  # what was fixed when: events found in git (analysis.history)
 
 # ---- no workflow's file: the config's rule-options table, rewritten from the rules'

@@ -47,7 +47,7 @@ ESTIMATE = ROOT / paths.REBUILD_ESTIMATE
 
 def job_step(job: dict) -> str | None:
     """The workflow step a recorded job ran: ``step``, or ``rule`` in an estimate
-    written before the key was renamed (docs/rebuild_estimate.json is one)."""
+    written before the key was renamed (bench/rebuild_estimate.json is one)."""
     return job["step"] if "step" in job else job.get("rule")
 
 
