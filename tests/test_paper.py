@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import DISAGREE, KINDS, hand_gaps
+from conftest import DISAGREE, KINDS, hand_gaps, needs_tex
 from paper_words import said, words
 
 from credit_assign.analysis import findings, verdicts
@@ -553,3 +553,33 @@ def test_a_statement_template_can_use_no_filter_that_would_set_text_raw():
         code = re.sub(r'\{#.*?#\}|\["[^\]]*\]', "", text, flags=re.S)
         code = re.sub(r'"[^"\n]*"', "", code)
         assert "~" not in code, f"statement {name} joins text with ~"
+
+
+def test_a_statements_outcome_is_the_key_a_hand_written_sentence_guards():
+    """ms.tex's \\findingguard{name}{key}: a verdict's outcome, the EP question's verdict
+    and reason; none for a finding without an outcome (the ranking's settings)."""
+    assert paper.outcome_key({"outcome": "not_reached", "result": {}}) == "not_reached"
+    assert paper.outcome_key({"verdict": {"verdict": "undecided", "reason": "straddles"},
+                              "claim": {}}) == "undecided_straddles"
+    assert paper.outcome_key({"verdict": {"verdict": "holds", "reason": None}}) == "holds"
+    assert paper.outcome_key({"ranking": {}}) is None and paper.outcome_key(None) is None
+
+
+@needs_tex
+def test_a_hand_written_sentence_whose_statement_flipped_stops_the_build(tmp_path):
+    """statements.tex holds each statement's outcome: a sentence of ms.tex guarded with
+    another stops the build at its line."""
+    found = {name: None for name in render.statement_names()}
+    found["goal"] = variant_study.goal_finding(None)  # not_set
+    (tmp_path / "statements.tex").write_text(paper.statements_tex(found, "test"))
+
+    def doc(sentence):
+        (tmp_path / "doc.tex").write_text(
+            "\\documentclass{article}\n\\input{statements.tex}\n\\begin{document}\n"
+            f"Text.\n{sentence}\n\\end{{document}}\n")
+        return tmp_path / "doc.tex"
+
+    tex_build.build_pdf(doc(r"No goal\findingguard{goal}{not_set}."), tmp_path / "a.pdf")
+    with pytest.raises(RuntimeError, match=r"doc.tex line 5: guard: says goal reached, "
+                                           r"findings say not_set"):
+        tex_build.build_pdf(doc(r"Reached\findingguard{goal}{reached}."), tmp_path / "b.pdf")

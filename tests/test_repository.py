@@ -209,8 +209,9 @@ def test_readme_is_a_front_door_a_person_reads():
 
 def test_every_guarded_sentence_of_the_paper_matches_the_published_findings():
     """Each outcome ms.tex's prose asserts (``\\claimguard{claim}{verdict}``,
-    ``\\doseguard{part}{verdict}``) is the one the published findings hold (TeX stops the
-    build on a mismatch: test_dose_tex; this says it without TeX, naming the line)."""
+    ``\\doseguard{part}{verdict}``, ``\\findingguard{statement}{outcome}``) is the one
+    the published findings hold (TeX stops the build on a mismatch: test_dose_tex; this
+    says it without TeX, naming the line)."""
     import json
 
     claims = json.loads((ROOT / "docs" / "findings.json").read_text())["claims"]
@@ -218,10 +219,17 @@ def test_every_guarded_sentence_of_the_paper_matches_the_published_findings():
                 if v["verdict_set"]}
     dose = json.loads((ROOT / "docs" / "dose_findings.json").read_text())
     verdicts |= {("dose", v["id"]): v["verdict"] for v in dose["verdicts"]}
+    from credit_assign.reporting.paper import outcome_key
+
+    published = json.loads((ROOT / "docs" / "findings.json").read_text())
+    verdicts |= {("finding", name.removesuffix("verdict")): outcome_key(f)
+                 for name, f in published["study"]["verdicts"].items()}
+    verdicts[("finding", "ep_question")] = outcome_key(published["ep_question"])
     wrong, seen = [], 0
     for n, line in enumerate((ROOT / "paper" / "ms.tex").read_text().splitlines(), 1):
         code = line.split("%")[0] if not line.lstrip().startswith("%") else ""
-        for kind, part, says in re.findall(r"\\(claim|dose)guard\{(\w+)\}\{(\w+)\}", code):
+        for kind, part, says in re.findall(r"\\(claim|dose|finding)guard\{(\w+)\}\{(\w+)\}",
+                                           code):
             seen += 1
             if verdicts.get((kind, part)) != says:
                 wrong.append(f"ms.tex line {n}: says {part} {says}, the findings say "

@@ -211,7 +211,22 @@ def statements_tex(found: dict[str, dict | None], source: str) -> str:
         raise KeyError(f"statements without a finding or findings without a statement "
                        f"template: {', '.join(missing)}")
     texts = {name: render.statement(name, f, "tex") for name, f in sorted(found.items())}
-    return render.macro("statements.tex.j2", "file")(source, texts)
+    guards = {name: key for name, f in sorted(found.items()) if (key := outcome_key(f))}
+    return render.macro("statements.tex.j2", "file")(source, texts, guards)
+
+
+def outcome_key(finding: dict | None) -> str | None:
+    """The outcome a statement's finding has, as ms.tex's ``\\findingguard{name}{key}``
+    names it: a verdict's ``outcome``; the EP question's verdict and its reason
+    (``undecided_straddles``); None where the finding has none (the ranking's settings)."""
+    if not isinstance(finding, dict):
+        return None
+    if "outcome" in finding:
+        return str(finding["outcome"])
+    verdict = finding.get("verdict")
+    if isinstance(verdict, dict) and "verdict" in verdict:
+        return "_".join(str(x) for x in (verdict["verdict"], verdict.get("reason")) if x)
+    return None
 
 
 def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> str:
