@@ -35,8 +35,7 @@ def _no_record(monkeypatch):
     """The stamp's made_from stubbed: these folders have no record and no full config
     (the stamp itself: tests/test_docs_fresh.py, on the checkout)."""
     monkeypatch.setattr(publish, "made_from",
-                        lambda name, config, scope=None: {"code": {}, "record": {},
-                                                          "inputs": {}})
+                        lambda name, config, scope=None: {"code": {}, "record": {}})
     monkeypatch.setattr(publish, "group_scope", lambda name, files, config, extra=(), cwd=None: {
         "steps": [], "files": [], "methods": []})
 
@@ -424,7 +423,7 @@ def test_a_findings_file_published_before_sections_becomes_the_studys_section(wo
     (workdir / "docs" / publish.FINDINGS).write_text(json.dumps(study))
     # every reader reads it as the study's section (the stamp's, the claims' targets)
     assert published.read(workdir / "docs" / publish.FINDINGS) == {"study": study}
-    assert publish._input_sha(f"docs/{publish.FINDINGS}#claims") is None
+    assert published.section_digest("claims", workdir / "docs" / publish.FINDINGS) is None
     files = publish.groups("cifar10")["claims"]
     _make(files)
     assert publish.main(["--only", "claims"]) == 0

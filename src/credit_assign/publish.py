@@ -178,8 +178,9 @@ def group_scope(name: str, files: list[str], config: str,
                 extra: tuple[str, ...] = (), cwd: str | Path | None = None) -> dict:
     """What group ``name`` is made with, from Snakemake: every job that makes its
     ``files`` (a forced dry run), its report steps, the tracked files those jobs read
-    (results aside: the record's are the group's record inputs) and the methods of the
-    runs they read. Raises PublishError where the dry run fails."""
+    (results aside: the record's are the group's record inputs) with the template of its
+    README block, and the methods of the runs they read. Raises PublishError where the
+    dry run fails."""
     from credit_assign.spec import code
 
     args = (files, list(configs_of(name, config)), ("--forceall", *extra))
@@ -231,37 +232,34 @@ def _claims_runs(config: str) -> list[str]:
             + targets.claims_ep(cfg) + targets.claims_ep(cfg, paths.EP_TIMINGS))
 
 
-def group_inputs(name: str, config: str = paths.DEFAULT_CONFIG) -> tuple[list[str], list[str]]:
-    """What a group is made from besides the code: (the record's files, other files).
-    The study (its pages and the paper): the study's runs (every recipe of
-    config/variants.yaml), the paper config's EP probes, and the claims the paper reads —
-    their runs once all are in the record, else the published findings; the EP probe's
-    group: its probes; the EP question's: its runs; the claims: their runs once all are
-    in the record (else they render from their published per-seed effects, one of the
-    group's own files, which tests/test_docs_fresh.py renders again). Data manifests
+def group_inputs(name: str, config: str = paths.DEFAULT_CONFIG) -> list[str]:
+    """The record's files a group is made from, besides the code. The study (its pages
+    and the paper): the study's runs (every recipe of config/variants.yaml), the paper
+    config's EP probes and the claims' runs (the paper reads their findings); the EP
+    probe's group: its probes; the EP question's: its runs; the claims: their runs; the
+    dose study: its runs in the record (a table waits for the rest). Data manifests
     with the runs made from them."""
     from credit_assign.infra import record
     from credit_assign.spec import targets
 
     cfg = _config([config])
     claims = _claims_runs(config)
-    index = record.recorded(".")
-    claims_in = bool(claims) and all(p in index for p in claims)
     if name == "claims":
-        return (claims if claims_in else []), []
-    if name == "dose":  # the study's runs here (a table waits for the rest)
+        return claims
+    if name == "dose":
         from credit_assign.studies.dose import plan
 
-        return [f for f in plan.inputs(plan.load()) if f in index], []
+        index = record.recorded(".")
+        return [f for f in plan.inputs(plan.load()) if f in index]
     if name == "ep_question":
         runs = targets.ep_question_runs(cfg) + targets.ep_question_runs(
             cfg, paths.EP_FIXED_POINT_TIMINGS)
         corpora = sorted({r.split("/")[2] for r in runs})
-        return [paths.CORPUS_MANIFEST.format(corpus=c) for c in corpora] + runs, []
+        return [paths.CORPUS_MANIFEST.format(corpus=c) for c in corpora] + runs
     ep = [paths.CORPUS_MANIFEST.format(corpus=c) for c in cfg["ep_stack"]["corpora"]] + \
         targets.ep_results(cfg) + targets.ep_timings(cfg)
     if name == "ep":
-        return ep, []
+        return ep
     if name != "study":
         raise KeyError(f"no publish group {name!r}")
     study = _config(paths.STUDY_CONFIGS)
@@ -270,24 +268,20 @@ def group_inputs(name: str, config: str = paths.DEFAULT_CONFIG) -> tuple[list[st
         for of in (targets.train_metrics, targets.train_timings, targets.null_results,
                    targets.probe_results, targets.measure_results):
             out += of(study, recipe=recipe)
-    if claims_in or not claims:
-        return list(dict.fromkeys(out + ep + claims)), []
-    return list(dict.fromkeys(out + ep)), [f"{paths.PUBLISHED_FINDINGS}#claims"]
+    return list(dict.fromkeys(out + ep + claims))
 
 
 def made_from(name: str, config: str = paths.DEFAULT_CONFIG,
               scope: dict | None = None) -> dict[str, dict]:
     """What group ``name`` is made from, as the checkout holds it: ``code``
-    (report_code over the group's ``scope``), ``record`` (each of group_inputs' record
-    files: its sha256 in the record's index, None where the record lacks it) and
-    ``inputs`` (the others' sha256)."""
+    (report_code over the group's ``scope``) and ``record`` (each of group_inputs' files:
+    its sha256 in the record's index, None where the record lacks it)."""
     from credit_assign.infra import record
 
     index = record.recorded(".")
-    results, others = group_inputs(name, config)
     return {"code": report_code(scope) if scope is not None else {},
-            "record": {f: (index.get(f) or {}).get("sha256") for f in results},
-            "inputs": {f: _input_sha(f) for f in others}}
+            "record": {f: (index.get(f) or {}).get("sha256")
+                       for f in group_inputs(name, config)}}
 
 
 def stamp_problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]:
@@ -298,8 +292,6 @@ def stamp_problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> lis
     out = []
     for name in chosen:
         made = made_from(name, config, scope=None)
-        out += [f"{path} (group {name}) is missing: publish the group that writes it first"
-                for path, sha in made["inputs"].items() if sha is None]
         for path, sha in made["record"].items():
             if sha is None:
                 out.append(f"{path} (group {name}) is not in the record: run python -m "
@@ -338,15 +330,6 @@ def _published_sha(docs: Path, name: str, group: str) -> str | None:
     return _sha256(docs / name) if (docs / name).exists() else None
 
 
-def _input_sha(path: str) -> str | None:
-    """An input's sha256 (None where it is not there); ``<findings file>#<group>``: that
-    section's."""
-    file, _, group = path.partition("#")
-    if group:
-        return published.section_digest(group, file)
-    return _sha256(path) if Path(path).is_file() else None
-
-
 def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
           docs: Path = DOCS) -> list[str]:
     """What differs between group ``name``'s stamp and the checkout, named: a docs/ file
@@ -371,8 +354,7 @@ def stale(name: str, stamped: dict, config: str = paths.DEFAULT_CONFIG,
                       f"{name}')"]
     now = made_from(name, config, stamped["scope"])
     steps = []  # a step's digest follows its files: one line for them all, after the files
-    for part, what in (("code", "report code"), ("record", "record's result"),
-                       ("inputs", "input")):
+    for part, what in (("code", "report code"), ("record", "record's result")):
         old, new = stamped.get(part, {}), now[part]
         for key in sorted(set(old) | set(new)):
             if old.get(key) != new.get(key):
