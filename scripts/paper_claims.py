@@ -1,6 +1,5 @@
-"""Rule paper_claims: the claims' findings (where the config has claims: those the runs
-make, or the published ones judged again while the runs are not all in the record) +
-config/history.yaml → paper/claims.tex."""
+"""Rule paper_claims: the claims' findings (where the config has claims: those their
+runs make) + config/history.yaml → paper/claims.tex."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")

@@ -19,7 +19,8 @@ def package_copy(tmp_path, monkeypatch):
     shutil.copytree(code.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
 
     def clear():
-        for f in (code.file_digest, code.digest, code.closure):
+        for f in (code.file_digest, code.digest, code.closure, code._names,
+                  code.report_files, code.report_digest):
             f.cache_clear()
 
     clear()

@@ -197,7 +197,7 @@ def test_a_verdicts_module_is_part_of_the_code_of_the_steps_that_judge_it():
 
 def test_a_figures_words_are_part_of_its_code():
     """reporting/figure_text.yaml (every figure's texts) is read at run time: editing it
-    changes every report step's code param, so Snakemake redraws the figures."""
+    changes the code param of every step that draws a figure, so Snakemake redraws them."""
     from credit_assign.spec import code
 
     assert "reporting/figure_text.yaml" in code.report_files("fig4_penalty_rescue")

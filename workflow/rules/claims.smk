@@ -41,7 +41,7 @@ rule claims_verdicts:
         nulls=paths.CLAIMS_NULLS,
         ep=paths.CLAIMS_EP,
         provenance=paths.CLAIMS_PROVENANCE,
-        # what was fixed when: events found in git (and the rebuild record in docs/,
+        # what was fixed when: events found in git (and the rebuild record in bench/,
         # where the checkout has one)
         history=per_job.repo_file(paths.HISTORY),
     output:

@@ -119,8 +119,7 @@ PAPER_NUMBERS = "paper/numbers.tex"
 PAPER_CLAIMS = "paper/claims.tex"
 PAPER_STATEMENTS = "paper/statements.tex"  # the statements' words (step paper_numbers)
 # what make publish writes: one findings file, a section per published group
-# (infra.published); its claims section is what the paper's claims are rendered from while
-# the claims' runs are not all in the record, and its first version in git is what the
+# (infra.published); never read by the workflow, but its first version in git is what the
 # claims page compares a rerun with (analysis.history.earlier_runs)
 PUBLISHED_FINDINGS = "docs/findings.json"
 # the claims' findings as published before one findings file: their first publication is

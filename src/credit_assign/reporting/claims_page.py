@@ -154,8 +154,7 @@ TEX_SET_NAMES = labels.names(labels.SEED_SETS, "tex")  # short: a table column
 def write_tex(findings_path: str | Path | None, history_path: str | Path, out,
               root: str | Path = ".") -> None:
     """Step paper_claims: paper/claims.tex — the claims' counts and table (where the
-    config has claims: ``findings_path``; findings judged again from the published ones
-    carry their ``source``, which the paper states) and what was fixed when, as macros."""
+    config has claims: ``findings_path``) and what was fixed when, as macros."""
     record = (json.loads(Path(findings_path).read_text(encoding="utf-8"))
               if findings_path else None)
     text = render.render("claims.tex.j2", record=record,

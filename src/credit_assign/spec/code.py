@@ -260,7 +260,7 @@ def data_read(modules: tuple[str, ...]) -> tuple[str, ...]:
     and every data file of a plugin folder whose registry is among them (an effect kind's
     words). A file no module names is read by none: another study's template changes no
     step's code here."""
-    plugins = {m.removesuffix("/__init__.py") for m in modules if m.endswith("/__init__.py")}
+    plugins = {f for f in PLUGIN_FOLDERS if f"{f}/__init__.py" in modules}
     names = set().union(*(_names(m) for m in modules))
     found: set[str] = set()
     while True:
