@@ -19,7 +19,7 @@ def package_copy(tmp_path, monkeypatch):
     shutil.copytree(code.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
 
     def clear():
-        for f in (code.file_digest, code.digest, code.closure, code._names,
+        for f in (code.file_digest, code.digest, code.closure, code._tree, code._names,
                   code.report_files, code.report_digest):
             f.cache_clear()
 
@@ -51,6 +51,7 @@ def test_an_import_added_to_the_science_joins_the_digest(package_copy):
     assert "figures/style.py" not in code.files("train", ("dfa",))
     model = package_copy / "science/model.py"
     model.write_text(model.read_text() + "\nfrom credit_assign.figures import style  # noqa\n")
+    code._tree.cache_clear()
     code.closure.cache_clear()
     assert "figures/style.py" in code.files("train", ("dfa",))
 

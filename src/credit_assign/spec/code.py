@@ -70,13 +70,23 @@ TEMPLATES = "reporting/templates"  # package-relative: every page's and macro fi
 DATA_STEPS = ("prepare_data", "prepare_corpus")  # compute nothing a result holds but data
 
 
+@functools.cache
+def _tree(relpath: str) -> ast.Module:
+    """A package module's syntax tree, parsed once per process (every closure and
+    data_read walk the same modules). Read only: never modify it."""
+    return ast.parse((PACKAGE / relpath).read_text(encoding="utf-8"), relpath)
+
+
 def imports(relpath: str) -> set[str]:
     """The credit_assign modules a source file imports, as package-relative files."""
-    return _imports_of((PACKAGE / relpath).read_text(encoding="utf-8"), relpath)
+    return _imports_in(_tree(relpath))
 
 
 def _imports_of(text: str, name: str) -> set[str]:
-    tree = ast.parse(text, name)
+    return _imports_in(ast.parse(text, name))
+
+
+def _imports_in(tree: ast.Module) -> set[str]:
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -247,11 +257,10 @@ _QUOTED = re.compile(r"""["']([\w./-]+)["']""")
 def _names(relpath: str) -> frozenset[str]:
     """The strings a package file names: a module's string constants, a data file's
     quoted words (a template's ``{% import "x.j2" %}``, its ``statement("goal")``)."""
-    text = (PACKAGE / relpath).read_text(encoding="utf-8")
     if relpath.endswith(".py"):
-        return frozenset(n.value for n in ast.walk(ast.parse(text, relpath))
+        return frozenset(n.value for n in ast.walk(_tree(relpath))
                          if isinstance(n, ast.Constant) and isinstance(n.value, str))
-    return frozenset(_QUOTED.findall(text))
+    return frozenset(_QUOTED.findall((PACKAGE / relpath).read_text(encoding="utf-8")))
 
 
 def data_read(modules: tuple[str, ...]) -> tuple[str, ...]:
