@@ -115,6 +115,7 @@ include: "workflow/rules/ep_stack.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/dose.smk"
 include: "workflow/rules/ep_estimator.smk"
+include: "workflow/rules/ep_question2.smk"
 include: "workflow/rules/paper.smk"
 
 

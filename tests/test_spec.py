@@ -423,7 +423,8 @@ SPELLED = re.compile(rf"(?:^|`|snakemake )(?:{'|'.join(PATH_ROOTS)})/")
 # the shared table, and a study room's own paths (its folder owns them: studies/<name>/)
 # the shared table, and each study room's own (studies/<name>: its paths are its own)
 MAY_SPELL = {"src/credit_assign/infra/paths.py", "src/credit_assign/studies/dose/plan.py",
-             "src/credit_assign/studies/ep_estimator/files.py"}
+             "src/credit_assign/studies/ep_estimator/files.py",
+             "src/credit_assign/studies/ep_question2/plan.py"}
 
 
 def _python(file: Path) -> tuple[str, dict[int, int] | None]:
@@ -504,10 +505,12 @@ def test_every_rule_takes_its_log_from_the_table():
                 logs[name] = ast.unparse(calls["log"].args[0])
     from credit_assign.studies.dose import plan as dose_plan
     from credit_assign.studies.ep_estimator import files as ep_estimator_files
+    from credit_assign.studies.ep_question2 import plan as ep2_plan
 
     assert logs == {rule: f"paths.LOGS['{rule}']" for rule in paths.LOGS} | {
         rule: f"dose_plan.LOGS['{rule}']" for rule in dose_plan.LOGS} | {
-        rule: f"ep_estimator_files.LOGS['{rule}']" for rule in ep_estimator_files.LOGS}
+        rule: f"ep_estimator_files.LOGS['{rule}']" for rule in ep_estimator_files.LOGS} | {
+        rule: f"ep2_plan.LOGS['{rule}']" for rule in ep2_plan.LOGS}
 
 
 def test_the_path_table_imports_only_the_standard_library():

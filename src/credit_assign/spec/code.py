@@ -48,6 +48,7 @@ ENTRY: dict[str, tuple[str, ...]] = {
     "ep_stack_probe": ("ep_stack/probe.py",),
     "ep_fixed_point": ("ep_stack/probe.py", "ep_stack/implicit.py"),
     "ep_estimator": ("ep_stack/estimator.py",),
+    "ep_question2": ("ep_stack/question2.py",),
 }
 
 # what computes nothing a result holds: where and how files are written, the paths, the

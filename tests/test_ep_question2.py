@@ -1,0 +1,144 @@
+"""EP's second question (issue #55): its job computes the precision study's estimate in
+the judged cell (the same computation, proved here, not run twice), its plan is checked,
+and its judge names every seed's outcome and decides by the plan's rule."""
+
+import copy
+
+import pytest
+import torch
+import yaml
+from conftest import SPRING_EPS
+
+from credit_assign.ep_stack import dynamics, estimator, question2
+from credit_assign.studies.ep_question2 import judge, plan
+
+EPS = SPRING_EPS
+S = {"eps": EPS, "fixed_point": {"tol": 1e-6, "cap": 5000, "check_every": 50,
+                                 "eigenvalues": 2, "batches": 3}}
+EST = {"judged": {"precision": "float64", "r": 0.02, "nudged_steps_max": 300},
+       "beside": [{"precision": "float32", "r": 0.02, "nudged_steps_max": 300}],
+       "reference": {"tol": 1e-12, "cap": 200000, "adjoint_tol": 1e-10}}
+
+
+def _small():
+    g = torch.Generator().manual_seed(0)
+    stack = dynamics.SpringStack(vocab=7, blocks=2, width=8, heads=2, context=4,
+                                 generator=g)
+    return (stack, torch.randint(0, 7, (2, 4), generator=g),
+            torch.randint(0, 7, (2, 4), generator=g))
+
+
+def test_the_judged_cell_is_the_precision_studys_float64_estimate():
+    """The same stack and batch: the second question's judged cell (float64, r) equals
+    the precision study's float64 centred estimate at r, to the last digit, and the
+    float32 cell beside it the study's float32 one."""
+    stack, idx, y = _small()
+    q2 = question2.batch(stack, idx, y, S, EST)
+    study = {"r": [0.02], "nudged_steps_max": 300, "stencils": ["central"],
+             "precisions": ["float32", "float64"], "reference": EST["reference"]}
+    pe = estimator.batch_estimates(stack, idx, y, S, study)
+    assert q2["free"] == pe["free"] and q2["reference"] == pe["reference"]
+    by = {e["precision"]: e["cosine"] for e in pe["estimates"]}
+    assert q2["estimates"][0]["cosine"] == by["float64"]
+    assert q2["estimates"][1]["cosine"] == by["float32"]
+    assert q2["estimates"][0]["cosine"]["block0"] > 0.999999
+    assert q2["eigenvalues"][0]["real"] < 0  # a stable fixed point of this small stack
+
+
+def test_a_batch_that_does_not_converge_is_named_with_its_spectrum_not_estimated():
+    stack, idx, y = _small()
+    capped = question2.batch(stack, idx, y, {**S, "fixed_point": {
+        **S["fixed_point"], "cap": 5, "check_every": 5}}, EST)
+    assert not capped["free"]["converged"] and "estimates" not in capped
+    assert len(capped["eigenvalues"]) == 2
+
+
+def _plan():
+    return yaml.safe_load((plan.ROOT / plan.PLAN).read_text())
+
+
+def test_the_plan_refuses_a_fresh_seed_used_before_and_a_wrong_key(tmp_path):
+    good = _plan()
+    p = tmp_path / "p.yaml"
+    p.write_text(yaml.safe_dump(good))
+    assert plan.load(p)["claim"]["threshold"] == 0.9
+    bad = copy.deepcopy(good)
+    bad["seeds"]["fresh"][0] = 7
+    p.write_text(yaml.safe_dump(bad))
+    with pytest.raises(plan.PlanError, match=r"fresh seeds \[7\] were used before"):
+        plan.load(p)
+    bad = copy.deepcopy(good)
+    bad["decision"]["confidnce"] = 0.95
+    p.write_text(yaml.safe_dump(bad))
+    with pytest.raises(plan.PlanError, match="decision"):
+        plan.load(p)
+    bad = copy.deepcopy(good)
+    bad["seeds"]["fresh"] = [10, 11, 12]
+    p.write_text(yaml.safe_dump(bad))
+    with pytest.raises(plan.PlanError, match="seeds.fresh"):
+        plan.load(p)
+
+
+def _result(seed, cosines=(0.99, 0.98, 0.995), converged=True, lead=-0.05, diverged=None,
+            adjoint=1e-11):
+    def batch(b, c):
+        out = {"batch": b, "free": {"converged": converged, "steps": 100, "residual": 1e-8},
+               "eigenvalues": [{"real": lead, "imag": 0.0}]}
+        if converged:
+            out["reference"] = {"residual": 1e-13, "converged": True, "steps": 10,
+                                "adjoint_residual": adjoint}
+            out["estimates"] = [
+                {**EST_PLAN["judged"], "cosine": {"block0": c, "all": c},
+                 "nudge_ulps_block0": 2.0},
+                {**EST_PLAN["beside"][0], "cosine": {"block0": c - 0.1, "all": c},
+                 "nudge_ulps_block0": 2.0}]
+        return out
+
+    return {"seed": seed, "settings": {"fixed_point": {"batches": 3}},
+            "pretrain": {"val_loss": 3.0}, "diverged": diverged,
+            "batches": [] if diverged else [batch(b, c) for b, c in enumerate(cosines)]}
+
+
+EST_PLAN = {"judged": {"precision": "float64", "r": 0.005, "nudged_steps_max": 500},
+            "beside": [{"precision": "float32", "r": 0.005, "nudged_steps_max": 500}]}
+
+
+def test_every_seed_is_named_with_its_outcome_and_the_rule_decides():
+    p = _plan()
+    p["estimator"] = {**p["estimator"], **EST_PLAN}
+    fresh = p["seeds"]["fresh"]
+    results = [_result(fresh[0]), _result(fresh[1], (0.97, 0.99, 0.985)),
+               _result(fresh[2], (0.999, 0.99, 0.98)),
+               _result(fresh[3], converged=False),
+               _result(fresh[4], lead=0.01),
+               _result(fresh[5], diverged="not finite")]
+    found = judge.findings(p, results)
+    reasons = {r["seed"]: r["reason"] for r in found["seeds"]}
+    assert reasons == {fresh[0]: None, fresh[1]: None, fresh[2]: None,
+                       fresh[3]: "not_converged", fresh[4]: "unstable",
+                       fresh[5]: "diverged"}
+    v = found["verdict"]
+    assert v["n_judged"] == 3 and v["verdict"] == "holds" and v["low"] > 0.9
+    assert [c["judged"] for c in found["cells"]] == [True, False]
+    assert found["cells"][1]["mean"] == pytest.approx(v["mean"] - 0.1)
+    # a run still to be made: undecided, and why
+    assert judge.findings(p, results[:5])["verdict"]["reason"] == "runs_waiting"
+    # a reference short of the plan's tolerance: not judged, named
+    short = _result(fresh[0], adjoint=1e-6)
+    row = judge.seed_row(p, short)
+    assert row["effect"] is None and row["reason"] == "no_reference"
+    # too few judged: undecided because of it
+    few = [results[0], results[1], *results[3:], _result(fresh[2], converged=False)]
+    assert judge.findings(p, few)["verdict"]["reason"] == "no_stable_fixed_point"
+
+
+def test_an_interval_straddling_the_threshold_is_undecided_and_one_below_contradicted():
+    p = _plan()
+    p["estimator"] = {**p["estimator"], **EST_PLAN}
+    fresh = p["seeds"]["fresh"]
+    wide = [_result(s, (c, c, c)) for s, c in zip(fresh, (0.99, 0.6, 0.95, 0.8, 0.99, 0.7),
+                                                   strict=True)]
+    assert judge.findings(p, wide)["verdict"]["verdict"] == "undecided"
+    low = [_result(s, (c, c, c)) for s, c in zip(fresh, (0.5, 0.52, 0.49, 0.51, 0.5, 0.5),
+                                                  strict=True)]
+    assert judge.findings(p, low)["verdict"]["verdict"] == "contradicted"

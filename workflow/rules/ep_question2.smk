@@ -1,0 +1,61 @@
+# EP's second question (issue #55; config/claims_ep2.yaml, pre-registered): one job per
+# fresh seed, from committed code only; `snakemake --cores 2 ep_question2_runs` makes
+# what the record lacks, `snakemake ep_question2_judged` judges what it holds.
+from credit_assign.studies.ep_question2 import plan as ep2_plan
+
+
+rule ep_question2:
+    """One fresh seed: the stack, its fixed point, the implicit gradient, EP's cells."""
+    input:
+        ep2_plan.manifest,
+    output:
+        ep2_plan.RESULT,
+    log:
+        ep2_plan.LOGS["ep_question2"],
+    priority: job_params.EP_PRIORITY
+    conda:
+        "../../envs/pytorch.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    params:
+        settings=per_job.ep_estimator_settings,
+        estimator=ep2_plan.estimator,
+        code=per_job.code("ep_question2"),
+        resume=ep2_plan.RESUME,
+        cache=paths.CORPUS_CACHE,
+    script:
+        "../../scripts/ep_question2.py"
+
+
+rule ep_question2_runs:
+    """Every fresh seed's run of the plan."""
+    input:
+        ep2_plan.targets,
+
+
+rule ep_question2_findings:
+    """The runs here → findings (the verdict once all are here), seed table, page."""
+    input:
+        plan=ep2_plan.PLAN,
+        results=ep2_plan.present,
+    output:
+        **ep2_plan.OUT,
+    log:
+        ep2_plan.LOGS["ep_question2_findings"],
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        **REPORT_JOB,
+    params:
+        code=spec_code.report_digest("ep_question2_findings"),
+    script:
+        "../../scripts/ep_question2_findings.py"
+
+
+rule ep_question2_judged:
+    """The second EP question's findings and page from the record."""
+    input:
+        ep2_plan.OUT["findings"],
