@@ -510,45 +510,10 @@ def test_figure_draws_unsettled_seeds_hollow():
         ep_stack_cosines.plot(cos.drop(columns="settled"), inc, pre)
 
 
-def verdict_rows(cosines, settled):
-    return pd.DataFrame({"seed": range(len(cosines)), "cosine": cosines, "settled": settled})
-
-
-def ep_verdict(rows) -> str:
-    """The paper's EP sentence: the verdict ep's finding (analysis/verdicts/ep.py) in its
-    statement's words."""
-    from paper_words import said
-
-    from credit_assign.analysis.verdicts import ep
-
-    return said({"epverdict": ep.finding(rows)})["epverdict"]
-
-
-def test_verdict_all_settled_and_high_claims_the_bottom_block():
-    text = ep_verdict(verdict_rows([0.97, 0.95, 0.96], [True] * 3))
-    assert text.startswith("reaches the bottom block in the 3 settled seeds")
-    assert "every seed settled" in text
-
-
-def test_verdict_low_only_in_unsettled_seeds_blames_the_free_phase_not_depth():
-    text = ep_verdict(verdict_rows([0.97, 0.16, 0.96], [True, False, True]))
-    assert text.startswith("reaches the bottom block in the 2 settled seeds")
-    assert "seed 1, whose free phase did not settle" in text
-    assert "only partly" not in text and "whose free phase did not settle" in text
-    assert "limit of depth" not in text  # n of settled seeds cannot carry a depth claim
-
-
-def test_verdict_low_in_a_settled_seed_is_partial():
-    text = ep_verdict(verdict_rows([0.97, 0.5, 0.2], [True, True, False]))
-    assert text.startswith("reaches the bottom block only partly")
-    assert "1 of the 2 settled seeds (seed 1)" in text and "1 unsettled seed not counted" in text
-    assert ep_verdict(verdict_rows([0.2], [False])).startswith("cannot be judged")
-
-
 def test_ep_numbers_label_their_statistics():
-    from paper_words import said, words
+    from paper_words import words
 
-    from credit_assign.reporting.paper_ep import ep_numbers, ep_verdict
+    from credit_assign.reporting.paper_ep import ep_numbers
 
     _, _, _, _, seeds = fake_summary()
     n = ep_numbers(seeds, "float32")
@@ -557,10 +522,6 @@ def test_ep_numbers_label_their_statistics():
     assert "\\epseedresidualunsettled{1}{" in n["epResidualLong"]
     assert "(seed 1, unsettled)" in words("epResidualLong", n, {})
     assert n["epSettleTBest"] == "$20$"
-    verdict = said({"epverdict": ep_verdict(seeds, "float32")["ep"]})["epverdict"]
-    assert verdict.startswith("reaches the bottom block in the 1 settled seed:")
-    assert "seeds 1 and 2, whose free phase did not settle" in verdict
-    assert ep_verdict(None, "float32") == {"ep": None}
 
 
 def test_ep_numbers_list_each_seeds_block0_cosine_with_its_flag():

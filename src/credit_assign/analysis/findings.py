@@ -12,9 +12,8 @@ by analysis.verdicts.judge.
 the claims, not here). ``notes``: notes_findings.findings
 (None without the variant study).
 
-EP's verdict (analysis/verdicts/ep.py) is not in the file: it is the EP probe's alone,
-taken by step paper_numbers from the probe's by-seed table (ep_block0), so that the
-variant study's notes never wait for the EP probes.
+The EP probe has no verdict: its seeds were seen and its settle criterion chosen after
+seeing them; the EP questions judge (analysis.ep_question, studies/ep_question2).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from credit_assign.analysis.findings import diverged_seeds, null_cosines
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.reporting import labels, render
-from credit_assign.reporting.paper_ep import ep_numbers, ep_verdict
+from credit_assign.reporting.paper_ep import ep_numbers
 from credit_assign.reporting.paper_study import (
     reproduction_numbers,
     variant_numbers,
@@ -185,18 +185,16 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
     return macros, flags
 
 
-def statement_findings(cfg: dict, verdicts: dict, ep_by_seed: pd.DataFrame | None = None,
-                       ep_question: dict | None = None, claims: dict | None = None
-                       ) -> dict[str, dict | None]:
+def statement_findings(cfg: dict, verdicts: dict, ep_question: dict | None = None,
+                       claims: dict | None = None) -> dict[str, dict | None]:
     """Each statement the paper makes, by name, with its finding (None: not taken, and
     the statement says nothing): findings.json's verdicts (``<name>verdict``: taken only
-    with the variant study), the EP probe's, the EP question's, the claims' (their
+    with the variant study), the EP question's, the claims' (their
     findings: ``claims_size``; the abstract states their counts in words of its
     own) and the ranking's settings."""
     has_study = bool(verdicts)
     found = {name.removesuffix(registry.SUFFIX): f for name, f in verdicts.items()}
     return {**dict.fromkeys(registry.of("study")), **found,
-            **ep_verdict(ep_by_seed, cfg["ep_stack"]["pretrain"]["precision"]),
             "ep_question": ep_question, "ep_reference": {} if ep_question else None,
             "claims_size": claims,
             "ranking": variant_study.ranking_settings(cfg.get("study")) if has_study
@@ -276,8 +274,8 @@ def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
     source = render.macro("numbers.tex.j2", "source")(
         paths.fill(paths.SUMMARY, dataset=cfg["dataset"], recipe=paths.DEFAULT_RECIPE))
     claims = json.loads(Path(claims_json).read_text()) if claims_json else None
-    found = statement_findings(cfg, findings.read(findings_json)["verdicts"], ep_by_seed,
-                               question, claims)
+    found = statement_findings(cfg, findings.read(findings_json)["verdicts"], question,
+                               claims)
     atomic_write_text(out, numbers_tex(macros, flags, source))
     atomic_write_text(statements_out, statements_tex(found, source))
     return macros

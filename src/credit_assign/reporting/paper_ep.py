@@ -1,15 +1,15 @@
 """The paper's numbers of the EP stack probe, as TeX macros for paper/numbers.tex: EP's
 cosine to BPTT per parameter group over the settled seeds, each seed's block-0 cosine
 and residual with its settled flag (lists of entries whose words ms.tex writes:
-``\\epseedcosine{seed}{cosine}`` …, see seed_cosines), the settling criterion; and the
-verdict (analysis/verdicts/ep.py: ep_verdict, worded by the statement ep,
-templates/statements/ep.j2)."""
+``\\epseedcosine{seed}{cosine}`` …, see seed_cosines) and the settling criterion. No
+verdict: its seeds were seen and its criterion chosen after seeing them (the EP
+questions judge, studies/ep_question2)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from credit_assign.analysis import findings, verdicts
+from credit_assign.analysis import findings
 from credit_assign.reporting.render import NOT_RUN, tex_cosine, tex_int, tex_sci
 from credit_assign.reporting.render import tex_spread as spread
 
@@ -93,11 +93,3 @@ def seed_residuals(rows: list[dict]) -> str:
     writes their words."""
     return ", ".join(("\\epseedresidual" if r["settled"] else "\\epseedresidualunsettled")
                      + f"{{{int(r['seed'])}}}{{{tex_sci(r['residual_max'])}}}" for r in rows)
-
-
-def ep_verdict(by_seed: pd.DataFrame | None, precision: str) -> dict[str, dict | None]:
-    """The verdicts that read the EP probe (analysis.verdicts, ``ep_probe``: EP's), by
-    name, taken at the longest free phase; each None where the probe did not run."""
-    if by_seed is None or by_seed.empty:
-        return dict.fromkeys(verdicts.of("ep_probe"))
-    return verdicts.take("ep_probe", findings.ep_block0(by_seed, precision))

@@ -2,11 +2,11 @@
 (reporting/templates/statements/<name>.j2, for the pages and the paper alike).
 
 A verdict module defines ``VERDICT = Verdict(...)``: its name (the statement's), what it
-reads (``study``: the variant study's gap map and config; ``ep_probe``: the EP probe's
-block-0 rows), its outcomes (declared here and nowhere else: the findings validate
-against them, each statement's template words every one), the fields its finding holds
-beside ``outcome`` (a JSON-schema fragment), the decision rule's name, and ``finding``:
-the finding from what it reads. Step ``findings`` writes the study's verdicts into
+reads (``study``: the variant study's gap map and config), its outcomes (declared
+here and nowhere else: the findings validate against them, each statement's template
+words every one), the fields its finding holds beside ``outcome`` (a JSON-schema
+fragment), the decision rule's name, and ``finding``: the finding from what it reads.
+Step ``findings`` writes the study's verdicts into
 findings.json as ``<name>verdict`` (:func:`judge`); the notes page lists every one, and
 step ``paper_numbers`` renders each into paper/statements.tex for ``\\statement{name}``.
 Adding a verdict is adding its module and its template (docs/adding.md).
@@ -28,7 +28,7 @@ import pandas as pd
 from credit_assign.infra.results import ResultError
 
 FOLDER = Path(__file__).resolve().parent
-READS = ("study", "ep_probe")  # what a verdict reads: the variant study, the EP probe
+READS = ("study",)  # what a verdict reads: the variant study
 SUFFIX = "verdict"  # findings.json names a verdict <name>verdict
 
 
