@@ -76,7 +76,7 @@ claims: setup  ## the paper's claims on fresh seeds (config/claims.yaml)
 # paper-from-record` rebuilds RECORD_TARGETS on a fresh clone from the record alone: it
 # restores Snakemake's records and the files' order, then runs every step but those
 # that compute (COMPUTING): a result the record lacks stops it, naming the file.
-COMPUTING = prepare_data|prepare_corpus|train|fresh_b_null|measure|alignment_probe|ep_stack_probe|ep_fixed_point|ep_estimator
+COMPUTING = prepare_data|prepare_corpus|train|fresh_b_null|measure|alignment_probe|ep_stack_probe|ep_fixed_point|ep_estimator|ep_question2
 RECORD_TARGETS ?= all variants claims paper/ms.pdf
 RECORD_FILES ?= config/config.yaml config/variants.yaml
 record: setup  ## write the record index of the results (results/README.md)

@@ -191,15 +191,12 @@ def test_each_verdicts_outcomes_are_declared_once_in_its_module():
     from credit_assign.infra.results import ResultError
 
     outcomes = {name: v.outcomes for name, v in verdicts.registry().items()}
-    assert set(outcomes) == {"headline", "goal", "curse", "normspread", "ep"}
-    assert outcomes["ep"] == ("none_settled", "reaches", "partly", "no")
+    assert set(outcomes) == {"headline", "goal", "curse", "normspread"}
     assert outcomes["goal"] == ("not_set", "reached", "not_reached")
-    assert variant_study.goal_finding(None)["outcome"] == "not_set"
-    block0 = pd.DataFrame({"seed": [0, 1], "cosine": [0.95, -0.2], "settled": [True, False]})
-    found = verdicts.take("ep_probe", block0)["ep"]
-    assert found["outcome"] == "reaches" and found["unsettled"] == [1]
-    with pytest.raises(ResultError, match="x.json.*epverdict.*maybe"):
-        verdicts.check("ep", {**found, "outcome": "maybe"}, "x.json")
+    found = variant_study.goal_finding(None)
+    assert found["outcome"] == "not_set"
+    with pytest.raises(ResultError, match="x.json.*goalverdict.*maybe"):
+        verdicts.check("goal", {**found, "outcome": "maybe"}, "x.json")
     with pytest.raises(ResultError, match="fooverdict is no verdict"):
         verdicts.check_all({"fooverdict": {"outcome": "x"}})
     for stem, kinds in outcomes.items():
@@ -477,8 +474,6 @@ def _statement_cases(h: str) -> dict[str, list]:
               "within_all": 14, "compared_all": 26, "candidates": 45, "reached": False,
               "held_out_within": 11.3, "held_out_compared": 23.0, "held_out_seeds": 3}
     side = {"recipe": h, "mean": 12.3, "seed_gaps": [-1.0, 2.0]}
-    ep = {"high": 0.9, "settled": [h, 2], "unsettled": [h], "low_settled": [h],
-          "low_unsettled": [h]}
     counts = {"holds": 11, "claims": 14, "contradicted": 2, "undecided": 1}
     seeds = [{"seed": h, "set": "fresh", "effect": 0.5, "reason": None},
              {"seed": h, "set": "fresh", "effect": None, "reason": "not_converged",
@@ -494,7 +489,6 @@ def _statement_cases(h: str) -> dict[str, list]:
                    "typical": -0.2, "extra": 0.5}, {"outcome": "missing", "kind": h}],
         "normspread": [{"outcome": "measured", "factor": 3.2, "low": side, "high": side,
                         "not_finite": [h]}, {"outcome": "missing", "not_finite": [h]}],
-        "ep": [{**ep, "outcome": o} for o in ("reaches", "partly", "no", "none_settled")],
         "ep_question": [{"claim": {"threshold": 0.9}, "seed_sets": {"seen": [h]},
                          "seeds": seeds,
                          "verdict": {"verdict": v, "reason": r, "low": 0.1, "high": 0.95,

@@ -387,7 +387,8 @@ def test_every_groups_findings_are_one_file_a_section_each(workdir):
 
     chosen = {name: publish.groups("cifar10")[name] for name in ("claims", "ep_question")}
     for name, files in chosen.items():
-        _make(files, {**CIFAR, "step": "fig_ep_fixed_point"})
+        for f in files:  # each EP figure drawn by the step of its name
+            _make([f], {**CIFAR, "step": Path(f[0]).stem})
         src = [s for s, n in files if n == publish.FINDINGS][0]
         Path(src).write_text(json.dumps({"made_for": name, "value": 0.5}))
     assert publish.main(["--only", "claims"]) == 0
@@ -396,7 +397,9 @@ def test_every_groups_findings_are_one_file_a_section_each(workdir):
     assert published.read(docs / publish.FINDINGS) == {
         "claims": {"made_for": "claims", "value": 0.5},
         "ep_question": {"made_for": "ep_question", "value": 0.5}}
-    assert sorted(p.name for p in docs.glob("*.json")) == [publish.FINDINGS, publish.STAMP]
+    # one findings file, a section per group; the second EP question's beside it
+    assert sorted(p.name for p in docs.glob("*.json")) == sorted(
+        [publish.FINDINGS, publish.STAMP, "ep_question2_findings.json"])
     stamps = json.loads((docs / publish.STAMP).read_text())["groups"]
     for name in chosen:
         assert publish.stale(name, stamps[name], docs=docs) == []

@@ -79,11 +79,7 @@ def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
                (paths.EP_COSINES, "ep_stack_cosines.csv"),
                (paths.figure("fig_ep_stack_cosines", "png"),
                 "fig_ep_stack_cosines_tinyshakespeare.png")],
-        "ep_question": [(paths.EP_QUESTION_MD, "ep_question.md"),
-                        (paths.EP_QUESTION_FINDINGS, FINDINGS),
-                        (paths.EP_QUESTION_BATCHES, "ep_question_batches.csv"),
-                        (paths.EP_QUESTION_COSINES, "ep_question_cosines.csv"),
-                        (paths.figure("fig_ep_fixed_point", "png"), "fig_ep_fixed_point.png")],
+        "ep_question": _ep_question_files(),
         "dose": _dose_files(),
         "claims": [(s(paths.CLAIMS_MD), "claims.md"),
                    (s(paths.CLAIMS_VERDICTS), "claims.csv"),
@@ -91,6 +87,23 @@ def groups(dataset: str) -> dict[str, list[tuple[str, str]]]:
                    (s(paths.CLAIMS_FINDINGS), FINDINGS),
                    (paths.figure("fig_claims", "png"), "fig_claims.png")],
     }
+
+
+def _ep_question_files() -> list[tuple[str, str]]:
+    """EP's two questions: the page of both (the second's room writes it), the first's
+    findings and tables, the second's findings, the precision study's table and
+    figure."""
+    from credit_assign.studies.ep_estimator import files as precision
+    from credit_assign.studies.ep_question2 import plan
+
+    return [(plan.OUT["page"], "ep_question.md"), (plan.OUT["all_findings"], FINDINGS),
+            (paths.EP_QUESTION_BATCHES, "ep_question_batches.csv"),
+            (paths.EP_QUESTION_COSINES, "ep_question_cosines.csv"),
+            (paths.figure("fig_ep_fixed_point", "png"), "fig_ep_fixed_point.png"),
+            (plan.OUT["findings"], "ep_question2_findings.json"),
+            (precision.TABLE, "ep_estimator.csv"),
+            (precision.REMADE, "ep_estimator_remade.csv"),
+            (paths.figure("fig_ep_estimator", "png"), "fig_ep_estimator.png")]
 
 
 def _dose_files() -> list[tuple[str, str]]:
@@ -255,7 +268,15 @@ def group_inputs(name: str, config: str = paths.DEFAULT_CONFIG) -> list[str]:
         runs = targets.ep_question_runs(cfg) + targets.ep_question_runs(
             cfg, paths.EP_FIXED_POINT_TIMINGS)
         corpora = sorted({r.split("/")[2] for r in runs})
-        return [paths.CORPUS_MANIFEST.format(corpus=c) for c in corpora] + runs
+        # the precision study's and the second question's runs in the record (their
+        # pages wait for the rest)
+        from credit_assign.spec.wildcards import JobFunctions
+        from credit_assign.studies.ep_question2 import plan
+
+        index = record.recorded(".")
+        more = JobFunctions(cfg, ".").ep_estimator_targets() + plan.targets()
+        return ([paths.CORPUS_MANIFEST.format(corpus=c) for c in corpora] + runs
+                + [f for f in more if f in index])
     ep = [paths.CORPUS_MANIFEST.format(corpus=c) for c in cfg["ep_stack"]["corpora"]] + \
         targets.ep_results(cfg) + targets.ep_timings(cfg)
     if name == "ep":
@@ -486,9 +507,10 @@ def figure_problems(chosen: dict[str, list[tuple[str, str]]], dataset: str,
                 out.append(f"{src} (group {name}) does not say what data it was drawn "
                            f"from (drawn outside a job, or before figures said it): {redraw}")
             elif name == "ep_question":
-                if about.get("step") != "fig_ep_fixed_point":
+                want = Path(src).stem  # the EP figures are drawn by the step of their name
+                if about.get("step") != want:
                     out.append(f"{src} (group ep_question) was drawn by step "
-                               f"{about.get('step')}, not fig_ep_fixed_point: {redraw}")
+                               f"{about.get('step')}, not {want}: {redraw}")
             elif name == "ep":
                 if sorted(about.get("corpora") or []) != sorted(_corpora(config)):
                     out.append(f"{src} (group ep) was drawn for the corpora "

@@ -51,15 +51,25 @@ def paper_build_inputs(wildcards):
 def paper_sources(wildcards):
     """The manuscript's sources: the config's (per_job.paper_sources) and, for the
     paper's dataset, the dose study's section (paper/dose.tex and its figure; the study
-    reads the record alone, whatever else the config runs)."""
+    reads the record alone, whatever else the config runs) and, with the EP question,
+    the section of its two questions (paper/ep2.tex and the precision figure)."""
     from credit_assign.studies.dose.plan import OUT
+
+    from credit_assign.studies.ep_question2 import plan as ep2
 
     sources = per_job.paper_sources(wildcards)
     if config["dataset"] != "cifar10":
         return sources
-    return sources | {
+    sources = sources | {
         "numbers": [*sources["numbers"], OUT["tex"]],
         "figures": [*sources["figures"], paths.figure("fig_dose", "pdf")],
+    }
+    if not config["claims"].get("ep"):
+        return sources
+    # EP's two questions and the precision study (paper/ep2.tex, its figure)
+    return sources | {
+        "numbers": [*sources["numbers"], ep2.OUT["tex"]],
+        "figures": [*sources["figures"], paths.figure("fig_ep_estimator", "pdf")],
     }
 
 

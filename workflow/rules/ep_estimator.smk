@@ -39,11 +39,14 @@ from credit_assign.studies.ep_estimator import files as ep_estimator_files
 
 
 rule ep_estimator_tables:
-    """The precision study's results here → one table."""
+    """The precision study's results here → one table, and each remade stack beside the
+    first question's."""
     input:
-        per_job.ep_estimator_present,
+        results=per_job.ep_estimator_present,
+        recorded=per_job.ep_estimator_recorded,
     output:
-        ep_estimator_files.TABLE,
+        table=ep_estimator_files.TABLE,
+        remade=ep_estimator_files.REMADE,
     log:
         ep_estimator_files.LOGS["ep_estimator_tables"],
     conda:

@@ -41,7 +41,9 @@ rule ep_question2_findings:
         plan=ep2_plan.PLAN,
         results=ep2_plan.present,
     output:
-        **ep2_plan.OUT,
+        findings=ep2_plan.OUT["findings"],
+        seeds=ep2_plan.OUT["seeds"],
+        md=ep2_plan.OUT["md"],
     log:
         ep2_plan.LOGS["ep_question2_findings"],
     conda:
@@ -55,7 +57,35 @@ rule ep_question2_findings:
         "../../scripts/ep_question2_findings.py"
 
 
-rule ep_question2_judged:
-    """The second EP question's findings and page from the record."""
+rule ep_question_page:
+    """Both EP questions and the precision study on one page, and their numbers and
+    guards for the paper."""
     input:
-        ep2_plan.OUT["findings"],
+        first_findings=paths.EP_QUESTION_FINDINGS,
+        first_md=paths.EP_QUESTION_MD,
+        table=ep_estimator_files.TABLE,
+        remade=ep_estimator_files.REMADE,
+        q2_findings=ep2_plan.OUT["findings"],
+        q2_md=ep2_plan.OUT["md"],
+    output:
+        page=ep2_plan.OUT["page"],
+        tex=ep2_plan.OUT["tex"],
+        findings=ep2_plan.OUT["all_findings"],
+    log:
+        ep2_plan.LOGS["ep_question_page"],
+    conda:
+        "../../envs/figures.yaml"
+    threads: 1
+    resources:
+        **REPORT_JOB,
+    params:
+        code=spec_code.report_digest("ep_question_page"),
+    script:
+        "../../scripts/ep_question_page.py"
+
+
+rule ep_question2_judged:
+    """The second EP question's findings, and the page of both, from the record."""
+    input:
+        ep2_plan.OUT["page"],
+        paths.figure("fig_ep_estimator", "png"),

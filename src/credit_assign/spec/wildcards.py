@@ -96,6 +96,15 @@ class JobFunctions:
         """The study's results here: its table is drawn from each seed as its job ends."""
         return [p for p in self.ep_estimator_targets() if Path(p).exists()]
 
+    def ep_estimator_recorded(self, w=None) -> list[str]:
+        """The first EP question's result for each seed of the study here, where the
+        record holds one: the stack a remade one is compared with."""
+        study = self._ep_estimator_study()
+        out = [paths.fill(paths.EP_FIXED_POINT, corpus=study["corpus"], precision="float32",
+                          seed=s) for s in study["seeds"]
+               if Path(paths.fill(paths.EP_ESTIMATOR, corpus=study["corpus"], seed=s)).exists()]
+        return [p for p in out if Path(p).exists()]
+
     def dataset_cache_path(self, w) -> str:
         return paths.fill(paths.DATA_CACHE, dataset=w.dataset)
 

@@ -52,3 +52,33 @@ def per_seed(frame: pd.DataFrame, group: str = "block0") -> pd.DataFrame:
             .agg(one_minus_cos=("one_minus_cos", "mean"),
                  nudge_ulps_block0=("nudge_ulps_block0", "median"),
                  batches=("batch", "nunique")))
+
+
+REMADE = ["seed", "recorded_val_loss", "remade_val_loss", "recorded_free_steps",
+          "remade_free_steps", "recorded_cosine", "remade_cosine"]
+
+
+def remade(result: dict, recorded: dict, r: float = 0.005, nudged_steps_max: int = 500
+           ) -> dict:
+    """Whether a stack remade by the seeded pretraining gives back the one the first EP
+    question recorded (step ep_fixed_point's result for the seed): the validation loss
+    after pretraining, the free phase's steps to convergence (each batch's, joined), and
+    block 0's float32 cosine to the implicit gradient from the converged state at ``r``
+    and ``nudged_steps_max`` (the first question's judged cell; each a mean over the
+    batches where it is defined)."""
+    def mean(values):
+        v = [x for x in values if x is not None]
+        return sum(v) / len(v) if v else math.nan
+
+    rec = [e["cosine"]["implicit"]["block0"] for b in recorded["batches"] for e in b["ep"]
+           if e["free_steps"] == "converged" and e["nudged_steps_max"] == nudged_steps_max
+           and math.isclose(e["r"], r) and "implicit" in e["cosine"]]
+    new = [e["cosine"]["block0"] for b in result["batches"] for e in b.get("estimates", [])
+           if e["precision"] == "float32" and e["stencil"] == "central"
+           and math.isclose(e["r"], r)]
+    return {"seed": result["seed"],
+            "recorded_val_loss": recorded["pretrain"]["val_loss"],
+            "remade_val_loss": result["pretrain"]["val_loss"],
+            "recorded_free_steps": "/".join(str(b["steps"]) for b in recorded["batches"]),
+            "remade_free_steps": "/".join(str(b["free"]["steps"]) for b in result["batches"]),
+            "recorded_cosine": mean(rec), "remade_cosine": mean(new)}

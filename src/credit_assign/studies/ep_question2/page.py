@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import subprocess
 
+from credit_assign.infra.paths import EP_ESTIMATOR_STUDY as STUDY
 from credit_assign.studies.ep_question2.plan import PLAN
 
 JUDGE = "src/credit_assign/studies/ep_question2/judge.py"
@@ -89,3 +90,126 @@ def render(found: dict) -> str:
                      f"{'yes' if c['judged'] else 'no'} | {c['n']} | {_n(c['mean'])} | "
                      f"{_n(c['min'])} | {_n(c['max'])} | {_n(c['nudge_ulps_block0'], 1)} |")
     return "\n".join(lines)
+
+
+class GuardError(RuntimeError):
+    """A sentence whose outcome the findings no longer show, named."""
+
+
+def guard(outcomes: dict, key: str, says: str, sentence: str) -> str:
+    """``sentence``, if the findings' outcome ``key`` is ``says``; else stop, naming it."""
+    if outcomes[key] != says:
+        raise GuardError(f"{__file__}: the sentence “{sentence[:70]}…” says {key} = {says}, "
+                         f"the findings say {outcomes[key]}: rewrite it for the data")
+    return sentence
+
+
+def _demote(md: str) -> str:
+    """The first question's page under this one: its title dropped, headings one deeper."""
+    lines = md.splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return "\n".join("#" + x if x.startswith("#") else x for x in lines).strip()
+
+
+def _precision_table(table) -> list[str]:
+    import numpy as np
+
+    d = table[(table.group == "block0") & (table.stencil == "central")]
+    seeds = d.groupby(["precision", "r", "seed"]).cosine.mean().unstack("seed")
+    rows = ["| precision | r | " + " | ".join(f"seed {s}" for s in seeds.columns) + " |",
+            "|---|---|" + "---|" * len(seeds.columns)]
+    for (p, r), row in seeds.iterrows():
+        cells = " | ".join("–" if not np.isfinite(v) else f"{v:.5f}" for v in row)
+        rows.append(f"| {p} | {r:g} | {cells} |")
+    return rows
+
+
+def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -> str:
+    """docs/ep_question.md: both questions and the precision study, in sentences written
+    for the outcomes the findings show (each guarded), then the sections in full
+    (``first``: the first question's findings)."""
+    from credit_assign.studies.ep_question2.facts import GRID, fmt
+
+    rs, rj, ro = GRID  # the nudges the sentences name
+
+    o = {**pf["outcomes"], **q2["outcomes"],
+         "question1": first["verdict"]["verdict"] + (
+             f"_{first['verdict']['reason']}" if first["verdict"]["reason"] else "")}
+    v1, seeds = first["verdict"], ", ".join(str(s) for s in pf["seeds"])
+    first_plan = first["spec_path"]
+    rem = {r["seed"]: r for r in pf["remade"]}
+    example = rem[min(rem)] if rem else None
+    lines = [
+        "# EP through the stack: does its gradient reach block 0?", "",
+        "Two pre-registered questions ask whether equilibrium propagation's gradient "
+        "reaches block 0 of the spring-coupled transformer stack: whether block 0's EP "
+        "gradient has a cosine above 0.9 with the implicit (fixed-point) gradient that EP "
+        "estimates.", "",
+        "- " + guard(o, "question1", "undecided_straddles",
+                     f"**The first question** (`{first_plan}`, EP's nudged phases "
+                     f"in float32, r = {rj:g}) is **undecided**: block 0's mean cosine over "
+                     f"its {v1['n_judged']} judged fresh seeds is {fmt(v1['mean'])}, and its "
+                     f"95 % interval [{fmt(v1['low'])}, {fmt(v1['high'])}] straddles 0.9."),
+        "- " + guard(o, "float32_rounding", "yes",
+                     f"**Why** (the precision study below; exploratory, on seen seeds "
+                     f"{seeds}): in float32 the estimate is limited by rounding. Block 0's "
+                     f"cosine is {fmt(pf['float32_0.00125'])} at r = {rs:g}, "
+                     f"{fmt(pf['float32_0.005'])} at r = {rj:g} and "
+                     f"{fmt(pf['float32_0.02'])} at r = {ro:g}: at r = {rj:g} the nudge moves "
+                     f"block 0's state by only about {pf['ulps_0.005']:.1f} float32 units.")
+        + " " + guard(o, "float64_flat", "yes",
+                      f"With the nudged phases in float64 the cosine no longer depends on "
+                      f"r: it is {fmt(pf['float64_0.005'], 4)} at r = {rj:g}, and 1 − cos "
+                      f"is {pf['float64_err_min']:.3g} from r = {pf['r_min']:g} to "
+                      f"{pf['r_max']:g}, varying by a fraction {pf['float64_spread']:.1e} "
+                      "of itself.")
+        + " " + guard(o, "richardson_worse", "yes",
+                      f"A higher-order stencil does not help in float32 "
+                      f"({fmt(pf['richardson32'])} at r = {rj:g}): it amplifies the "
+                      f"rounding.")
+        + " What is left in float64 does not come from r; that it is the nudged phase "
+        f"stopping at {q2['t2max']} steps before it settles is a hypothesis, not yet tested.",
+    ]
+    if example is not None:
+        lines[-1] += " " + guard(
+            o, "remade_same", "no",
+            f"The remade stacks are not the recorded ones (seed {example['seed']}: "
+            f"validation loss {example['remade_val_loss']:.3f} remade, "
+            f"{example['recorded_val_loss']:.3f} recorded; free phase "
+            f"{example['remade_free_steps']} steps against {example['recorded_free_steps']}), "
+            "so the study measures the estimator on stacks made the same way, not on the "
+            "same stacks.")
+    if o["question2"] == "undecided_runs_waiting":
+        q2_line = guard(o, "question2", "undecided_runs_waiting",
+                        f"**The second question** (`{PLAN}`, committed before "
+                        f"its runs: float64 nudged phases, r = {q2['r']:g}, on {q2['n_fresh']} new "
+                        f"seeds) has no verdict yet: {q2['run']} of its {q2['n_fresh']} runs "
+                        f"are in the record.")
+    else:
+        raise GuardError(f"{__file__}: no sentence is written for the second question's "
+                         f"outcome {o['question2']}: write it for the data")
+    lines += ["- " + q2_line, "",
+              "## The precision study (exploratory, seen seeds)", "",
+              f"Step `ep_estimator` (`{STUDY}`), at each probe batch's "
+              "converged free state: EP's block 0 estimate at every r, its nudged phases "
+              "in float32 and in float64, against the implicit gradient at the state "
+              "refined in float64. Chosen after the first question's results; what it "
+              "found chose the second question's estimator.", "",
+              "![EP's error against r](fig_ep_estimator.png)", "",
+              "Block 0's cosine to the float64 implicit gradient, centred stencil, each "
+              "seed's mean over its probe batches (every cell: `ep_estimator.csv`):", "",
+              *_precision_table(table), "",
+              "Each remade stack beside the one the first question recorded for its seed "
+              f"(block 0's float32 cosine at r = {rj:g}, T2max = {q2['t2max']}):", "",
+              "| seed | validation loss (recorded / remade) | free-phase steps per batch "
+              "(recorded / remade) | block 0 cosine (recorded / remade) |",
+              "|---|---|---|---|"]
+    for r in pf["remade"]:
+        lines.append(f"| {r['seed']} | {r['recorded_val_loss']:.4f} / "
+                     f"{r['remade_val_loss']:.4f} | {r['recorded_free_steps']} / "
+                     f"{r['remade_free_steps']} | {fmt(r['recorded_cosine'])} / "
+                     f"{fmt(r['remade_cosine'])} |")
+    lines += ["", q2_md.strip(), "", "## The first question, as recorded", "",
+              _demote(first_md)]
+    return "\n".join(lines) + "\n"

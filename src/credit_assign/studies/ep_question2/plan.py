@@ -18,9 +18,15 @@ RESULT = "results/ep_stack/{corpus}/float32/seed{seed}.question2.json"
 RESUME = "results/ep_stack/{corpus}/float32/seed{seed}.question2.resume.pt"
 SUMMARY = f"{paths.EP_SUMMARY}/ep_question2"  # never part of the record: rebuilt from it
 OUT = {"findings": f"{SUMMARY}/findings.json", "seeds": f"{SUMMARY}/seeds.csv",
-       "md": f"{SUMMARY}/ep_question2.md"}
+       "md": f"{SUMMARY}/ep_question2.md",
+       "page": f"{SUMMARY}/ep_question.md",  # both questions: docs/ep_question.md
+       # the first question's findings with the precision study's and the second's facts:
+       # docs/findings.json's section ep_question
+       "all_findings": f"{SUMMARY}/ep_findings.json",
+       "tex": "paper/ep2.tex"}
 LOGS = {"ep_question2": "logs/ep_stack/{corpus}_seed{seed}_question2.log",
-        "ep_question2_findings": "logs/ep_stack/ep_question2_findings.log"}
+        "ep_question2_findings": "logs/ep_stack/ep_question2_findings.log",
+        "ep_question_page": "logs/ep_stack/ep_question_page.log"}
 
 _CELL = {"type": "object", "required": ["precision", "r", "nudged_steps_max"],
          "additionalProperties": False,
