@@ -123,7 +123,8 @@ def test_a_checkout_in_a_folder_with_a_space_is_refused_before_any_job(tmp_path)
 
 
 COMPUTING = ("prepare_data", "prepare_corpus", "train", "fresh_b_null", "measure",
-             "alignment_probe", "ep_stack_probe", "ep_fixed_point", "ep_estimator")
+             "alignment_probe", "ep_stack_probe", "ep_fixed_point", "ep_estimator",
+             "ep_question2")
 
 
 @pytest.mark.workflow
