@@ -23,21 +23,25 @@ def _git(*args: str) -> str:
 def order(results: list[dict]) -> dict:
     """When the plan and its judge were first committed, whether the plan changed since,
     and, per run, its recorded commit, whether its tree was clean, and whether that commit
-    holds the plan (it descends from the plan's first commit)."""
+    holds the plan and the judge (it descends from each one's first commit)."""
     def first(path):
         lines = _git("log", "--diff-filter=A", "--format=%H %cI", "--", path).splitlines()
         return lines[-1].split() if lines else [None, None]
 
     plan_sha, plan_at = first(PLAN)
     judge_sha, judge_at = first(JUDGE)
+    def holds(first_sha, commit):  # the commit descends from (or is) first_sha
+        return bool(first_sha) and subprocess.run(
+            ["git", "merge-base", "--is-ancestor", first_sha, commit],
+            capture_output=True, check=False).returncode == 0
+
     runs = []
     for r in results:
         code = r["provenance"]["code"]
-        after = bool(plan_sha) and subprocess.run(
-            ["git", "merge-base", "--is-ancestor", plan_sha, code["git_commit"]],
-            capture_output=True, check=False).returncode == 0
         runs.append({"seed": r["seed"], "commit": code["git_commit"][:7],
-                     "dirty": bool(code["git_dirty"]), "after_plan": after})
+                     "dirty": bool(code["git_dirty"]),
+                     "after_plan": holds(plan_sha, code["git_commit"]),
+                     "after_judge": holds(judge_sha, code["git_commit"])})
     return {"plan_commit": plan_sha[:7] if plan_sha else None, "plan_at": plan_at,
             "plan_changed": len(_git("log", "--format=%h", "--", PLAN).splitlines()) > 1,
             "judge_commit": judge_sha[:7] if judge_sha else None, "judge_at": judge_at,
@@ -54,7 +58,8 @@ def _e(x) -> str:
 
 def render(found: dict) -> str:
     o, v = found["order"], found["verdict"]
-    bad = [r["seed"] for r in o["runs"] if r["dirty"] or not r["after_plan"]]
+    bad = [r["seed"] for r in o["runs"]
+           if r["dirty"] or not r["after_plan"] or not r["after_judge"]]
     lines = [
         "## The second question: block 0 with the estimator the precision study chose", "",
         f"Pre-registered in `{PLAN}`, first committed in {o['plan_commit']} "
@@ -63,8 +68,9 @@ def render(found: dict) -> str:
         + f"; its judge (`{JUDGE}`) first committed in {o['judge_commit']} ({o['judge_at']})."
         f" Runs here: {len(o['runs'])} of {v['n_fresh']}, from commits "
         f"{', '.join(sorted({r['commit'] for r in o['runs']})) or '–'}; "
-        + (f"**seeds {bad} were not made from a clean tree holding the plan**."
-           if bad else "each from a clean tree whose commit holds the plan."), "",
+        + (f"**seeds {bad} were not made from a clean tree holding the plan and its judge**."
+           if bad else "each from a clean tree whose commit holds the plan and its judge."),
+        "",
         "| seed | outcome | leading Re λ (max over batches) | adjoint residual | "
         "block 0 cosine per batch | effect (mean) |", "|---|---|---|---|---|---|"]
     for r in found["seeds"]:
@@ -144,16 +150,19 @@ def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -
         "# EP through the stack: does its gradient reach block 0?", "",
         "Two pre-registered questions ask whether equilibrium propagation's gradient "
         "reaches block 0 of the spring-coupled transformer stack: whether block 0's EP "
-        "gradient has a cosine above 0.9 with the implicit (fixed-point) gradient that EP "
-        "estimates.", "",
+        f"gradient has a cosine above {v1['threshold']:g} with the implicit (fixed-point) "
+        "gradient that EP estimates.", "",
         "- " + guard(o, "question1", "undecided_straddles",
                      f"**The first question** (`{first_plan}`, EP's nudged phases "
                      f"in float32, r = {rj:g}) is **undecided**: block 0's mean cosine over "
                      f"its {v1['n_judged']} judged fresh seeds is {fmt(v1['mean'])}, and its "
-                     f"95 % interval [{fmt(v1['low'])}, {fmt(v1['high'])}] straddles 0.9."),
+                     f"{v1['confidence']:.0%} interval [{fmt(v1['low'])}, "
+                     f"{fmt(v1['high'])}] straddles "
+                     f"{v1['threshold']:g}."),
         "- " + guard(o, "float32_rounding", "yes",
-                     f"**Why** (the precision study below; exploratory, on seen seeds "
-                     f"{seeds}): in float32 the estimate is limited by rounding. Block 0's "
+                     f"**Why** (the precision study below; exploratory, on seen "
+                     f"seed{'s' if pf['n'] != 1 else ''} {seeds}): in float32 the estimate "
+                     "is limited by rounding. Block 0's "
                      f"cosine is {fmt(pf['float32_0.00125'])} at r = {rs:g}, "
                      f"{fmt(pf['float32_0.005'])} at r = {rj:g} and "
                      f"{fmt(pf['float32_0.02'])} at r = {ro:g}: at r = {rj:g} the nudge moves "
