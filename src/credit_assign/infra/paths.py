@@ -97,6 +97,9 @@ EP_FIXED_POINT_RESUME = "results/ep_stack/{corpus}/{precision}/seed{seed}.fixed_
 EP_ESTIMATOR_STUDY = "config/ep_estimator.yaml"  # its seeds and settings (not a configfile)
 EP_ESTIMATOR = "results/ep_stack/{corpus}/float32/seed{seed}.estimator.json"
 EP_ESTIMATOR_RESUME = "results/ep_stack/{corpus}/float32/seed{seed}.estimator.resume.pt"
+# EP's second question (studies/ep_question2; config/claims_ep2.yaml): one file per seed,
+# here because the record (infra.record) lists every result it keeps
+EP_QUESTION2 = "results/ep_stack/{corpus}/float32/seed{seed}.question2.json"
 EP_SUMMARY = "results/ep_stack/summary"
 EP_COSINES = f"{EP_SUMMARY}/cosines.csv"
 EP_INCREMENTS = f"{EP_SUMMARY}/increments.csv"

@@ -53,7 +53,7 @@ from credit_assign.infra.files import atomic_write_text, dumps, sha256_file
 LAYERS: tuple[tuple[str, ...], ...] = (
     (paths.DATA_MANIFEST, paths.CORPUS_MANIFEST),
     (paths.METRICS, paths.TIMINGS, paths.EP_RESULT, paths.EP_TIMINGS, paths.EP_FIXED_POINT,
-     paths.EP_FIXED_POINT_TIMINGS, paths.EP_ESTIMATOR),
+     paths.EP_FIXED_POINT_TIMINGS, paths.EP_ESTIMATOR, paths.EP_QUESTION2),
     (paths.NULL, paths.PROBE, paths.MEASURE),
 )
 PATTERNS = tuple(p for layer in LAYERS for p in layer)

@@ -14,7 +14,7 @@ from credit_assign.infra import paths
 # the study's own paths (a room's files are its own: infra.paths is part of every report
 # step's code, and a new study must not rerun the others)
 PLAN = "config/claims_ep2.yaml"
-RESULT = "results/ep_stack/{corpus}/float32/seed{seed}.question2.json"
+RESULT = paths.EP_QUESTION2
 RESUME = "results/ep_stack/{corpus}/float32/seed{seed}.question2.resume.pt"
 SUMMARY = f"{paths.EP_SUMMARY}/ep_question2"  # never part of the record: rebuilt from it
 OUT = {"findings": f"{SUMMARY}/findings.json", "seeds": f"{SUMMARY}/seeds.csv",
