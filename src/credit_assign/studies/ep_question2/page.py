@@ -193,8 +193,8 @@ def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -
         q2_line = guard(o, "question2", "undecided_runs_waiting",
                         f"**The second question** (`{PLAN}`, committed before "
                         f"its runs: float64 nudged phases, r = {q2['r']:g}, on {q2['n_fresh']} new "
-                        f"seeds) has no verdict yet: {q2['run']} of its {q2['n_fresh']} runs "
-                        f"are in the record.")
+                        f"seeds) has no verdict yet: its runs in the record: {q2['run']} of "
+                        f"{q2['n_fresh']}.")
     else:
         raise GuardError(f"{__file__}: no sentence is written for the second question's "
                          f"outcome {o['question2']}: write it for the data")
