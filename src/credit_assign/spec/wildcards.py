@@ -99,10 +99,11 @@ class JobFunctions:
     def ep_estimator_recorded(self, w=None) -> list[str]:
         """The first EP question's result for each seed of the study here, where the
         record holds one: the stack a remade one is compared with."""
-        study = self._ep_estimator_study()
+        study, present = self._ep_estimator_study(), set(self.ep_estimator_present())
         out = [paths.fill(paths.EP_FIXED_POINT, corpus=study["corpus"], precision="float32",
-                          seed=s) for s in study["seeds"]
-               if Path(paths.fill(paths.EP_ESTIMATOR, corpus=study["corpus"], seed=s)).exists()]
+                          seed=s)
+               for s, target in zip(study["seeds"], self.ep_estimator_targets(), strict=True)
+               if target in present]
         return [p for p in out if Path(p).exists()]
 
     def dataset_cache_path(self, w) -> str:

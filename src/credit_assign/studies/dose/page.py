@@ -6,16 +6,11 @@ study's findings and table; no sentence asserts an outcome the findings do not h
 from __future__ import annotations
 
 import math
-import subprocess
 
 import pandas as pd
 
+from credit_assign.analysis import history
 from credit_assign.studies.dose.plan import OUT, PLAN
-
-
-def _git(*args: str) -> str:
-    out = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
-    return out.stdout.strip()
 
 
 def order(plan_path: str, judge_path: str, runs: list[dict]) -> dict:
@@ -23,11 +18,11 @@ def order(plan_path: str, judge_path: str, runs: list[dict]) -> dict:
     and when the study's own runs finished, from which commits, with clean trees or
     not (``runs``: each run's provenance and end time)."""
     def first(path):
-        line = _git("log", "--diff-filter=A", "--format=%h %cI", "--", path).splitlines()
-        return line[-1].split() if line else [None, None]
+        c = history.first_commit(".", path)
+        return (c["short"], c["time"]) if c else (None, None)
 
     plan_sha, plan_at = first(plan_path)
-    changes = _git("log", "--format=%h", "--", plan_path).splitlines()
+    changes = (history.git(".", "log", "--format=%h", "--", plan_path) or "").splitlines()
     judge_sha, judge_at = first(judge_path)
     from datetime import datetime
 

@@ -7,17 +7,12 @@ guarded there)."""
 from __future__ import annotations
 
 import math
-import subprocess
 
+from credit_assign.analysis import history
 from credit_assign.infra.paths import EP_ESTIMATOR_STUDY as STUDY
 from credit_assign.studies.ep_question2.plan import PLAN
 
 JUDGE = "src/credit_assign/studies/ep_question2/judge.py"
-
-
-def _git(*args: str) -> str:
-    out = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
-    return out.stdout.strip()
 
 
 def order(results: list[dict]) -> dict:
@@ -25,15 +20,15 @@ def order(results: list[dict]) -> dict:
     and, per run, its recorded commit, whether its tree was clean, and whether that commit
     holds the plan and the judge (it descends from each one's first commit)."""
     def first(path):
-        lines = _git("log", "--diff-filter=A", "--format=%H %cI", "--", path).splitlines()
-        return lines[-1].split() if lines else [None, None]
+        c = history.first_commit(".", path)
+        return (c["commit"], c["time"]) if c else (None, None)
 
     plan_sha, plan_at = first(PLAN)
     judge_sha, judge_at = first(JUDGE)
+
     def holds(first_sha, commit):  # the commit descends from (or is) first_sha
-        return bool(first_sha) and subprocess.run(
-            ["git", "merge-base", "--is-ancestor", first_sha, commit],
-            capture_output=True, check=False).returncode == 0
+        return bool(first_sha) and history.git(
+            ".", "merge-base", "--is-ancestor", first_sha, commit) is not None
 
     runs = []
     for r in results:
@@ -43,7 +38,8 @@ def order(results: list[dict]) -> dict:
                      "after_plan": holds(plan_sha, code["git_commit"]),
                      "after_judge": holds(judge_sha, code["git_commit"])})
     return {"plan_commit": plan_sha[:7] if plan_sha else None, "plan_at": plan_at,
-            "plan_changed": len(_git("log", "--format=%h", "--", PLAN).splitlines()) > 1,
+            "plan_changed": len((history.git(".", "log", "--format=%h", "--", PLAN)
+                                  or "").splitlines()) > 1,
             "judge_commit": judge_sha[:7] if judge_sha else None, "judge_at": judge_at,
             "runs": runs}
 
