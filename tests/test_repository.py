@@ -209,7 +209,8 @@ def test_readme_is_a_front_door_a_person_reads():
 
 def test_every_guarded_sentence_of_the_paper_matches_the_published_findings():
     """Each outcome ms.tex's prose asserts (``\\claimguard{claim}{verdict}``,
-    ``\\doseguard{part}{verdict}``, ``\\findingguard{statement}{outcome}``) is the one
+    ``\\doseguard{part}{verdict}``, ``\\findingguard{statement}{outcome}``,
+    ``\\eptwoguard{finding}{outcome}``) is the one
     the published findings hold (TeX stops the build on a mismatch: test_dose_tex; this
     says it without TeX, naming the line)."""
     import json
@@ -225,11 +226,14 @@ def test_every_guarded_sentence_of_the_paper_matches_the_published_findings():
     verdicts |= {("finding", name.removesuffix("verdict")): outcome_key(f)
                  for name, f in published["study"]["verdicts"].items()}
     verdicts[("finding", "ep_question")] = outcome_key(published["ep_question"])
+    ep = published["ep_question"]  # EP's two questions: ep2.tex writes _ as -
+    verdicts |= {("eptwo", k): v.replace("_", "-") for section in ("precision", "question2")
+                 for k, v in ep[section]["outcomes"].items()}
     wrong, seen = [], 0
     for n, line in enumerate((ROOT / "paper" / "ms.tex").read_text().splitlines(), 1):
         code = line.split("%")[0] if not line.lstrip().startswith("%") else ""
-        for kind, part, says in re.findall(r"\\(claim|dose|finding)guard\{(\w+)\}\{(\w+)\}",
-                                           code):
+        for kind, part, says in re.findall(
+                r"\\(claim|dose|finding|eptwo)guard\{(\w+)\}\{([\w-]+)\}", code):
             seen += 1
             if verdicts.get((kind, part)) != says:
                 wrong.append(f"ms.tex line {n}: says {part} {says}, the findings say "

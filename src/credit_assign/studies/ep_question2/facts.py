@@ -57,13 +57,17 @@ def precision(table: pd.DataFrame, remade: pd.DataFrame) -> dict:
 
 def question2(found: dict) -> dict:
     """The second question's verdict as the pages quote it, with its outcome
-    (``verdict`` or ``verdict_reason``) and the float32 cell beside it."""
+    (``verdict`` or ``verdict_reason``), each seed's effect (None where not judged, with
+    the reason) and the float32 cell beside it."""
     v = found["verdict"]
     cells = {(c["precision"], c["r"]): c for c in found["cells"]}
     f32 = cells.get(("float32", 0.005), {})
     outcome = v["verdict"] + (f"_{v['reason']}" if v["reason"] else "")
     return {**{k: v[k] for k in ("verdict", "reason", "mean", "low", "high", "threshold",
-                                 "n_judged", "n_fresh", "waiting", "not_judged")},
+                                 "confidence", "n_judged", "n_fresh", "waiting",
+                                 "not_judged")},
+            "per_seed": [{"seed": r["seed"], "effect": r["effect"], "reason": r["reason"]}
+                         for r in found["seeds"]],
             "run": v["n_fresh"] - len(v["waiting"]), "float32_mean": f32.get("mean"),
             "r": found["estimator"]["judged"]["r"],
             "t2max": found["estimator"]["judged"]["nudged_steps_max"],

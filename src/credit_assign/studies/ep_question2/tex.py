@@ -54,7 +54,11 @@ def macros(pf: dict, q2: dict) -> str:
                   _def("remade", "val", f"{first['remade_val_loss']:.3f}"),
                   _def("remade", "recval", f"{first['recorded_val_loss']:.3f}")]
     for field in ("mean", "low", "high"):
-        lines.append(_def("q2", field, fmt(q2[field])))
+        lines.append(_def("q2", field, fmt(q2[field], 4)))
+    per_seed = "; ".join(f"{r['seed']}: " + (fmt(r["effect"], 4) if r["effect"] is not None
+                                             else r["reason"].replace("_", " "))
+                         for r in q2["per_seed"])
+    lines.append(_def("q2", "perseed", per_seed or "–"))
     lines += [_def("q2", "verdict", q2["verdict"]), _def("q2", "run", str(q2["run"])),
               _def("q2", "fresh", str(q2["n_fresh"])),
               _def("q2", "judged", str(q2["n_judged"])),
