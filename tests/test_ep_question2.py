@@ -142,3 +142,26 @@ def test_an_interval_straddling_the_threshold_is_undecided_and_one_below_contrad
     low = [_result(s, (c, c, c)) for s, c in zip(fresh, (0.5, 0.52, 0.49, 0.51, 0.5, 0.5),
                                                   strict=True)]
     assert judge.findings(p, low)["verdict"]["verdict"] == "contradicted"
+
+
+def test_the_papers_macros_name_every_seed_and_a_sentence_without_words_stops():
+    """ep2.tex carries each fresh seed's effect or why it is not judged ('per seed,
+    always'); a page sentence written for one outcome stops, named, on another."""
+    from credit_assign.studies.ep_question2 import facts, page, tex
+
+    p = _plan()
+    p["estimator"] = {**p["estimator"], **EST_PLAN}
+    fresh = p["seeds"]["fresh"]
+    results = [_result(s, (0.99, 0.98, 0.97)) for s in fresh[:5]]
+    results.append(_result(fresh[5], converged=False))
+    q2 = facts.question2({**judge.findings(p, results), "estimator": p["estimator"]})
+    assert [r["seed"] for r in q2["per_seed"]] == fresh
+    pf = {"outcomes": {}, "seeds": [7], "n": 1, "r_min": 0.00125, "r_max": 0.16,
+          "float64_err_min": 0.007, "float64_spread": 1e-7, "richardson32": 0.8,
+          "ulps_0.005": 1.5, "remade": [],
+          **{f"{k}_{r}": 0.9 for k in ("float32", "float64") for r in facts.GRID}}
+    text = tex.macros(pf, q2)
+    assert (r"\csname eptwo@q2@perseed\endcsname{" + "; ".join(
+        [f"{s}: 0.9800" for s in fresh[:5]] + [f"{fresh[5]}: not converged"]) + "}") in text
+    with pytest.raises(page.GuardError, match="the findings say holds"):
+        page.guard(q2["outcomes"], "question2", "undecided_runs_waiting", "No verdict yet.")
