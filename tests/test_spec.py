@@ -714,92 +714,19 @@ def test_a_rules_inputs_are_spelled_one_way():
     assert not found, "spell these as per_job.<name> (spec.wildcards):\n" + "\n".join(found)
 
 
-def test_results_of_the_old_layout_move_to_their_recipes_folders_unchanged(tmp_path):
-    """python -m credit_assign.migrations.layout: results/<dataset>/train/... (the stated
-    recipe) and results/<dataset>@<variant>/... move to results/<dataset>/<recipe>/...,
-    where the targets look for them, bytes and time stamps kept; the EP probe's and the
-    primer check's folders stay; a table's record names its inputs from its new folder;
-    Snakemake's record of a moved output follows it, its paths and renamed params keys
-    rewritten; a second run finds nothing to move; a move onto an existing folder, or
-    two onto one, is refused before any move."""
-    import os
-    from base64 import urlsafe_b64encode
-
-    from credit_assign.migrations import layout
-
-    old = {"results/digits/train/dfa/lam0/seed1/metrics.json": ("default", paths.METRICS),
-           "results/digits/summary/runs.csv": ("default", paths.RUNS),
-           "results/digits/claims/claims.csv": ("default", paths.CLAIMS_VERDICTS),
-           "results/digits@const_lr/fresh_b_null/dfa/lam0/seed1.json": ("const_lr", paths.NULL),
-           "results/digits@const_lr/summary/runs.csv": ("const_lr", paths.RUNS)}
-    stay = ["results/ep_stack/summary/report.md", "results/primer_check/primer_check.json",
-            "config/reference.yaml"]
-    for i, name in enumerate([*old, *stay]):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(name)
-        os.utime(tmp_path / name, (1e9 + i, 1e9 + i))
-    inputs = ["../train/dfa/lam0/seed1/metrics.json", "../../../config/reference.yaml",
-              "../../digits@const_lr/summary/runs.csv", "../../ep_stack/summary/report.md"]
-    (tmp_path / "results/digits/summary/runs.csv.digest.json").write_text(json.dumps(
-        {"table": "runs", "inputs": {name: "abc" for name in inputs}}))
-    metrics = "results/digits/train/dfa/lam0/seed1/metrics.json"
-    meta = tmp_path / ".snakemake/metadata"
-    meta.mkdir(parents=True)
-    params = [f"'{metrics[:-12]}resume.pt'", "{'lam': 0.0, 'rule': {'x': 1}}"]
-    (meta / urlsafe_b64encode(metrics.encode()).decode()).write_text(json.dumps(
-        {"rule": "train", "params": params, "input": ["data/digits.json"]}))
-    figure = urlsafe_b64encode(paths.figure("fig4_penalty_rescue", "pdf").encode()).decode()
-    (meta / figure).write_text(json.dumps({"rule": "fig4_penalty_rescue", "params": [],
-                                           "input": ["results/digits/summary/runs.csv"]}))
-
-    planned = layout.moves(tmp_path)
-    assert len(planned) == 5  # train, summary, claims; const_lr's fresh_b_null, summary
-    assert layout.main([str(tmp_path)]) == 0 and (tmp_path / "results/digits/train").is_dir()
-    assert layout.main([str(tmp_path), "--apply"]) == 0
-    for i, (name, (recipe, pattern)) in enumerate(old.items()):
-        new = tmp_path / paths.fill(pattern, dataset="digits", recipe=recipe, method="dfa",
-                                    lam="0", seed=1)
-        assert new.read_text() == name and new.stat().st_mtime == 1e9 + i
-    assert all((tmp_path / name).read_text() == name for name in stay)
-    assert not (tmp_path / "results/digits@const_lr").exists()
-    record = json.loads((tmp_path / "results/digits/default/summary/runs.csv.digest.json")
-                        .read_text())
-    found = [(tmp_path / "results/digits/default/summary" / n).read_text()
-             for n in record["inputs"]]
-    assert sorted(found) == sorted([metrics, "config/reference.yaml",
-                                    "results/digits@const_lr/summary/runs.csv",
-                                    "results/ep_stack/summary/report.md"])
-    moved = paths.fill(paths.METRICS, dataset="digits", recipe="default", method="dfa",
-                       lam="0", seed=1)
-    record = meta / urlsafe_b64encode(moved.encode()).decode()
-    assert sorted(meta.iterdir()) == sorted([record, meta / figure])
-    assert json.loads((meta / figure).read_text())["input"] == [
-        paths.fill(paths.RUNS, dataset="digits", recipe="default")]  # a job's inputs, moved
-    rewritten = json.loads(record.read_text())["params"]
-    assert rewritten == [f"'{moved[:-12]}resume.pt'",
-                                     "{'lam': 0.0, 'options': {'x': 1}}"]
-
-    assert layout.moves(tmp_path) == []
-    (tmp_path / "results/digits/summary").mkdir()  # an old folder beside its new one
-    (tmp_path / "results/digits/train").mkdir()
-    with pytest.raises(layout.LayoutError, match="would land on a folder that exists"):
-        layout.apply(tmp_path, layout.moves(tmp_path))
-    assert (tmp_path / "results/digits/train").is_dir()  # nothing moved
-    twice = [(tmp_path / "a", tmp_path / "c"), (tmp_path / "b", tmp_path / "c")]
-    with pytest.raises(layout.LayoutError, match="one folder twice"):
-        layout.apply(tmp_path, twice)
-
-
 def test_no_recipe_is_named_as_the_stated_recipe_or_a_recipe_folders_folder():
     """The schema refuses a variant named default or as a folder a recipe's folder holds
-    (train, summary, ...): the names it lists are the layout's, so that an old checkout's
-    results/<dataset>/train is never taken for a recipe, nor a recipe for it."""
-    from credit_assign.migrations import layout
+    (train, summary, ...): a recipe's folder never shares a name with a folder a recipe's
+    folder holds."""
+    from pathlib import PurePosixPath
 
+    depth = len(PurePosixPath(paths.RECIPE).parts)  # results/{dataset}/{recipe}
+    folders = {PurePosixPath(p).parts[depth] for p in (paths.RUN_DIR, paths.NULL,
+               paths.PROBE, paths.MEASURE, paths.SUMMARY, paths.CLAIMS)}
     schema = yaml.safe_load((ROOT / paths.CONFIG_SCHEMA).read_text())
     pattern = schema["properties"]["variants"]["propertyNames"]["pattern"]
     reserved = re.fullmatch(r"\^\(\?!\((.*)\)\$\).*", pattern).group(1).split("|")
-    assert sorted(reserved) == sorted([paths.DEFAULT_RECIPE, *layout.RECIPE_FOLDERS])
+    assert sorted(reserved) == sorted([paths.DEFAULT_RECIPE, *folders])
 
 
 def test_the_claims_findings_of_a_config_without_claims_name_what_is_missing():
