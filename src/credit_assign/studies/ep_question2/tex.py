@@ -63,5 +63,6 @@ def macros(pf: dict, q2: dict) -> str:
               _def("q2", "fresh", str(q2["n_fresh"])),
               _def("q2", "judged", str(q2["n_judged"])),
               _def("q2", "threshold", f"{q2['threshold']:g}"),
+              _def("q2", "confidence", f"{q2['confidence'] * 100:.0f}\\,\\%"),
               _def("q2", "float32", fmt(q2["float32_mean"]))]
     return "\n".join(lines) + "\n"
