@@ -16,6 +16,7 @@ with snakemake_job(snakemake):
     results = [read(f) for f in snakemake.input.results]
     found = judge.findings(p, results)
     found["order"] = page.order(results)
+    found["batches"] = page.batches(results, p)
     atomic_write_text(snakemake.output.findings,
                       json.dumps(found, indent=1, sort_keys=True, allow_nan=True) + "\n")
     atomic_write_text(snakemake.output.seeds,

@@ -44,6 +44,22 @@ def order(results: list[dict]) -> dict:
             "runs": runs}
 
 
+def batches(results: list[dict], plan: dict) -> list[dict]:
+    """Every probe batch of every run, judged or not ('per seed, always'): its free phase,
+    leading eigenvalue, residuals and block 0's cosine in each of the plan's cells."""
+    from credit_assign.studies.ep_question2 import judge
+
+    cells = [plan["estimator"]["judged"], *plan["estimator"]["beside"]]
+    out = []
+    for res in sorted(results, key=lambda r: r["seed"]):
+        cos = {(c["batch"], judge._key(c)): c["cosine"] for c in judge.cosine_rows(res)
+               if c["group"] == plan["claim"]["group"]}
+        for b in judge.batch_rows(res):
+            out.append({**b, "cosines": [cos.get((b["batch"], judge._key(c)))
+                                         for c in cells]})
+    return out
+
+
 def _n(x, digits: int = 4) -> str:
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
@@ -91,6 +107,18 @@ def render(found: dict) -> str:
         lines.append(f"| {c['precision']} | {c['r']} | {c['nudged_steps_max']} | "
                      f"{'yes' if c['judged'] else 'no'} | {c['n']} | {_n(c['mean'])} | "
                      f"{_n(c['min'])} | {_n(c['max'])} | {_n(c['nudge_ulps_block0'], 1)} |")
+    if found.get("batches"):
+        heads = " | ".join(f"{c['precision']}, r = {c['r']}" for c in found["cells"])
+        lines += ["", "Every probe batch, judged or not (a seed is judged only where every "
+                  "batch's free phase converged to a stable state; block 0's cosine in "
+                  "each cell, the judged cell first):", "",
+                  "| seed | batch | free phase (steps) | leading Re λ | adjoint residual | "
+                  + heads + " |", "|---|---|---|---|---|" + "---|" * len(found["cells"])]
+        for b in found["batches"]:
+            free = f"{'converged' if b['converged'] else 'not converged'} ({b['steps']})"
+            lines.append(f"| {b['seed']} | {b['batch']} | {free} | {_n(b['leading_real'], 4)} "
+                         f"| {_e(b['adjoint_residual'])} | "
+                         + " | ".join(_n(c) for c in b["cosines"]) + " |")
     return "\n".join(lines)
 
 
