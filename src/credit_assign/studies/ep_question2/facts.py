@@ -68,6 +68,7 @@ def question2(found: dict) -> dict:
                                  "not_judged")},
             "per_seed": [{"seed": r["seed"], "effect": r["effect"], "reason": r["reason"]}
                          for r in found["seeds"]],
+            "batches": found.get("batches", []),
             "run": v["n_fresh"] - len(v["waiting"]), "float32_mean": f32.get("mean"),
             "r": found["estimator"]["judged"]["r"],
             "t2max": found["estimator"]["judged"]["nudged_steps_max"],
