@@ -213,15 +213,29 @@ def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -
             f"{example['remade_free_steps']} steps against {example['recorded_free_steps']}), "
             "so the study measures the estimator on stacks made the same way, not on the "
             "same stacks.")
-    if o["question2"] == "undecided_runs_waiting":
-        q2_line = guard(o, "question2", "undecided_runs_waiting",
-                        f"**The second question** (`{PLAN}`, committed before "
-                        f"its runs: float64 nudged phases, r = {q2['r']:g}, on {q2['n_fresh']} new "
-                        f"seeds) has no verdict yet: its runs in the record: {q2['run']} of "
-                        f"{q2['n_fresh']}.")
-    else:
-        raise GuardError(f"{__file__}: no sentence is written for the second question's "
-                         f"outcome {o['question2']}: write it for the data")
+    per_seed = ", ".join(f"{r['seed']}: {fmt(r['effect'], 4)}" for r in q2["per_seed"]
+                         if r["effect"] is not None)
+    skipped = [r for r in q2["per_seed"] if r["effect"] is None]
+    q2_line = guard(o, "question2", "holds",
+                    f"**The second question** (`{PLAN}`, committed before its runs: float64 "
+                    f"nudged phases, r = {q2['r']:g}, on {q2['n_fresh']} new seeds) "
+                    f"**holds**: block 0's mean cosine over its {q2['n_judged']} judged seeds "
+                    f"is {fmt(q2['mean'], 4)}, and its {q2['confidence']:.0%} t-interval "
+                    f"[{fmt(q2['low'], 4)}, {fmt(q2['high'], 4)}] lies above "
+                    f"{q2['threshold']:g} (per seed: {per_seed}).")
+    if skipped:
+        q2_line += (" Not judged, for want of a stable fixed point: " + ", ".join(
+            f"seed {r['seed']} ({r['reason'].replace('_', ' ')})" for r in skipped) + ".")
+    low = [b for b in q2["batches"] if b["seed"] in {r["seed"] for r in skipped}
+           and b["cosines"][0] is not None and b["cosines"][0] < q2["threshold"]]
+    if low:
+        q2_line += (" A batch of such a seed that did settle can fall below the threshold: "
+                    + "; ".join(f"seed {b['seed']}, batch {b['batch']} (leading Re λ "
+                                f"{b['leading_real']:.2g}): {fmt(b['cosines'][0])}"
+                                for b in low) + " (every batch is listed below).")
+    q2_line += (f" On the same states, the first question's float32 estimate at the same r "
+                f"gives {fmt(q2['float32_mean'])} (shown, not judged): with its rounding "
+                "removed, EP's gradient reaches block 0 on every seed the plan judges.")
     lines += ["- " + q2_line, "",
               "## The precision study (exploratory, seen seeds)", "",
               f"Step `ep_estimator` (`{STUDY}`), at each probe batch's "
