@@ -22,7 +22,7 @@ def order(plan_path: str, judge_path: str, runs: list[dict]) -> dict:
         return (c["short"], c["time"]) if c else (None, None)
 
     plan_sha, plan_at = first(plan_path)
-    changes = (history.git(".", "log", "--format=%h", "--", plan_path) or "").splitlines()
+    changes = history.commits_touching(".", plan_path)
     judge_sha, judge_at = first(judge_path)
     from datetime import datetime
 

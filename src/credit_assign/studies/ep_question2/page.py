@@ -10,6 +10,7 @@ import math
 
 from credit_assign.analysis import history
 from credit_assign.infra.paths import EP_ESTIMATOR_STUDY as STUDY
+from credit_assign.studies.ep_question2 import judge
 from credit_assign.studies.ep_question2.plan import PLAN
 
 JUDGE = "src/credit_assign/studies/ep_question2/judge.py"
@@ -27,8 +28,7 @@ def order(results: list[dict]) -> dict:
     judge_sha, judge_at = first(JUDGE)
 
     def holds(first_sha, commit):  # the commit descends from (or is) first_sha
-        return bool(first_sha) and history.git(
-            ".", "merge-base", "--is-ancestor", first_sha, commit) is not None
+        return bool(first_sha) and history.is_ancestor(".", first_sha, commit) is True
 
     runs = []
     for r in results:
@@ -38,8 +38,7 @@ def order(results: list[dict]) -> dict:
                      "after_plan": holds(plan_sha, code["git_commit"]),
                      "after_judge": holds(judge_sha, code["git_commit"])})
     return {"plan_commit": plan_sha[:7] if plan_sha else None, "plan_at": plan_at,
-            "plan_changed": len((history.git(".", "log", "--format=%h", "--", PLAN)
-                                  or "").splitlines()) > 1,
+            "plan_changed": len(history.commits_touching(".", PLAN)) > 1,
             "judge_commit": judge_sha[:7] if judge_sha else None, "judge_at": judge_at,
             "runs": runs}
 
@@ -47,8 +46,6 @@ def order(results: list[dict]) -> dict:
 def batches(results: list[dict], plan: dict) -> list[dict]:
     """Every probe batch of every run, judged or not ('per seed, always'): its free phase,
     leading eigenvalue, residuals and block 0's cosine in each of the plan's cells."""
-    from credit_assign.studies.ep_question2 import judge
-
     cells = [plan["estimator"]["judged"], *plan["estimator"]["beside"]]
     out = []
     for res in sorted(results, key=lambda r: r["seed"]):
