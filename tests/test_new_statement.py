@@ -130,7 +130,7 @@ def test_a_statement_of_a_new_kind_touches_only_its_module_and_its_words(tmp_pat
     assert differences(cmp) == ["effects/ratio.md.j2", "effects/ratio.py"]
 
 
-# ---- a verdict of a new kind: its module and its statement template, nothing else
+# ---- a verdict of a new kind: its module and its statement template beside it, nothing else
 VERDICT = '''"""A verdict of a new kind, for the test: is the stated recipe's worst number within
 three tolerances? Rule: a screen."""
 
@@ -191,7 +191,7 @@ def test_a_verdict_of_a_new_kind_touches_only_its_module_and_its_statement(tmp_p
     copy = tmp_path / "src" / "credit_assign"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (copy / "analysis" / "verdicts" / "worstgap.py").write_text(VERDICT, encoding="utf-8")
-    statement = copy / "reporting" / "templates" / "statements" / "worstgap.j2"
+    statement = copy / "analysis" / "verdicts" / "worstgap.j2"
     statement.write_text(STATEMENT, encoding="utf-8")
     out = tmp_path / "out"
     out.mkdir()
@@ -222,5 +222,6 @@ def test_a_verdict_of_a_new_kind_touches_only_its_module_and_its_statement(tmp_p
             found += differences(sub, f"{at}{name}/")
         return sorted(found)
 
-    assert differences(cmp) == ["analysis/verdicts/worstgap.py",
-                                "reporting/templates/statements/worstgap.j2"]
+    # one folder: the verdict's module and its words side by side
+    assert differences(cmp) == ["analysis/verdicts/worstgap.j2",
+                                "analysis/verdicts/worstgap.py"]

@@ -1,7 +1,7 @@
 """Findings, computed once, as data: an outcome and the numbers and seeds it rests on.
 Step ``findings`` writes them to ``results/<dataset>/<recipe>/summary/findings.json`` (validated
 against the package's result schema, kind ``findings``, when written and when read);
-the verdicts' words (one statement template each, templates/statements/, for the pages
+the verdicts' words (one statement template each, beside its module, for the pages
 and the paper's statements.tex) and the reproduction notes (templates/notes.md.j2) are
 rendered from that file, never from a second computation.
 

@@ -277,7 +277,7 @@ def environment():
                    tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci, tex_norm=tex_norm,
                    tex_lam=tex_lam, tex_cosine=tex_cosine)
     env.filters.update({name: _defined(f) for name, f in filters.items()})
-    # a statement's words (templates/statements/<name>.j2), the same the paper's are
+    # a statement's words (statement_path(name)), the same the paper's are
     env.globals["statement"] = lambda name, finding: statement(name, finding, "md")
     return env
 
@@ -328,8 +328,9 @@ def md_table(header: list, rows: list[list]) -> str:
 
 # ---- statements: one template, two formats -----------------------------------------
 # The statements' words: each statement the pages and the paper make from a finding (a
-# verdict of the variant study, EP's answer) is one template, templates/statements/
-# <name>.j2, whose macro ``words(f)`` writes the finding ``f`` (None: not taken). The
+# verdict of the variant study, EP's answer) is one template, <name>.j2 — a verdict's
+# beside its module in analysis/verdicts/, the others in templates/statements/ — whose
+# macro ``words(f)`` writes the finding ``f`` (None: not taken). The
 # same template renders to Markdown (the pages: ``{{ statement("curse", f) }}``) and to
 # TeX (paper/statements.tex, reporting.paper.statements_tex; ms.tex cites
 # ``\statement{curse}``), so the words exist in one place.
@@ -347,6 +348,8 @@ def md_table(header: list, rows: list[list]) -> str:
 # a template joins text with ``~`` only to name what it has no words for (a test checks
 # both). Whitespace is one space: a statement is one paragraph's phrase.
 STATEMENTS = TEMPLATES / "statements"
+# where a statement's template is: a verdict's words beside its module, then the rest
+STATEMENT_FOLDERS = (Path(__file__).resolve().parents[1] / "analysis" / "verdicts", STATEMENTS)
 STATEMENT_FORMATS = ("md", "tex")
 # the built-in filters a statement may use (they return numbers, lists or booleans)
 STATEMENT_BUILTINS = ("length", "min", "max", "round", "int", "abs", "sort", "list",
@@ -355,7 +358,7 @@ STATEMENT_BUILTINS = ("length", "min", "max", "round", "int", "abs", "sort", "li
 
 def statement_names() -> list[str]:
     """Every statement, by its template's name."""
-    return sorted(p.stem for p in STATEMENTS.glob("*.j2"))
+    return sorted(p.stem for folder in STATEMENT_FOLDERS for p in folder.glob("*.j2"))
 
 
 def _number(x, spec: str) -> str | None:
@@ -416,7 +419,7 @@ def statement_environment(fmt: str):
     def alt(md: str, tex: str) -> Markup:
         return Markup(tex if fmt == "tex" else md)
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(STATEMENTS),
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(STATEMENT_FOLDERS),
                              undefined=jinja2.StrictUndefined, autoescape=True,
                              finalize=value, extensions=[Prose],
                              trim_blocks=True, lstrip_blocks=True)
@@ -434,13 +437,14 @@ def statement(name: str, finding: dict | None, fmt: str = "md") -> str:
     """Statement ``name``'s words for ``finding`` in ``fmt`` ("md" or "tex"), one line;
     a field the template reads that the finding lacks raises jinja2.UndefinedError
     naming it, an unknown statement names the ones there are."""
-    if not (STATEMENTS / f"{name}.j2").exists():
-        raise KeyError(f"no statement {name!r}: templates/statements/ holds "
-                       f"{', '.join(statement_names())}")
+    if name not in statement_names():
+        raise KeyError(f"no statement {name!r}: analysis/verdicts/ and "
+                       f"templates/statements/ hold {', '.join(statement_names())}")
     module = statement_environment(fmt).get_template(f"{name}.j2").make_module()
     return " ".join(str(module.words(finding)).split())
 
 
 def statement_path(name: str) -> Path:
     """Statement ``name``'s template."""
-    return STATEMENTS / f"{name}.j2"
+    return next((p for folder in STATEMENT_FOLDERS if (p := folder / f"{name}.j2").exists()),
+                STATEMENTS / f"{name}.j2")

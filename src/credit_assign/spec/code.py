@@ -240,8 +240,9 @@ def _template_files() -> tuple[str, ...]:
 
 
 # folders whose files are read by a name their code builds (render.statement("goal"):
-# templates/statements/goal.j2; results.read_result(p, "result"): result.schema.yaml)
-BY_STEM = {"statements": ".j2", "schemas": ".schema.yaml"}
+# analysis/verdicts/goal.j2, a verdict's words beside it, or templates/statements/
+# <name>.j2; results.read_result(p, "result"): result.schema.yaml)
+BY_STEM = {"statements": ".j2", "verdicts": ".j2", "schemas": ".schema.yaml"}
 
 
 def _stem(relpath: str) -> str | None:

@@ -1,5 +1,6 @@
 """The verdicts: one module per verdict in this folder, its words one statement template
-(reporting/templates/statements/<name>.j2, for the pages and the paper alike).
+beside it (<name>.j2, for the pages and the paper alike; rendered by reporting.render,
+never read here).
 
 A verdict module defines ``VERDICT = Verdict(...)``: its name (the statement's), what it
 reads (``study``: the variant study's gap map and config), its outcomes (declared
@@ -62,7 +63,7 @@ class Study:
 
 @dataclass(frozen=True)
 class Verdict:
-    name: str  # its statement: templates/statements/<name>.j2
+    name: str  # its statement: <name>.j2 beside its module
     reads: str  # one of READS
     outcomes: tuple[str, ...]
     rule: str  # the decision rule, named (screen, count, estimate, measure)
