@@ -24,8 +24,8 @@ def _render_ep_question(tmp_path: Path) -> list[str]:
     import yaml
 
     from credit_assign.infra import paths
-    from credit_assign.reporting.ep_stack_page import write_question
     from credit_assign.spec import targets
+    from credit_assign.studies.ep_question.page import write_question
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     ep = {"claims": {"ep": str(ROOT / config["claims"]["ep"])}}
@@ -184,7 +184,8 @@ def test_a_template_is_part_of_the_code_of_the_steps_that_name_it_only():
     claims_page = "reporting/templates/claims.md.j2"
     for step in ("dose_tables", "fig_dose", "ep_question", "fig_primer_phases", "aggregate"):
         assert claims_page not in code.report_files(step), step
-    assert "reporting/templates/ep_question.md.j2" not in code.report_files("claims_tables")
+    assert "studies/ep_question/ep_question.md.j2" not in code.report_files("claims_tables")
+    assert "studies/ep_question/ep_question.md.j2" in code.report_files("ep_question")
     assert "reporting/templates/markdown.j2" in code.report_files("claims_tables")  # imported
     assert "analysis/verdicts/goal.j2" in code.report_files("paper_numbers")
     assert "effects/log_ratio.md.j2" in code.report_files("claims_tables")  # a plugin's

@@ -181,7 +181,8 @@ def test_a_wrong_key_and_a_seed_in_both_sets_are_named(tmp_path):
 def test_the_figure_is_drawn_at_print_size_from_the_findings(tmp_path):
     """fig_ep_fixed_point from the judge's tables: every text at 7 pt or more when
     printed at the paper's text width, and one that names a seed without a fixed point."""
-    from credit_assign.figures import ep_fixed_point, style
+    from credit_assign.figures import style
+    from credit_assign.studies.ep_question import figure as ep_fixed_point
 
     results = _all(FRESH, SEEN)
     results[0]["batches"][1] = _batch(1, 0.0, converged=False)
@@ -221,7 +222,7 @@ def _page_findings(results):
 def test_the_page_states_the_verdict_every_seed_and_the_order():
     import jinja2
 
-    from credit_assign.reporting.ep_stack_page import question_page
+    from credit_assign.studies.ep_question.page import question_page
 
     results = _all(FRESH, SEEN)
     results[0]["batches"][1] = _batch(1, 0.0, converged=False)

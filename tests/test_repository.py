@@ -256,3 +256,16 @@ def test_the_abstract_is_short_and_states_the_findings():
             if len(s.split()) > 40]
     assert long == [], long
     assert "equilibrium propagation" in abstract and "feedback redrawn" in abstract
+
+
+def test_a_study_rooms_template_and_the_shared_templates_never_share_a_name():
+    """reporting.render finds a page's template by its name in templates/ or beside its
+    study's page (studies/<study>/): a name taken twice would render the wrong words."""
+    from credit_assign.reporting import render
+
+    found: dict[str, list[str]] = {}
+    for folder in (render.TEMPLATES, *render.STUDY_FOLDERS):
+        for p in folder.glob("*.j2"):
+            found.setdefault(p.name, []).append(str(p.relative_to(ROOT)))
+    assert render.STUDY_FOLDERS, "no study room holds its page's template"
+    assert not {n: f for n, f in found.items() if len(f) > 1}

@@ -246,7 +246,7 @@ def test_a_diverged_stack_is_an_outcome_its_job_records_and_the_question_names(
     from scipy.sparse.linalg import ArpackError
 
     from credit_assign import jobs
-    from credit_assign.reporting.ep_stack_page import refuse_diverged
+    from credit_assign.studies.ep_question.page import refuse_diverged
 
     def diverged(*args, **kwargs):
         raise ArpackError(-9999)

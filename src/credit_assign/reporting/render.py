@@ -21,6 +21,9 @@ from credit_assign.reporting import labels
 from credit_assign.reporting.tex_chars import tex_escape, tex_prose
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+# the study rooms (credit_assign/studies/<study>/) whose pages' templates sit beside them
+STUDY_FOLDERS = tuple(sorted({p.parent for p in (Path(__file__).resolve().parents[1]
+                                                 / "studies").glob("*/*.j2")}))
 
 
 def num(x, digits: int = 3) -> str:
@@ -264,9 +267,11 @@ def environment():
 
     from credit_assign import effects
 
-    # the pages' templates, and each effect kind's words beside its module
-    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(TEMPLATES), jinja2.PrefixLoader(
-        {"effects": jinja2.FileSystemLoader(effects.FOLDER)})])
+    # the pages' templates, each study's beside its page (a name of its own: a test
+    # checks none is taken twice), and each effect kind's words beside its module
+    loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader([TEMPLATES, *STUDY_FOLDERS]),
+                                  jinja2.PrefixLoader(
+                                      {"effects": jinja2.FileSystemLoader(effects.FOLDER)})])
     env = jinja2.Environment(loader=loader,
                              undefined=jinja2.StrictUndefined, autoescape=False,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)

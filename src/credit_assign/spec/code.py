@@ -200,7 +200,7 @@ def report_steps() -> tuple[str, ...]:
 
 # the report side's data files, read at run time: the templates, the figures' texts
 # (reporting/figure_text.yaml), the schemas results and claims files are checked against
-DATA_FOLDERS = ("reporting", "figures", "analysis", "schemas", "effects")
+DATA_FOLDERS = ("reporting", "figures", "analysis", "schemas", "effects", "studies")
 # folders whose modules are found at run time, not imported by name (the effect kinds,
 # credit_assign.effects; the verdicts, credit_assign.analysis.verdicts: each discovers
 # its modules): each is part of any closure holding its __init__
