@@ -5,7 +5,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.reporting.claims_page import write_claims_tables
+    from credit_assign.studies.claims.page import write_claims_tables
 
     i = snakemake.input
     write_claims_tables(i.train, i.timings, i.nulls, i.ep, i.ep_timings, snakemake.output,

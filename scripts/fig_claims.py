@@ -5,6 +5,6 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.figures import claims
+    from credit_assign.studies.claims import figure
 
-    claims.make(snakemake.input.findings, snakemake.output)
+    figure.make(snakemake.input.findings, snakemake.output)

@@ -6,7 +6,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.reporting.claims_page import write_tex
+    from credit_assign.studies.claims.page import write_tex
 
     write_tex(snakemake.input.get("findings"), snakemake.input.history, snakemake.output[0],
               root=snakemake.scriptdir + "/..")

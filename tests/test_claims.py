@@ -13,8 +13,9 @@ import pytest
 from conftest import needs_tex
 
 from credit_assign.analysis import claims, history
-from credit_assign.reporting import claims_page, render
+from credit_assign.reporting import render
 from credit_assign.spec.claims import ClaimsError, load, runs_needed
+from credit_assign.studies.claims import page as claims_page
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "config" / "claims.yaml"
@@ -239,7 +240,7 @@ def test_the_claims_figure_draws_every_judged_effect():
     spec = load(SPEC)
     found = claims_page._clean({"claims": spec["claims"], "decision": spec["decision"],
                                 **claims.findings(spec, _synthetic(spec))})
-    from credit_assign.figures import claims as fig_claims
+    from credit_assign.studies.claims import figure as fig_claims
 
     fig = fig_claims.draw(found)
     labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]

@@ -145,7 +145,7 @@ def test_a_stamped_group_names_a_hand_edit_a_template_edit_and_a_changed_result(
     assert found[0] == f"report code src/credit_assign/{template} changed since the publish"
     assert len(found) == 2 and found[1].startswith("report code of ")
     assert "ep_stack_summary" in found[1]
-    assert edited("reporting/templates/claims.md.j2") == []
+    assert edited("studies/claims/claims.md.j2") == []
     assert edited("figures/primer_check.py") == []
 
     changed = json.loads(json.dumps(stamped))
@@ -161,11 +161,11 @@ def test_the_report_digest_follows_a_templates_bytes(tmp_path, monkeypatch):
     page the old words made."""
     from credit_assign.spec import code
 
-    assert "reporting/templates/claims.md.j2" in code.report_files("claims_tables")
+    assert "studies/claims/claims.md.j2" in code.report_files("claims_tables")
     before = code.report_digest("claims_tables")
     original = code.file_digest
     monkeypatch.setattr(code, "file_digest", lambda rel: "0" * 64
-                        if rel == "reporting/templates/claims.md.j2" else original(rel))
+                        if rel == "studies/claims/claims.md.j2" else original(rel))
     code.report_digest.cache_clear()
     try:
         assert code.report_digest("claims_tables") != before
@@ -181,7 +181,7 @@ def test_a_template_is_part_of_the_code_of_the_steps_that_name_it_only():
     data file is read by some step (the README blocks' by publish)."""
     from credit_assign.spec import code
 
-    claims_page = "reporting/templates/claims.md.j2"
+    claims_page = "studies/claims/claims.md.j2"
     for step in ("dose_tables", "fig_dose", "ep_question", "fig_primer_phases", "aggregate"):
         assert claims_page not in code.report_files(step), step
     assert "studies/ep_question/ep_question.md.j2" not in code.report_files("claims_tables")

@@ -512,7 +512,7 @@ def test_a_hostile_source_name_prints_as_written_and_reads_nothing_outside(tmp_p
     (work / "ms.tex").write_text(tex)
     (work / "numbers.tex").write_text(_paper_numbers(name + "/ (image folder)"))
     (work / "statements.tex").write_text(_paper_statements())
-    from credit_assign.reporting.claims_page import write_tex
+    from credit_assign.studies.claims.page import write_tex
 
     write_tex(None, ROOT / "config" / "history.yaml", work / "claims.tex", ROOT)
     tex_build.build_pdf(work / "ms.tex", work / "ms.pdf")

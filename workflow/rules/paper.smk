@@ -28,7 +28,7 @@ rule paper_numbers:
 
 rule paper_claims:
     """The claims' verdicts (where the config has claims) and what was fixed when, as
-    TeX macros (templates/claims.tex.j2)."""
+    TeX macros (studies/claims/claims.tex.j2)."""
     input:
         unpack(per_job.paper_claims_inputs),
     output:

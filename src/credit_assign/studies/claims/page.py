@@ -1,6 +1,6 @@
 """Steps claims_tables and claims_verdicts: the runs the claims read as tables; the
 verdicts (claims.csv), the effects seed by seed (claims_by_seed.csv), every finding as
-one record (findings.json) and the page (claims.md, from templates/claims.md.j2)."""
+one record (findings.json) and the page (claims.md, from claims.md.j2 beside this module)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def coverage(spec: dict, settings: dict = claims.COVERAGE) -> dict:
 
 
 def page(record: dict) -> str:
-    """claims.md from the findings record (templates/claims.md.j2)."""
+    """claims.md from the findings record (claims.md.j2)."""
     by_id = {c["id"]: c for c in record["claims"]}
     main = [v for v in record["verdicts"] if v["verdict_set"]]
     study = {(v["claim"], v["part"]): v for v in record["verdicts"]
