@@ -6,7 +6,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.reporting.ep_stack_page import write_summary
+    from credit_assign.studies.ep_probe.page import write_summary
 
     write_summary(snakemake.input.results, snakemake.input.timings, snakemake.output,
                   snakemake.params.settle)

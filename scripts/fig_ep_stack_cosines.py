@@ -5,6 +5,6 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.figures import ep_stack_cosines
+    from credit_assign.studies.ep_probe import figure
 
-    ep_stack_cosines.make(snakemake.input, snakemake.output)
+    figure.make(snakemake.input, snakemake.output)

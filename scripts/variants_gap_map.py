@@ -6,8 +6,8 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.figures import gap_key, gap_map
-    from credit_assign.reporting.variants_page import write_gap_map
+    from credit_assign.studies.variants import gap_key, gap_map
+    from credit_assign.studies.variants.page import write_gap_map
 
     i, o = snakemake.input, snakemake.output
     names = ["default", *snakemake.params.about]

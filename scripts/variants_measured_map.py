@@ -7,7 +7,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.figures import gap_measured
+    from credit_assign.studies.variants import gap_measured
 
     out = snakemake.output
     gap_measured.make_measured(snakemake.input.gaps, {

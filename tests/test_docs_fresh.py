@@ -140,7 +140,7 @@ def test_a_stamped_group_names_a_hand_edit_a_template_edit_and_a_changed_result(
             monkeypatch.setattr(code, "file_digest", original)
             code.report_digest.cache_clear()
 
-    template = "reporting/templates/ep_stack.md.j2"
+    template = "studies/ep_probe/ep_stack.md.j2"
     found = edited(template)
     assert found[0] == f"report code src/credit_assign/{template} changed since the publish"
     assert len(found) == 2 and found[1].startswith("report code of ")

@@ -12,7 +12,7 @@ import torch
 from credit_assign.analysis import ep_stack_tables as ep_summary
 from credit_assign.ep_stack import dynamics as eps
 from credit_assign.ep_stack.corpus import CharCorpus, DataMissingError, encode, read_corpus
-from credit_assign.reporting import ep_stack_page
+from credit_assign.studies.ep_probe import page as ep_stack_page
 
 ROOT = Path(__file__).resolve().parents[1]
 V, K, C, H, T, B = 11, 2, 16, 2, 8, 4
@@ -495,7 +495,7 @@ def test_figure_draws_unsettled_seeds_hollow():
     import matplotlib
 
     matplotlib.use("Agg")
-    from credit_assign.figures import ep_stack_cosines
+    from credit_assign.studies.ep_probe import figure as ep_stack_cosines
 
     _, cos, pre, _, _ = fake_summary()
     inc = pd.DataFrame({"corpus": "pydoc", "precision": "float32", "seed": 0, "batch": 0,

@@ -13,7 +13,8 @@ from credit_assign.analysis import comparison, gap_table, notes_findings, notes_
 from credit_assign.analysis import study as variant_study
 from credit_assign.analysis.findings import null_summary
 from credit_assign.analysis.verdicts import judge
-from credit_assign.reporting import comparison_page, render, variants_page
+from credit_assign.reporting import comparison_page, render
+from credit_assign.studies.variants import page as variants_page
 
 REFERENCE = {
     "dataset": "cifar10",
@@ -579,7 +580,7 @@ def gap_figures():
     import matplotlib
 
     matplotlib.use("Agg")
-    from credit_assign.figures import gap_map, gap_measured
+    from credit_assign.studies.variants import gap_map, gap_measured
 
     gaps = study_gaps()
     return gaps, {"fig_variants": gap_map.plot(gaps),
@@ -602,7 +603,8 @@ def test_the_study_gap_table_has_the_papers_numbers_and_every_measurement():
 @pytest.mark.parametrize("name", ["fig_variants", "fig_variants_measured",
                                   "fig_variants_measured_eps"])
 def test_each_gap_map_figure_fits_its_page_at_a_readable_size(gap_figures, name):
-    from credit_assign.figures import gap_map, gap_measured, style
+    from credit_assign.figures import style
+    from credit_assign.studies.variants import gap_map, gap_measured
 
     _, figs = gap_figures
     fig = figs[name]
@@ -628,7 +630,7 @@ def test_each_gap_map_figure_fits_its_page_at_a_readable_size(gap_figures, name)
 
 @pytest.mark.figure
 def test_the_reported_map_leaves_the_measurements_to_their_own_figure(gap_figures):
-    from credit_assign.figures import gap_measured
+    from credit_assign.studies.variants import gap_measured
 
     _, figs = gap_figures
     ax = figs["fig_variants"].axes[0]
@@ -661,7 +663,7 @@ def test_the_gap_map_groups_its_columns_by_kind_in_the_rankings_order():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from credit_assign.figures import gap_map
+    from credit_assign.studies.variants import gap_map
 
     order = ["default", "bad", "many", "off", "close"]  # departs, open interleaved
     gaps = hand_gaps({r: DISAGREE[r] for r in order}, KINDS,
@@ -712,7 +714,7 @@ def test_every_recipe_kind_has_its_names_on_the_gap_maps():
 
 @pytest.mark.figure
 def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
-    from credit_assign.figures import gap_map, gap_measured
+    from credit_assign.studies.variants import gap_map, gap_measured
 
     gaps, figs = gap_figures
     rank = variant_study.ranking(gaps)
@@ -738,7 +740,8 @@ def test_the_measured_maps_order_and_star_like_the_reported_one(gap_figures):
 def test_the_papers_gap_figure_is_the_key_recipes_at_the_text_width(gap_figures):
     """fig_variants_key: every paper number under the stated recipe and the best of each
     kind (ranking's first open and departs), drawn at the text width, its text 7 pt."""
-    from credit_assign.figures import gap_key, gap_map, style
+    from credit_assign.figures import style
+    from credit_assign.studies.variants import gap_key, gap_map
 
     gaps, _ = gap_figures
     fig = gap_key.plot_key(gaps)
@@ -761,8 +764,9 @@ def test_the_key_figure_carries_the_longest_name_a_variant_may_have(gap_figures,
     VARIANT_NAME_MAX) of the widest letters: the column headers wrap, stay apart and on
     the canvas, the figure keeps its width and its 7-pt text (round five: from 32
     characters on, the headers ran into each other and off the canvas)."""
-    from credit_assign.figures import gap_key, style
+    from credit_assign.figures import style
     from credit_assign.spec.checks import VARIANT_NAME_MAX
+    from credit_assign.studies.variants import gap_key
 
     gaps, _ = gap_figures
     gaps = gaps.copy()
@@ -795,8 +799,9 @@ def test_the_papers_gap_figure_prints_its_text_at_7_pt_in_its_float(gap_figures,
 
     from pdf_fonts import figure_text_pt
 
-    from credit_assign.figures import gap_key, style
+    from credit_assign.figures import style
     from credit_assign.reporting import tex_build
+    from credit_assign.studies.variants import gap_key
 
     gaps, _ = gap_figures
     (tmp_path / "figures").mkdir()

@@ -1,4 +1,4 @@
-"""The EP stack probes as tables (step ep_stack_summary, reporting.ep_stack_page): long
+"""The EP stack probes as tables (step ep_stack_summary, studies.ep_probe.page): long
 tables of every probe's cosines, hindsight increments, pretraining and timings, the
 per-seed table with the settling flags, and report.md's findings as plain data
 (:func:`page_findings`). Reads result files only: no torch.

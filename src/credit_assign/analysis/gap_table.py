@@ -1,6 +1,6 @@
 """The gap map: every recipe's comparison with the paper, and its models measured other
 ways, as one table (results/<dataset>/<recipe>/summary/variants_gap.csv, what fig_variants draws;
-written with the study's page by reporting.variants_page).
+written with the study's page by studies.variants.page).
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ def check_methods(cfg: Config, where: str = "") -> None:
 # names (logs/aggregate/<dataset>/<name>_measurements.log, 255 bytes a name at most) and a
 # column header of the paper's fig_variants_key at 7 pt: measured there, a header held 9
 # to 14 characters on one line (m … x) before it met its neighbour, so the figure wraps
-# a name in lines of 64 pt (figures.gap_key.wrap_name); at 32 characters of the widest
+# a name in lines of 64 pt (studies.variants.gap_key.wrap_name); at 32 characters of the widest
 # letter that is 4 lines and the headers stay apart and on the canvas
 # (tests/test_reproduction.py). The schema says the same (propertyNames.maxLength).
 VARIANT_NAME_MAX = 32

@@ -1,6 +1,6 @@
 """The variant study's page: results/<dataset>/<recipe>/summary/variants_gap.csv (the gap map as
 analysis.gap_table builds it) and the study's section of reproduction_variants.md
-(templates/variants.md.j2), written by step variants_gap_map.
+(variants.md.j2 beside this module), written by step variants_gap_map.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _side(z) -> dict:
 
 def variants_markdown(gaps: pd.DataFrame, rank: pd.DataFrame, about: dict[str, dict],
                       study: dict | None = None) -> str:
-    """The variant study as markdown (templates/variants.md.j2): the ranking (by the
+    """The variant study as markdown (variants.md.j2 beside this module): the ranking (by the
     study's ranking, each kind on its own), the default recipe beside the best ``open``
     variant, the winner's-curse check, and the whole gap map. ``about``: recipe → {kind,
     description, methods, seeds}; ``rank``: ranking(gaps, study). '' without a variant."""

@@ -1,6 +1,6 @@
 """Step ep_stack_summary: the EP stack probes' tables (analysis.ep_stack_tables) written
 as CSV, and report.md rendered from their findings (:func:`page_findings`), every word of
-it in templates/ep_stack.md.j2. Reads result files only: no torch (the step runs in the
+it in ep_stack.md.j2 beside this module. Reads result files only: no torch (the step runs in the
 figures environment).
 """
 

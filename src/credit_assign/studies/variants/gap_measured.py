@@ -24,7 +24,8 @@ from credit_assign.analysis import tables as table_io
 from credit_assign.analysis.gap_table import gap_grid, grid_rows
 from credit_assign.analysis.study import STATED, has_measured
 from credit_assign.figures import style
-from credit_assign.figures.gap_map import (
+from credit_assign.reporting import labels
+from credit_assign.studies.variants.gap_map import (
     CBAR_LABEL,
     CLIP,
     MAX_PT,
@@ -38,7 +39,6 @@ from credit_assign.figures.gap_map import (
     column_order,
     row_label,
 )
-from credit_assign.reporting import labels
 
 MEASURED_PAGE_IN = PAGE_IN  # the measured pages, rotated too (four panels a page)
 TEXT = labels.figure_text("gap_measured")

@@ -14,7 +14,8 @@ import pandas as pd
 
 from credit_assign.analysis.study import STATED
 from credit_assign.figures import style
-from credit_assign.figures.gap_map import (
+from credit_assign.reporting import labels
+from credit_assign.studies.variants.gap_map import (
     MAX_PT,
     UNVERIFIED_KEY,
     _column_label,
@@ -24,7 +25,6 @@ from credit_assign.figures.gap_map import (
     _wide,
     column_order,
 )
-from credit_assign.reporting import labels
 
 TEXT = labels.figure_text("gap_key")
 # the kinds whose best recipe the figure shows, in its column order, and their names
