@@ -5,7 +5,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.figures import penalty_rescue
+    from credit_assign.studies.penalty_rescue import figure as penalty_rescue
 
     penalty_rescue.make(snakemake.input.runs, snakemake.input.epochs, snakemake.input.nulls,
                         snakemake.output, penalty_lambda=snakemake.params.penalty_lambda,

@@ -5,6 +5,6 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.figures import primer_check
+    from credit_assign.studies.primer import primer_check
 
     primer_check.make(snakemake.input[0], snakemake.output)

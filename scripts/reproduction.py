@@ -7,7 +7,7 @@ sys.path.insert(0, f"{snakemake.scriptdir}/../src")
 from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 
 with snakemake_job(snakemake):
-    from credit_assign.reporting.comparison_page import context, write
+    from credit_assign.studies.penalty_rescue.page import context, write
 
     i, o = snakemake.input, snakemake.output
     info = json.loads(Path(i.info).read_text())

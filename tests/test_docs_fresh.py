@@ -146,7 +146,7 @@ def test_a_stamped_group_names_a_hand_edit_a_template_edit_and_a_changed_result(
     assert len(found) == 2 and found[1].startswith("report code of ")
     assert "ep_stack_summary" in found[1]
     assert edited("studies/claims/claims.md.j2") == []
-    assert edited("figures/primer_check.py") == []
+    assert edited("studies/primer/primer_check.py") == []
 
     changed = json.loads(json.dumps(stamped))
     path = next(iter(changed["record"]))
@@ -239,7 +239,7 @@ def test_each_group_is_stamped_from_what_it_reads_only():
     def holding(key):
         return sorted(g for g, s in stamped.items() if key in s["code"])
 
-    assert holding("src/credit_assign/figures/primer_check.py") == ["study"]
+    assert holding("src/credit_assign/studies/primer/primer_check.py") == ["study"]
     assert holding("paper/ms.tex") == ["study"]
     # the dose study's plan: its own group's, and the paper's (its section reads it)
     assert holding("config/claims_dose.yaml") == sorted(

@@ -13,7 +13,8 @@ from credit_assign.analysis import comparison, gap_table, notes_findings, notes_
 from credit_assign.analysis import study as variant_study
 from credit_assign.analysis.findings import null_summary
 from credit_assign.analysis.verdicts import judge
-from credit_assign.reporting import comparison_page, render
+from credit_assign.reporting import render
+from credit_assign.studies.penalty_rescue import page as comparison_page
 from credit_assign.studies.variants import page as variants_page
 
 REFERENCE = {

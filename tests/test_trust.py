@@ -598,7 +598,7 @@ def test_a_method_left_out_of_the_sweep_is_a_drawn_notice_in_fig4():
     in the panels that would draw it, instead of drawing them empty."""
     import pandas as pd
 
-    from credit_assign.figures import penalty_rescue
+    from credit_assign.studies.penalty_rescue import figure as penalty_rescue
 
     runs = _runs_frame((("bp", 0.0, 1),))
     epochs = runs[["dataset", "method", "lam", "seed"]].assign(
@@ -845,8 +845,8 @@ def test_the_reproduction_page_names_the_dataset_and_the_methods_it_ran():
     gives no FA epochs."""
     from conftest import TINY
 
-    from credit_assign.reporting.comparison_page import context
     from credit_assign.spec import checks, params
+    from credit_assign.studies.penalty_rescue.page import context
 
     config = checks.load_config(["config/quick.yaml"], ROOT, overrides=TINY)
     header = context(params.reproduction_config(config, "default"),

@@ -3,7 +3,7 @@ results/<dataset>/<recipe>/summary/reproduction.*
 
 Both tables are computed from the same summary tables the figures read; the
 paper's numbers come only from the reference file (config/paper_reference.yaml).
-The page's words are templates/reproduction.md.j2 (its header:
+The page's words are studies/penalty_rescue/reproduction.md.j2 (its header:
 reproduction_context.md.j2); here are the numbers they are written from.
 """
 

@@ -1,6 +1,6 @@
 """results/<dataset>/<recipe>/summary/reproduction.{csv,md} (step reproduction): the comparison
 with the paper's numbers (comparison.compare) and every run's overview, in
-templates/reproduction.md.j2's words (its header: reproduction_context.md.j2)."""
+reproduction.md.j2's words (its header: reproduction_context.md.j2)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def overview(runs, layers, nulls) -> pd.DataFrame:
 
 
 def markdown(comparison: pd.DataFrame, summary: pd.DataFrame, context: str) -> str:
-    """reproduction.md (templates/reproduction.md.j2): ``context`` (the header), the counts
+    """reproduction.md (reproduction.md.j2): ``context`` (the header), the counts
     within tolerance, each paper number beside ours (``comparison``: compare), and every
     run of ``summary`` (overview)."""
     rows = [{**number_key(r), **paper_number(r), "ours_n": r.ours_n,
@@ -85,7 +85,7 @@ def write(reference_path, runs_csv, layers_csv, nulls_csv, out_csv, out_md,
 
 
 def context(config: dict, info: dict) -> str:
-    """The header of reproduction.md (templates/reproduction_context.md.j2): what was run,
+    """The header of reproduction.md (reproduction_context.md.j2): what was run,
     on what data (the data cache's manifest ``info``: the source by file name and sha256,
     never a machine's path), and what to expect."""
     t = config["training"]
