@@ -227,7 +227,7 @@ def test_each_verdicts_outcomes_are_declared_once_in_its_module():
 
 
 def test_every_statement_is_cited_by_the_paper_and_renders_in_both_formats():
-    """Each template of templates/statements/ is cited by ms.tex (\\statement{name}),
+    """Each statement's template (render.statement_names) is cited by ms.tex (\\statement{name}),
     ms.tex cites no statement that has none, and no verdict macro of the old kind is
     left; its words, rendered to TeX and to Markdown, are the same words."""
     tex = (ROOT / "paper" / "ms.tex").read_text()

@@ -273,4 +273,10 @@ def test_a_study_rooms_template_and_the_shared_templates_never_share_a_name():
         for p in folder.glob("*.j2"):
             found.setdefault(p.name, []).append(str(p.relative_to(ROOT)))
     assert render.STUDY_FOLDERS, "no study room holds its page's template"
+    # a statement's template likewise: a verdict's beside its module, or the others'
+    statements: dict[str, list[str]] = {}
+    for folder in render.STATEMENT_FOLDERS:
+        for p in folder.glob("*.j2"):
+            statements.setdefault(p.name, []).append(str(p.relative_to(ROOT)))
+    assert not {n: f for n, f in statements.items() if len(f) > 1}
     assert not {n: f for n, f in found.items() if len(f) > 1}

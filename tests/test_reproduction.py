@@ -462,8 +462,8 @@ def test_the_hold_one_seed_out_check_counts_the_winner_on_the_seed_it_was_not_pi
 
 
 def holdout_words(table) -> str:
-    """The hold-one-seed-out section (studies/variants/variants.md.j2's holdout)."""
-    return render.macro("variants.md.j2", "holdout")(variant_study.holdout_data(table))
+    """The hold-one-seed-out section (templates/holdout.md.j2)."""
+    return render.macro("holdout.md.j2", "holdout")(variant_study.holdout_data(table))
 
 
 def goal_words(result) -> str:

@@ -5,7 +5,8 @@
 
 rule paper_numbers:
     """Every number the manuscript states, as a TeX macro, from the summary tables, and
-    every statement's words for its finding (templates/statements/)."""
+    every statement's words for its finding (render.statement_path: a verdict's beside
+    its module, the others in templates/statements/)."""
     input:
         unpack(per_job.paper_number_inputs),
     output:

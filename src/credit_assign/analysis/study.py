@@ -1,8 +1,9 @@
 """The recipe-variant study: which group each column of the gap map is ranked in, the
 study's ranking (config ``study``), its goal, and the winner's-curse check that holds
-one seed out. The words are studies/variants/variants.md.j2 and the statements ranking, goal and
-curse (analysis/verdicts/<name>.j2, templates/statements/ranking.j2); the gap map itself,
-and the study's page, are credit_assign.analysis.gap_table.
+one seed out. The words are studies/variants/variants.md.j2 (the curse check's:
+templates/holdout.md.j2) and the statements ranking, goal and curse
+(analysis/verdicts/<name>.j2, templates/statements/ranking.j2); the gap map itself is
+credit_assign.analysis.gap_table, the study's page studies.variants.page.
 """
 
 from __future__ import annotations

@@ -1,2 +1,3 @@
-"""Reporting: summary tables, the reproduction table and notes, the paper, the figures.
-Reads result files and tables only: never torch or the science."""
+"""Reporting: the shared words (render and its templates, labels, TeX text) and the
+paper and reproduction notes built from every study's findings. Reads result files and
+tables only: never torch or the science."""

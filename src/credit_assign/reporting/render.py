@@ -1,4 +1,5 @@
-"""Findings → pages: one Jinja2 environment over the templates in ``templates/``. A
+"""Findings → pages: one Jinja2 environment over the templates in ``templates/`` and
+beside each study's page (``studies/<study>/``), found by name. A
 template reads named findings and fails loudly on a missing one (StrictUndefined); the
 filters here are the only number formats the templates use. md_table is
 templates/markdown.j2's table for the pages still written in Python.
@@ -305,13 +306,14 @@ def _defined(f):
 
 
 def render(template: str, **findings) -> str:
-    """``templates/<template>`` filled with ``findings``; a name it uses that the
-    findings lack raises jinja2.UndefinedError naming it."""
+    """Template ``template`` (by name: templates/ or a study's room) filled with
+    ``findings``; a name it uses that the findings lack raises jinja2.UndefinedError
+    naming it."""
     return environment().get_template(template).render(**findings)
 
 
 def phrases(template: str, findings: dict[str, dict]) -> dict[str, str]:
-    """name → the phrase ``templates/<template>``'s macro ``name`` writes from
+    """name → the phrase template ``template``'s macro ``name`` writes from
     ``findings[name]`` (one line: the template's line breaks are spaces). A macro that
     reads a field the finding lacks raises jinja2.UndefinedError naming it."""
     return {name: " ".join(macro(template, name)(finding).split())
@@ -319,7 +321,7 @@ def phrases(template: str, findings: dict[str, dict]) -> dict[str, str]:
 
 
 def macro(template: str, name: str):
-    """``templates/<template>``'s macro ``name``, as a function returning its text."""
+    """Template ``template``'s macro ``name``, as a function returning its text."""
     module = environment().get_template(template).make_module()
     return lambda *args: str(getattr(module, name)(*args))
 

@@ -67,7 +67,6 @@ RULES_DIR = "science/rules"
 
 ROOT = PACKAGE.parent.parent  # the checkout: scripts/ and workflow/ lie here
 SCRIPTS = ROOT / "scripts"
-TEMPLATES = "reporting/templates"  # package-relative: every page's and macro file's words
 DATA_STEPS = ("prepare_data", "prepare_corpus")  # compute nothing a result holds but data
 
 

@@ -1,4 +1,4 @@
-"""Step ep_question: the first EP question (config/claims_ep.yaml) judged by its judge of
+"""Step ep_question_findings: the first EP question (config/claims_ep.yaml) judged by its judge of
 record (analysis.ep_question, committed before its runs: it stays where git's history of
 it proves that order), with what the page states beside the verdict, as findings.json;
 the tables it rests on; and the page, rendered from those findings alone
