@@ -159,9 +159,40 @@ def test_the_papers_macros_name_every_seed_and_a_sentence_without_words_stops():
     pf = {"outcomes": {}, "seeds": [7], "n": 1, "r_min": 0.00125, "r_max": 0.16,
           "float64_err_min": 0.007, "float64_spread": 1e-7, "richardson32": 0.8,
           "ulps_0.005": 1.5, "remade": [],
-          **{f"{k}_{r}": 0.9 for k in ("float32", "float64") for r in facts.GRID}}
+          "richardson32_seeds": (0.8, 0.8),
+          **{f"{k}_{r}": 0.9 for k in ("float32", "float64") for r in facts.GRID},
+          **{f"{k}_{r}_seeds": (0.9, 0.9) for k in ("float32", "float64") for r in facts.GRID}}
     text = tex.macros(pf, q2)
     assert (r"\csname eptwo@q2@perseed\endcsname{" + "; ".join(
         [f"{s}: 0.9800" for s in fresh[:5]] + [f"{fresh[5]}: not converged"]) + "}") in text
     with pytest.raises(page.GuardError, match="the findings say holds"):
         page.guard(q2["outcomes"], "question2", "undecided_runs_waiting", "No verdict yet.")
+
+
+def test_the_precision_studys_outcomes_are_judged_seed_by_seed():
+    """A mean over seeds can hide a seed that does not show what the sentence says: each
+    outcome is 'yes' where every seed shows it, 'mixed' where some do; the pages quote
+    each mean beside the range of the seeds' means."""
+    import pandas as pd
+
+    from credit_assign.studies.ep_question2 import facts, page
+
+    rows = []
+    # seed 1: float32's error falls as r grows (rounding); seed 2: it rises
+    f32 = {1: {0.00125: 0.5, 0.005: 0.85, 0.02: 0.97}, 2: {0.00125: 0.97, 0.005: 0.9, 0.02: 0.8}}
+    for seed in (1, 2):
+        for r in facts.GRID:
+            for p, cos in (("float32", f32[seed][r]), ("float64", 0.99)):
+                for stencil, c in (("central", cos), ("richardson", cos - 0.05)):
+                    rows.append({"group": "block0", "precision": p, "stencil": stencil,
+                                 "r": r, "seed": seed, "batch": 0, "cosine": c,
+                                 "nudge_ulps_block0": 1.5})
+    pf = facts.precision(pd.DataFrame(rows), pd.DataFrame())
+    assert pf["outcomes"]["float32_rounding"] == "mixed"
+    assert pf["outcomes"]["float64_flat"] == "yes"
+    assert pf["outcomes"]["richardson_worse"] == "yes"
+    assert pf["float32_0.005"] == pytest.approx(0.875)
+    assert pf["float32_0.005_seeds"] == (0.85, 0.9)
+    assert page.seed_range(pf, "float32_0.005") == " (seed means 0.850 to 0.900)"
+    with pytest.raises(page.GuardError, match="float32_rounding"):
+        page.guard(pf["outcomes"], "float32_rounding", "yes", "Rounding limits every seed.")

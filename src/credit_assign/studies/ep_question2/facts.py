@@ -24,35 +24,50 @@ def precision(table: pd.DataFrame, remade: pd.DataFrame) -> dict:
     """The precision study's facts: block 0's cosine (the mean over seeds of each seed's
     mean over batches) per precision and r, float64's spread over r, Richardson against
     the centred stencil in float32, block 0's nudge in float32 units at r = 0.005, and
-    whether the remade stacks are the recorded ones. Outcomes, each "yes" or "no":
-    ``float32_rounding`` (float32's error falls as r grows over GRID), ``float64_flat``
-    (float64's 1 − cos varies over the whole grid by under 1 % of itself),
-    ``richardson_worse`` (in float32 at r = 0.005), ``remade_same`` (every remade stack's
-    validation loss equals the recorded one)."""
+    whether the remade stacks are the recorded ones; beside each quoted mean, the range
+    of the seeds' means (``<key>_seeds``: (lowest, highest)). Outcomes, each judged seed by
+    seed — "yes" where every seed shows it, "no" where none does, "mixed" where some do
+    (a mean hides which) — ``float32_rounding`` (float32's error falls as r grows over
+    GRID), ``float64_flat`` (float64's 1 − cos varies over the whole grid by under 1 % of
+    itself), ``richardson_worse`` (in float32 at r = 0.005); and ``remade_same`` (every
+    remade stack's validation loss equals the recorded one: "yes" or "no")."""
     seeds = sorted(int(s) for s in table.seed.unique())
     out: dict = {"seeds": seeds, "n": len(seeds), "r_min": float(table.r.min()),
                  "r_max": float(table.r.max())}
+    def quote(key: str, per_seed: pd.Series) -> None:
+        out[key] = float(per_seed.mean())
+        out[f"{key}_seeds"] = (float(per_seed.min()), float(per_seed.max()))
+
     for p in ("float32", "float64"):
         for r in GRID:
-            out[f"{p}_{r}"] = float(_at(table, p, "central", r).mean())
-    f64 = [1 - _at(table, "float64", "central", r).mean() for r in sorted(table.r.unique())]
+            quote(f"{p}_{r}", _at(table, p, "central", r))
+    err64 = pd.DataFrame({r: 1 - _at(table, "float64", "central", r)
+                          for r in sorted(table.r.unique())})  # seed × r
+    f64 = list(err64.mean())
     out["float64_err_min"], out["float64_err_max"] = float(min(f64)), float(max(f64))
     out["float64_spread"] = float((max(f64) - min(f64)) / min(f64))
-    out["richardson32"] = float(_at(table, "float32", "richardson", 0.005).mean())
+    quote("richardson32", _at(table, "float32", "richardson", 0.005))
     b0 = table[(table.group == "block0") & (table.precision == "float32")
                & (table.stencil == "central") & np.isclose(table.r, 0.005)]
     out["ulps_0.005"] = float(b0.nudge_ulps_block0.median())
-    err32 = [1 - out[f"float32_{r}"] for r in GRID]
+    err32 = pd.DataFrame({r: 1 - _at(table, "float32", "central", r) for r in GRID})
+    falls = [list(e) == sorted(e, reverse=True) for _, e in err32.iterrows()]
+    flat = list(err64.max(axis=1) - err64.min(axis=1) < 0.01 * err64.min(axis=1))
+    worse = list(_at(table, "float32", "richardson", 0.005)
+                 < _at(table, "float32", "central", 0.005))
     same = bool(len(remade)) and bool(np.allclose(remade.recorded_val_loss,
                                                   remade.remade_val_loss, rtol=0, atol=0))
     out["remade"] = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                       for k, v in row.items()} for row in remade.to_dict("records")]
     out["outcomes"] = {
-        "float32_rounding": "yes" if err32 == sorted(err32, reverse=True) else "no",
-        "float64_flat": "yes" if max(f64) - min(f64) < 0.01 * min(f64) else "no",
-        "richardson_worse": "yes" if out["richardson32"] < out["float32_0.005"] else "no",
-        "remade_same": "yes" if same else "no"}
+        "float32_rounding": _every(falls), "float64_flat": _every(flat),
+        "richardson_worse": _every(worse), "remade_same": "yes" if same else "no"}
     return out
+
+
+def _every(per_seed: list[bool]) -> str:
+    """"yes" where every seed shows it, "no" where none does, "mixed" otherwise."""
+    return "yes" if all(per_seed) else "no" if not any(per_seed) else "mixed"
 
 
 def question2(found: dict) -> dict:

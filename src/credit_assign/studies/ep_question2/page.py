@@ -152,6 +152,15 @@ def _precision_table(table) -> list[str]:
     return rows
 
 
+def seed_range(pf: dict, key: str, digits: int = 3) -> str:
+    """" (seed means a to b)" beside a mean over several seeds (per seed, always); ""
+    for one seed."""
+    from credit_assign.studies.ep_question2.facts import fmt
+
+    lo, hi = pf[f"{key}_seeds"]
+    return "" if pf["n"] == 1 else f" (seed means {fmt(lo, digits)} to {fmt(hi, digits)})"
+
+
 def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -> str:
     """docs/ep_question.md: both questions and the precision study, in sentences written
     for the outcomes the findings show (each guarded), then the sections in full
@@ -159,6 +168,8 @@ def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -
     from credit_assign.studies.ep_question2.facts import GRID, fmt
 
     rs, rj, ro = GRID  # the nudges the sentences name
+    every, anyseed, mean = ((", on every seed", " on any seed", "the seeds' mean ")
+                            if pf["n"] > 1 else ("", "", ""))
 
     o = {**pf["outcomes"], **q2["outcomes"],
          "question1": first["verdict"]["verdict"] + (
@@ -183,20 +194,25 @@ def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -
         "- " + guard(o, "float32_rounding", "yes",
                      f"**Why** (the precision study below; exploratory, on seen "
                      f"seed{'s' if pf['n'] != 1 else ''} {seeds}): in float32 the estimate "
-                     "is limited by rounding. Block 0's "
-                     f"cosine is {fmt(pf['float32_0.00125'])} at r = {rs:g}, "
-                     f"{fmt(pf['float32_0.005'])} at r = {rj:g} and "
-                     f"{fmt(pf['float32_0.02'])} at r = {ro:g}: at r = {rj:g} the nudge moves "
+                     f"is limited by rounding{every}. Block 0's "
+                     f"cosine is {fmt(pf['float32_0.00125'])} at r = {rs:g}"
+                     f"{seed_range(pf, 'float32_0.00125')}, "
+                     f"{fmt(pf['float32_0.005'])} at r = {rj:g}"
+                     f"{seed_range(pf, 'float32_0.005')} and "
+                     f"{fmt(pf['float32_0.02'])} at r = {ro:g}"
+                     f"{seed_range(pf, 'float32_0.02')}: at r = {rj:g} the nudge moves "
                      f"block 0's state by only about {pf['ulps_0.005']:.1f} float32 units.")
         + " " + guard(o, "float64_flat", "yes",
                       f"With the nudged phases in float64 the cosine no longer depends on "
-                      f"r: it is {fmt(pf['float64_0.005'], 4)} at r = {rj:g}, and 1 − cos "
+                      f"r{anyseed}: it is {fmt(pf['float64_0.005'], 4)} at r = {rj:g}"
+                      f"{seed_range(pf, 'float64_0.005', 4)}, and {mean}1 − cos "
                       f"is {pf['float64_err_min']:.3g} from r = {pf['r_min']:g} to "
                       f"{pf['r_max']:g}, varying by a fraction {pf['float64_spread']:.1e} "
                       "of itself.")
         + " " + guard(o, "richardson_worse", "yes",
-                      f"A higher-order stencil does not help in float32 "
-                      f"({fmt(pf['richardson32'])} at r = {rj:g}): it amplifies the "
+                      f"A higher-order stencil does not help in float32{anyseed} "
+                      f"({fmt(pf['richardson32'])} at r = {rj:g}"
+                      f"{seed_range(pf, 'richardson32')}): it amplifies the "
                       f"rounding.")
         + " What is left in float64 does not come from r; that it is the nudged phase "
         f"stopping at {q2['t2max']} steps before it settles is a hypothesis, not yet tested.",
