@@ -156,7 +156,10 @@ def test_the_papers_macros_name_every_seed_and_a_sentence_without_words_stops():
     results.append(_result(fresh[5], converged=False))
     q2 = facts.question2({**judge.findings(p, results), "estimator": p["estimator"]})
     assert [r["seed"] for r in q2["per_seed"]] == fresh
-    pf = {"outcomes": {}, "seeds": [7], "n": 1, "r_min": 0.00125, "r_max": 0.16,
+    pf = {"outcomes": {"float64_flat": "yes"}, "seeds": [7], "n": 1, "r_min": 0.00125,
+          "r_max": 0.16, "float64_per_seed": [{"seed": 7, "cos": 0.99298, "err_min": 0.00702,
+                                               "err_max": 0.00702, "err_abs": 0.00702,
+                                               "spread": 1.9e-7}],
           "float64_err_min": 0.007, "float64_spread": 1e-7, "richardson32": 0.8,
           "ulps_0.005": 1.5, "remade": [],
           "richardson32_seeds": (0.8, 0.8),
@@ -196,3 +199,23 @@ def test_the_precision_studys_outcomes_are_judged_seed_by_seed():
     assert page.seed_range(pf, "float32_0.005") == " (seed means 0.850 to 0.900)"
     with pytest.raises(page.GuardError, match="float32_rounding"):
         page.guard(pf["outcomes"], "float32_rounding", "yes", "Rounding limits every seed.")
+
+
+def test_a_seed_with_no_float64_error_left_is_named_and_one_that_moves_stops():
+    """float64's 1 − cos per seed: a remainder flat in r, or none left (the relative
+    rule cannot hold at zero: the outcome is mixed and the words say why); a seed whose
+    error moves with r has no words and stops the page."""
+    from credit_assign.studies.ep_question2 import page
+
+    pf = {"float64_per_seed": [
+        {"seed": 7, "cos": 0.99298, "err_min": 0.00702, "err_max": 0.00702,
+         "err_abs": 0.00702, "spread": 1.9e-7},
+        {"seed": 9, "cos": 1.0, "err_min": -1.6e-15, "err_max": 2.7e-15,
+         "err_abs": 2.7e-15, "spread": None}]}
+    words = page.float64_per_seed(pf)
+    assert words == ("seed 7: 0.9930 at every r (1 − cos varies by a fraction 1.9e-07 of "
+                     "itself); seed 9: 1 at every r, to within 3e-15 (no error left)")
+    pf["float64_per_seed"].append({"seed": 6, "cos": 0.9, "err_min": 0.05, "err_max": 0.2,
+                                   "err_abs": 0.2, "spread": 3.0})
+    with pytest.raises(page.GuardError, match="seed 6"):
+        page.float64_per_seed(pf)

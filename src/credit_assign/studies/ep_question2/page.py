@@ -161,6 +161,27 @@ def seed_range(pf: dict, key: str, digits: int = 3) -> str:
     return "" if pf["n"] == 1 else f" (seed means {fmt(lo, digits)} to {fmt(hi, digits)})"
 
 
+def float64_per_seed(pf: dict, tex: bool = False) -> str:
+    """Each seed's float64 1 − cos over r, in words: a remainder that does not move with
+    r (varying by under 1 % of itself), or none left (its size within float64's
+    rounding, 1e-12); a seed that is neither has no words here and stops the page."""
+    from credit_assign.studies.ep_question2.facts import fmt
+
+    minus = "$-$" if tex else "−"
+    parts = []
+    for s in pf["float64_per_seed"]:
+        if s["spread"] is not None and s["spread"] < 0.01:
+            parts.append(f"seed {s['seed']}: {fmt(s['cos'], 4)} at every r (1 {minus} cos "
+                         f"varies by a fraction {s['spread']:.1e} of itself)")
+        elif s["err_abs"] < 1e-12:
+            parts.append(f"seed {s['seed']}: 1 at every r, to within {s['err_abs']:.0e} "
+                         "(no error left)")
+        else:
+            raise GuardError(f"{__file__}: seed {s['seed']}'s float64 1 - cos moves with r "
+                             f"({s['err_min']:.3g} to {s['err_max']:.3g}): no words for it")
+    return "; ".join(parts)
+
+
 def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -> str:
     """docs/ep_question.md: both questions and the precision study, in sentences written
     for the outcomes the findings show (each guarded), then the sections in full
@@ -202,19 +223,26 @@ def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -
                      f"{fmt(pf['float32_0.02'])} at r = {ro:g}"
                      f"{seed_range(pf, 'float32_0.02')}: at r = {rj:g} the nudge moves "
                      f"block 0's state by only about {pf['ulps_0.005']:.1f} float32 units.")
-        + " " + guard(o, "float64_flat", "yes",
-                      f"With the nudged phases in float64 the cosine no longer depends on "
-                      f"r{anyseed}: it is {fmt(pf['float64_0.005'], 4)} at r = {rj:g}"
-                      f"{seed_range(pf, 'float64_0.005', 4)}, and {mean}1 − cos "
-                      f"is {pf['float64_err_min']:.3g} from r = {pf['r_min']:g} to "
-                      f"{pf['r_max']:g}, varying by a fraction {pf['float64_spread']:.1e} "
-                      "of itself.")
+        + " " + (guard(o, "float64_flat", "yes",
+                       f"With the nudged phases in float64 the cosine no longer depends on "
+                       f"r{anyseed}: it is {fmt(pf['float64_0.005'], 4)} at r = {rj:g}"
+                       f"{seed_range(pf, 'float64_0.005', 4)}, and {mean}1 − cos "
+                       f"is {pf['float64_err_min']:.3g} from r = {pf['r_min']:g} to "
+                       f"{pf['r_max']:g}, varying by a fraction {pf['float64_spread']:.1e} "
+                       "of itself.") if o["float64_flat"] == "yes" else guard(
+            o, "float64_flat", "mixed",
+            f"With the nudged phases in float64 the cosine does not move with r, from "
+            f"r = {pf['r_min']:g} to {pf['r_max']:g}, on any seed: "
+            + float64_per_seed(pf) + ". The study's rule (1 − cos varying by under a "
+            "hundredth of itself) cannot hold where no error is left, so it reads these "
+            "seeds as mixed."))
         + " " + guard(o, "richardson_worse", "yes",
                       f"A higher-order stencil does not help in float32{anyseed} "
                       f"({fmt(pf['richardson32'])} at r = {rj:g}"
                       f"{seed_range(pf, 'richardson32')}): it amplifies the "
                       f"rounding.")
-        + " What is left in float64 does not come from r; that it is the nudged phase "
+        + " What is left in float64, on a seed that has an error left, does not come "
+        "from r; that it is the nudged phase "
         f"stopping at {q2['t2max']} steps before it settles is a hypothesis, not yet tested.",
     ]
     if example is not None:

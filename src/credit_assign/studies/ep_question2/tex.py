@@ -7,6 +7,7 @@ float32_rounding, float64_flat, richardson_worse, remade_same, question2). Gener
 from __future__ import annotations
 
 from credit_assign.studies.ep_question2.facts import GRID, fmt
+from credit_assign.studies.ep_question2.page import float64_per_seed
 
 HEADER = r"""% EP's two questions (step paper_ep2: credit_assign.studies.ep_question2.tex).
 % Generated: do not edit.
@@ -49,6 +50,8 @@ def macros(pf: dict, q2: dict) -> str:
             digits = 4 if p == "float64" else 3
             lines += [_def(p, _r(r), fmt(pf[f"{p}_{r}"], digits)),
                       _def(p, _r(r) + "seeds", seeds(f"{p}_{r}", digits))]
+    if pf["outcomes"]["float64_flat"] != "no":  # a seed that moves with r has no words
+        lines.append(_def("float64", "perseed", float64_per_seed(pf, tex=True)))
     spread = pf["float64_spread"]
     lines += [_def("float64", "err", f"{pf['float64_err_min']:.3g}"),
               _def("float64", "spread", f"{spread:.1e}".replace("e-0", "e-")),
