@@ -152,13 +152,14 @@ def _precision_table(table) -> list[str]:
     return rows
 
 
-def seed_range(pf: dict, key: str, digits: int = 3) -> str:
-    """" (seed means a to b)" beside a mean over several seeds (per seed, always); ""
-    for one seed."""
+def seed_range(pf: dict, key: str, digits: int = 3, inside: bool = False) -> str:
+    """" (seed means a to b)" beside a mean over several seeds (per seed, always), or
+    "; seed means a to b" ``inside`` a parenthesis already open; "" for one seed."""
     from credit_assign.studies.ep_question2.facts import fmt
 
     lo, hi = pf[f"{key}_seeds"]
-    return "" if pf["n"] == 1 else f" (seed means {fmt(lo, digits)} to {fmt(hi, digits)})"
+    words = f"seed means {fmt(lo, digits)} to {fmt(hi, digits)}"
+    return "" if pf["n"] == 1 else f"; {words}" if inside else f" ({words})"
 
 
 def float64_per_seed(pf: dict, tex: bool = False) -> str:
@@ -239,7 +240,7 @@ def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -
         + " " + guard(o, "richardson_worse", "yes",
                       f"A higher-order stencil does not help in float32{anyseed} "
                       f"({fmt(pf['richardson32'])} at r = {rj:g}"
-                      f"{seed_range(pf, 'richardson32')}): it amplifies the "
+                      f"{seed_range(pf, 'richardson32', inside=True)}): it amplifies the "
                       f"rounding.")
         + " What is left in float64, on a seed that has an error left, does not come "
         "from r; that it is the nudged phase "

@@ -41,9 +41,12 @@ def macros(pf: dict, q2: dict) -> str:
               _def("r", "own", f"{GRID[2]:g}"), _def("r", "min", f"{pf['r_min']:g}"),
               _def("r", "max", f"{pf['r_max']:g}"), _def("q2", "t2max", str(q2["t2max"])),
               _def("q2", "r", f"{q2['r']:g}")]
-    def seeds(key: str, digits: int) -> str:  # " (seed means a to b)", or "" for one seed
+    def seeds(key: str, digits: int, inside: bool = False) -> str:
+        """" (seed means a to b)" ("; seed means a to b" ``inside`` a parenthesis), or ""
+        for one seed."""
         lo, hi = pf[f"{key}_seeds"]
-        return "" if pf["n"] == 1 else f" (seed means {fmt(lo, digits)} to {fmt(hi, digits)})"
+        words = f"seed means {fmt(lo, digits)} to {fmt(hi, digits)}"
+        return "" if pf["n"] == 1 else f"; {words}" if inside else f" ({words})"
 
     for p in ("float32", "float64"):
         for r in (0.00125, 0.005, 0.02):
@@ -56,7 +59,7 @@ def macros(pf: dict, q2: dict) -> str:
     lines += [_def("float64", "err", f"{pf['float64_err_min']:.3g}"),
               _def("float64", "spread", f"{spread:.1e}".replace("e-0", "e-")),
               _def("float32", "richardson", fmt(pf["richardson32"])),
-              _def("float32", "richardsonseeds", seeds("richardson32", 3)),
+              _def("float32", "richardsonseeds", seeds("richardson32", 3, inside=True)),
               _def("float32", "ulps", f"{pf['ulps_0.005']:.1f}")]
     if pf["remade"]:
         first = pf["remade"][0]
