@@ -8,6 +8,7 @@ paper's text width from the study's table."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from credit_assign.figures import style
@@ -22,6 +23,7 @@ CELLS = [("float32", "central", "#d55e00", "-"), ("float64", "central", "#0072b2
 
 def draw(frame: pd.DataFrame):
     import matplotlib.pyplot as plt
+    from matplotlib import ticker
 
     style.apply()
     fig, (a, b) = plt.subplots(1, 2, figsize=(style.TEXT_WIDTH_IN, 2.6),
@@ -35,13 +37,14 @@ def draw(frame: pd.DataFrame):
                    marker=marker[seed], ms=2.5, mfc="none" if stencil != "central" else color)
         if not d.empty:
             a.plot([], [], ls, color=color, lw=1.0, label=f"{precision}, {stencil}")
-    for seed, m in marker.items():
-        a.plot([], [], m, color="0.3", ms=3, ls="none", label=f"seed {seed}")
     a.axhline(FLOOR, color="0.5", ls=":", lw=0.6)
     a.set(xscale="log", yscale="log", xlabel="nudge r",
-          ylabel="1 − cos to the float64 gradient", ylim=(FLOOR / 10, 3))
+          ylabel="1 − cos to the float64 gradient")
+    # 1e-12 rather than a superscript: twelve decades, two-digit exponents set at 7 pt
+    a.yaxis.set_major_locator(ticker.LogLocator(numticks=7))
+    a.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"1e{round(np.log10(v))}"))
     a.set_title("A  block 0's estimate", loc="left")
-    a.legend(frameon=False, fontsize=7, ncol=2, loc="center right")
+    a.legend(frameon=False, fontsize=7)  # the seeds' markers: panel B's legend
     d = seeds[(seeds.precision == "float32") & (seeds.stencil == "central")]
     for seed, s in d.groupby("seed"):
         b.plot(s.r, s.nudge_ulps_block0, "-", marker=marker[seed], lw=0.8, ms=2.5,
