@@ -444,7 +444,7 @@ def statement(name: str, finding: dict | None, fmt: str = "md") -> str:
     """Statement ``name``'s words for ``finding`` in ``fmt`` ("md" or "tex"), one line;
     a field the template reads that the finding lacks raises jinja2.UndefinedError
     naming it, an unknown statement names the ones there are."""
-    if name not in statement_names():
+    if not statement_path(name).exists():
         raise KeyError(f"no statement {name!r}: analysis/verdicts/ and "
                        f"templates/statements/ hold {', '.join(statement_names())}")
     module = statement_environment(fmt).get_template(f"{name}.j2").make_module()

@@ -52,15 +52,15 @@ def precision(table: pd.DataFrame, remade: pd.DataFrame) -> dict:
     out["ulps_0.005"] = float(b0.nudge_ulps_block0.median())
     err32 = pd.DataFrame({r: 1 - _at(table, "float32", "central", r) for r in GRID})
     falls = [list(e) == sorted(e, reverse=True) for _, e in err32.iterrows()]
-    flat = list(err64.max(axis=1) - err64.min(axis=1) < 0.01 * err64.min(axis=1))
     # per seed, float64's 1 − cos over the grid: its least and largest value, its largest
     # size, and how much it varies as a fraction of itself (None where no error is left:
-    # the fraction of a zero is undefined, and the rule above reads such a seed as "no")
+    # the fraction of a zero is undefined, and the rule reads such a seed as not flat)
     out["float64_per_seed"] = [
         {"seed": int(s), "cos": float(1 - e.mean()), "err_min": float(e.min()),
          "err_max": float(e.max()), "err_abs": float(e.abs().max()),
          "spread": float((e.max() - e.min()) / e.min()) if e.min() > 0 else None}
         for s, e in err64.iterrows()]
+    flat = [s["spread"] is not None and s["spread"] < 0.01 for s in out["float64_per_seed"]]
     worse = list(_at(table, "float32", "richardson", 0.005)
                  < _at(table, "float32", "central", 0.005))
     same = bool(len(remade)) and bool(np.allclose(remade.recorded_val_loss,

@@ -7,7 +7,7 @@ float32_rounding, float64_flat, richardson_worse, remade_same, question2). Gener
 from __future__ import annotations
 
 from credit_assign.studies.ep_question2.facts import GRID, fmt
-from credit_assign.studies.ep_question2.page import float64_per_seed
+from credit_assign.studies.ep_question2.page import float64_per_seed, seed_range
 
 HEADER = r"""% EP's two questions (step paper_ep2: credit_assign.studies.ep_question2.tex).
 % Generated: do not edit.
@@ -41,25 +41,18 @@ def macros(pf: dict, q2: dict) -> str:
               _def("r", "own", f"{GRID[2]:g}"), _def("r", "min", f"{pf['r_min']:g}"),
               _def("r", "max", f"{pf['r_max']:g}"), _def("q2", "t2max", str(q2["t2max"])),
               _def("q2", "r", f"{q2['r']:g}")]
-    def seeds(key: str, digits: int, inside: bool = False) -> str:
-        """" (seed means a to b)" ("; seed means a to b" ``inside`` a parenthesis), or ""
-        for one seed."""
-        lo, hi = pf[f"{key}_seeds"]
-        words = f"seed means {fmt(lo, digits)} to {fmt(hi, digits)}"
-        return "" if pf["n"] == 1 else f"; {words}" if inside else f" ({words})"
-
     for p in ("float32", "float64"):
         for r in (0.00125, 0.005, 0.02):
             digits = 4 if p == "float64" else 3
             lines += [_def(p, _r(r), fmt(pf[f"{p}_{r}"], digits)),
-                      _def(p, _r(r) + "seeds", seeds(f"{p}_{r}", digits))]
+                      _def(p, _r(r) + "seeds", seed_range(pf, f"{p}_{r}", digits))]
     if pf["outcomes"]["float64_flat"] != "no":  # a seed that moves with r has no words
         lines.append(_def("float64", "perseed", float64_per_seed(pf, tex=True)))
     spread = pf["float64_spread"]
     lines += [_def("float64", "err", f"{pf['float64_err_min']:.3g}"),
               _def("float64", "spread", f"{spread:.1e}".replace("e-0", "e-")),
               _def("float32", "richardson", fmt(pf["richardson32"])),
-              _def("float32", "richardsonseeds", seeds("richardson32", 3, inside=True)),
+              _def("float32", "richardsonseeds", seed_range(pf, "richardson32", inside=True)),
               _def("float32", "ulps", f"{pf['ulps_0.005']:.1f}")]
     if pf["remade"]:
         first = pf["remade"][0]
