@@ -204,12 +204,25 @@ def test_a_verdicts_module_is_part_of_the_code_of_the_steps_that_judge_it():
         assert {"analysis/verdicts/headline.py", "analysis/verdicts/goal.py"} <= set(files), step
 
 
-def test_a_figures_words_are_part_of_its_code():
-    """reporting/figure_text.yaml (every figure's texts) is read at run time: editing it
-    changes the code param of every step that draws a figure, so Snakemake redraws them."""
+def test_a_figures_words_are_part_of_its_code_only():
+    """A figure's words (the YAML file beside its module) are read at run time: editing
+    them changes the code param of the step that draws it, so Snakemake redraws it, and
+    of no other step (issue #58: a change touches only what it changes)."""
     from credit_assign.spec import code
 
-    assert "reporting/figure_text.yaml" in code.report_files("fig4_penalty_rescue")
+    words = {step: {f for f in code.report_files(step) if f.startswith("studies/")
+                    and f.endswith(".yaml")} for step in code.report_steps()}
+    assert words["fig_ep_fixed_point"] == {"studies/ep_question/figure.yaml"}
+    assert words["fig_claims"] == {"studies/claims/figure.yaml"}
+    # gap_key and gap_measured draw with gap_map's shared words, and their own
+    assert words["variants_gap_map"] == {"studies/variants/gap_map.yaml",
+                                         "studies/variants/gap_key.yaml"}
+    readers = {}
+    for step, found in words.items():
+        for f in found:
+            readers.setdefault(f, set()).add(step)
+    assert {f: s for f, s in readers.items() if len(s) > 1} == {
+        "studies/variants/gap_map.yaml": {"variants_gap_map", "variants_measured_map"}}
     assert "schemas/result.schema.yaml" in code.report_files("aggregate")
 
 

@@ -30,7 +30,7 @@ def test_the_built_wheel_validates_results_with_its_own_schemas_and_finds_its_ru
     names = zipfile.ZipFile(wheel).namelist()
     assert "credit_assign/schemas/result.schema.yaml" in names
     assert "credit_assign/spec/rules_catalog.json" in names  # the workflow's rules
-    assert "credit_assign/reporting/figure_text.yaml" in names  # the figures' words
+    assert "credit_assign/studies/variants/gap_map.yaml" in names  # a figure's words
     assert "credit_assign/effects/diff.md.j2" in names  # an effect kind's words
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
@@ -48,7 +48,7 @@ print(json.dumps({"rules": list(rules.RULES), "file": rules.__file__}))
 from credit_assign.spec import catalog  # its catalogue matches the wheel's rules
 print(json.dumps(list(catalog.methods())))
 from credit_assign.reporting import labels  # the figures' words, from the wheel's data file
-print(json.dumps(labels.figure_text("gap_map")))
+print(json.dumps(labels.figure_text("credit_assign.studies.variants.gap_map")))
 from credit_assign import effects  # the effect kinds, each with its words, from the wheel
 print(json.dumps(sorted(effects.kinds())))
 """
@@ -68,7 +68,8 @@ print(json.dumps(sorted(effects.kinds())))
     assert json.loads(out.stdout.splitlines()[3]) == list(RULES)
     from credit_assign.reporting import labels
 
-    assert json.loads(out.stdout.splitlines()[4]) == labels.figure_text("gap_map")
+    assert json.loads(out.stdout.splitlines()[4]) == labels.figure_text(
+        "credit_assign.studies.variants.gap_map")
     from credit_assign import effects
 
     assert json.loads(out.stdout.splitlines()[5]) == sorted(effects.kinds())

@@ -123,12 +123,12 @@ TOOLS = {"analysis/tables.py", "analysis/table_contracts.py", "analysis/stale.py
 
 
 def test_no_python_module_writes_an_english_sentence():
-    """Findings are data, words are templates: outside the label table (labels.py, and
-    figure_text.yaml that it reads), the Python of the analysis (the findings), the pages
+    """Findings are data, words are templates: outside the label table (labels.py) and the
+    figures' YAML words, the Python of the analysis (the findings), the pages
     and the figures holds no string of six or more words but docstrings, error messages
     and a command line's help. A page's sentence lives in a template (reporting/templates/,
-    or beside its study's page), a figure's in figure_text.yaml. The study rooms whose
-    pages were written as prose by a person for the outcome the data show, each
+    or beside its study's page), a figure's in the YAML file beside its module. The study
+    rooms whose pages were written as prose by a person for the outcome the data show, each
     sentence guarded by its finding (issue #59: dose, ep_estimator, ep_question2), are
     left out."""
     package = ROOT / "src" / "credit_assign"

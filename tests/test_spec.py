@@ -493,8 +493,9 @@ def test_the_path_check_finds_a_spelled_path():
 
 
 def test_every_rule_takes_its_log_from_the_table():
-    """Each rule with a log: writes paths.LOGS[its name], and each entry is a rule's."""
-    logs = {}
+    """Each rule with a log: writes paths.LOGS[its name] (or its room's table), and each
+    entry is a rule's; a figure's step writes paths.figure_log(the first figure it draws)."""
+    logs, figures = {}, {}
     for smk in sorted((ROOT / "workflow/rules").glob("*.smk")):
         tree = ast.parse(_python(smk)[0])
         for func in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
@@ -503,11 +504,17 @@ def test_every_rule_takes_its_log_from_the_table():
             if "rule" in calls and "log" in calls:
                 name = next(k.value.value for k in calls["rule"].keywords if k.arg == "name")
                 logs[name] = ast.unparse(calls["log"].args[0])
+                drawn = [c.args[0].value for c in ast.walk(calls["output"])
+                         if isinstance(c, ast.Call) and getattr(c.func, "id", "") ==
+                         "figure_outputs"] if "output" in calls else []
+                if drawn:
+                    figures[name] = f"paths.figure_log('{drawn[0]}')"
     from credit_assign.studies.dose import plan as dose_plan
     from credit_assign.studies.ep_estimator import files as ep_estimator_files
     from credit_assign.studies.ep_question2 import plan as ep2_plan
 
-    assert logs == {rule: f"paths.LOGS['{rule}']" for rule in paths.LOGS} | {
+    assert len(figures) >= 10  # every figure's step
+    assert logs == figures | {rule: f"paths.LOGS['{rule}']" for rule in paths.LOGS} | {
         rule: f"dose_plan.LOGS['{rule}']" for rule in dose_plan.LOGS} | {
         rule: f"ep_estimator_files.LOGS['{rule}']" for rule in ep_estimator_files.LOGS} | {
         rule: f"ep2_plan.LOGS['{rule}']" for rule in ep2_plan.LOGS}

@@ -113,7 +113,7 @@ rule variants_gap_map:
         csv=per_job.summary(paths.VARIANTS_GAP),
         md=per_job.summary(paths.REPRODUCTION_VARIANTS),
     log:
-        paths.LOGS["variants_gap_map"],
+        paths.figure_log("fig_variants"),
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -139,7 +139,7 @@ rule variants_measured_map:
         **figure_outputs("fig_variants_measured"),
         **figure_outputs("fig_variants_measured_eps", prefix="eps_"),
     log:
-        paths.LOGS["variants_measured_map"],
+        paths.figure_log("fig_variants_measured"),
     conda:
         "../../envs/figures.yaml"
     threads: 1

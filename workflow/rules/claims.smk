@@ -75,7 +75,7 @@ rule fig_claims:
     output:
         **figure_outputs("fig_claims"),
     log:
-        paths.LOGS["fig_claims"],
+        paths.figure_log("fig_claims"),
     conda:
         "../../envs/figures.yaml"
     threads: 1

@@ -74,14 +74,23 @@ def paper_sources(wildcards):
 
 
 def figure_outputs(name, prefix=""):
-    """A figure step's three files — PDF, PNG (in the report, with its caption
-    workflow/report/<name>.rst) and SVG — as named outputs (``prefix``: for a step
-    that draws two figures): ``output: **figure_outputs("fig4_penalty_rescue")``."""
+    """A figure step's three files — PDF, PNG (in the report, with its caption: <name>.rst
+    in its study's room, src/credit_assign/studies/<study>/) and SVG — as named outputs
+    (``prefix``: for a step that draws two figures):
+    ``output: **figure_outputs("fig4_penalty_rescue")``."""
+    rooms = Path(workflow.basedir) / "src" / "credit_assign" / "studies"
+    found = sorted(rooms.glob(f"*/{name}.rst"))
+    if len(found) != 1:
+        raise WorkflowError(
+            f"figure {name!r}: its caption {name}.rst must be in exactly one "
+            f"study room under {rooms.relative_to(workflow.basedir)}/; "
+            f"found {len(found)}"
+        )
     return {
         f"{prefix}pdf": paths.figure(name, "pdf"),
         f"{prefix}png": report(
             paths.figure(name, "png"),
-            caption=f"../report/{name}.rst",
+            caption=f"../../{found[0].relative_to(workflow.basedir).as_posix()}",
             category="Figures",
         ),
         f"{prefix}svg": paths.figure(name, "svg"),

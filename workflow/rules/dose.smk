@@ -36,7 +36,7 @@ rule fig_dose:
     output:
         **figure_outputs("fig_dose"),
     log:
-        dose_plan.LOGS["fig_dose"],
+        paths.figure_log("fig_dose"),
     conda:
         "../../envs/figures.yaml"
     threads: 1

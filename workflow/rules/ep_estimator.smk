@@ -67,7 +67,7 @@ rule fig_ep_estimator:
     output:
         **figure_outputs("fig_ep_estimator"),
     log:
-        ep_estimator_files.LOGS["fig_ep_estimator"],
+        paths.figure_log("fig_ep_estimator"),
     conda:
         "../../envs/figures.yaml"
     threads: 1

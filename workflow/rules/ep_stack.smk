@@ -134,7 +134,7 @@ rule fig_ep_fixed_point:
     output:
         **figure_outputs("fig_ep_fixed_point"),
     log:
-        paths.LOGS["fig_ep_fixed_point"],
+        paths.figure_log("fig_ep_fixed_point"),
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -163,7 +163,7 @@ rule fig_ep_stack_cosines:
     output:
         **figure_outputs("fig_ep_stack_cosines"),
     log:
-        paths.LOGS["fig_ep_stack_cosines"],
+        paths.figure_log("fig_ep_stack_cosines"),
     conda:
         "../../envs/figures.yaml"
     threads: 1

@@ -7,7 +7,7 @@ rule fig4_penalty_rescue:
     output:
         **figure_outputs("fig4_penalty_rescue"),
     log:
-        paths.LOGS["fig4_penalty_rescue"],
+        paths.figure_log("fig4_penalty_rescue"),
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -28,7 +28,7 @@ rule fig_primer_phases:
     output:
         **figure_outputs("fig_primer_phases"),
     log:
-        paths.LOGS["fig_primer_phases"],
+        paths.figure_log("fig_primer_phases"),
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -47,7 +47,7 @@ rule fig_primer_check:
     output:
         **figure_outputs("fig_primer_check"),
     log:
-        paths.LOGS["fig_primer_check"],
+        paths.figure_log("fig_primer_check"),
     conda:
         "../../envs/figures.yaml"
     threads: 1
@@ -67,7 +67,7 @@ rule fig_alignment_probes:
     output:
         **figure_outputs("fig_alignment_probes"),
     log:
-        paths.LOGS["fig_alignment_probes"],
+        paths.figure_log("fig_alignment_probes"),
     conda:
         "../../envs/figures.yaml"
     threads: 1

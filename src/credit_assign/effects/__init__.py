@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 FOLDER = Path(__file__).resolve().parent
-# the claims figure's panels, in the order drawn (their axes: figure_text.yaml, claims:
-# axis_<panel>)
+# the claims figure's panels, in the order drawn (their axes: axis_<panel> in
+# studies/claims/figure.yaml)
 PANELS = ("norm", "acc", "null", "ep")
 
 

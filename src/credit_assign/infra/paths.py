@@ -146,14 +146,11 @@ LOGS = {
     "reproduction": "logs/aggregate/{dataset}/{recipe}_reproduction.log",
     "aggregate_alignment_probes": "logs/aggregate/{dataset}/{recipe}_probes.log",
     "aggregate_measurements": "logs/aggregate/{dataset}/{recipe}_measurements.log",
-    "variants_gap_map": "logs/figures/fig_variants.log",
-    "variants_measured_map": "logs/figures/fig_variants_measured.log",
     "reproduction_notes": "logs/aggregate/reproduction_notes.log",
     "findings": "logs/aggregate/findings.log",
     # the claims
     "claims_tables": "logs/claims/{dataset}_tables.log",
     "claims_verdicts": "logs/claims/{dataset}_verdicts.log",
-    "fig_claims": "logs/figures/fig_claims.log",
     # the primer check
     "primer_check": "logs/primer_check/primer_check.log",
     # the EP stack probe
@@ -162,18 +159,18 @@ LOGS = {
     "ep_estimator": "logs/ep_stack/{corpus}_seed{seed}_estimator.log",
     "ep_stack_summary": "logs/ep_stack/summary.log",
     "ep_question_findings": "logs/ep_stack/ep_question.log",
-    "fig_ep_fixed_point": "logs/figures/fig_ep_fixed_point.log",
-    # figures and the paper
-    "fig_ep_stack_cosines": "logs/figures/fig_ep_stack_cosines.log",
-    "fig4_penalty_rescue": "logs/figures/fig4_penalty_rescue.log",
-    "fig_primer_phases": "logs/figures/fig_primer_phases.log",
-    "fig_primer_check": "logs/figures/fig_primer_check.log",
-    "fig_alignment_probes": "logs/figures/fig_alignment_probes.log",
+    # the paper (a figure's log: figure_log)
     "paper_numbers": "logs/paper/numbers.log",
     "paper_claims": "logs/paper/claims.log",
     "paper": "logs/paper/ms.log",
     "arxiv": "logs/paper/arxiv.log",
 }
+
+
+def figure_log(name: str) -> str:
+    """The log of the step that draws figure ``name`` (the first it draws, where two)."""
+    return f"logs/figures/{name}.log"
+
 
 # ---- inputs that are not outputs of any step
 DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile (paper scale)

@@ -3,11 +3,10 @@
 (``figure``, ...). Tables and findings keep the keys (a metric's column name, a
 dataset's config name, a seed set's name in config/claims.yaml, a recipe's kind); the
 names are applied when a page or a figure is drawn. The figures' own words (titles, keys,
-annotations) are data too: figure_text.yaml beside this module (:func:`figure_text`)."""
+annotations) are data too: a YAML file beside each figure's module (:func:`figure_text`)."""
 
 from __future__ import annotations
 
-from functools import cache
 from importlib import resources
 
 import yaml
@@ -63,14 +62,13 @@ def names(table: dict[str, dict[str, str]], form: str) -> dict[str, str]:
     return {key: forms[form] for key, forms in table.items()}
 
 
-@cache
-def _figure_texts() -> dict[str, dict[str, str]]:
-    # found through importlib.resources: from a checkout, an editable or a wheel install
-    text = resources.files("credit_assign").joinpath("reporting", "figure_text.yaml")
-    return yaml.safe_load(text.read_text(encoding="utf-8"))
-
-
-def figure_text(figure: str) -> dict[str, str]:
-    """A figure module's words (figure_text.yaml): name → text, a ``{name}`` in a text
-    for what the figure fills in when drawn (str.format)."""
-    return dict(_figure_texts()[figure])
+def figure_text(module: str) -> dict[str, str]:
+    """A figure module's words, from the YAML file of its name beside it
+    (``figure_text(__name__)`` in studies/claims/figure.py reads studies/claims/figure.yaml;
+    through importlib.resources, so from a checkout or a wheel alike): name → text, a
+    ``{name}`` in a text for what the figure fills in when drawn (str.format). The file is
+    part of that module's code only (spec.code.data_read): editing one figure's words
+    redraws that figure alone."""
+    package, _, stem = module.rpartition(".")
+    text = resources.files(package).joinpath(f"{stem}.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)

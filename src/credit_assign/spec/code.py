@@ -198,7 +198,8 @@ def report_steps() -> tuple[str, ...]:
 
 
 # the report side's data files, read at run time: the templates, the figures' texts
-# (reporting/figure_text.yaml), the schemas results and claims files are checked against
+# (a YAML file beside each figure's module), the schemas results and claims files are
+# checked against
 DATA_FOLDERS = ("reporting", "figures", "analysis", "schemas", "effects", "studies")
 # folders whose modules are found at run time, not imported by name (the effect kinds,
 # credit_assign.effects; the verdicts, credit_assign.analysis.verdicts: each discovers
@@ -266,17 +267,18 @@ def _names(relpath: str) -> frozenset[str]:
 
 def data_read(modules: tuple[str, ...]) -> tuple[str, ...]:
     """The report side's data files ``modules`` read: each named by its file name in
-    one of them or in a data file already read (in BY_STEM folders, by its stem),
-    and every data file of a plugin folder whose registry is among them (an effect kind's
-    words). A file no module names is read by none: another study's template changes no
-    step's code here."""
+    one of them or in a data file already read (in BY_STEM folders, by its stem), a
+    module's own file beside it (studies/claims/figure.yaml: figure.py's words), and every
+    data file of a plugin folder whose registry is among them (an effect kind's words). A
+    file no module names is read by none: another study's template or figure's words
+    changes no step's code here."""
     plugins = {f for f in PLUGIN_FOLDERS if f"{f}/__init__.py" in modules}
     names = set().union(*(_names(m) for m in modules))
     found: set[str] = set()
     while True:
         new = {f for f in _template_files() if f not in found and (
             Path(f).name in names or Path(f).parent.as_posix() in plugins
-            or _stem(f) in names)}
+            or _stem(f) in names or Path(f).with_suffix(".py").as_posix() in modules)}
         if not new:
             return tuple(sorted(found))
         found |= new

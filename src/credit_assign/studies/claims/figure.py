@@ -14,7 +14,7 @@ from credit_assign import effects
 from credit_assign.figures import style
 from credit_assign.reporting import labels
 
-TEXT = labels.figure_text("claims")
+TEXT = labels.figure_text(__name__)
 # the panels, by the unit of the effect (each kind names its panel: credit_assign.effects;
 # the axis: TEXT["axis_<panel>"])
 GROUPS = tuple((panel, tuple(k.name for k in effects.kinds().values() if k.panel == panel),

@@ -215,5 +215,5 @@ OUT = {"runs": f"{SUMMARY}/dose_runs.csv", "epochs": f"{SUMMARY}/dose_epochs.csv
        "findings": f"{SUMMARY}/dose_findings.json", "md": f"{SUMMARY}/dose.md",
        "tex": "paper/dose.tex"}
 JUDGE = "src/credit_assign/studies/dose/judge.py"
-LOGS = {"dose_tables": "logs/dose/dose_tables.log", "fig_dose": "logs/figures/fig_dose.log",
+LOGS = {"dose_tables": "logs/dose/dose_tables.log",
         "paper_dose": "logs/dose/paper_dose.log"}

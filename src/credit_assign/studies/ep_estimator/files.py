@@ -6,5 +6,4 @@ from credit_assign.infra import paths
 
 TABLE = f"{paths.EP_SUMMARY}/ep_estimator.csv"
 REMADE = f"{paths.EP_SUMMARY}/ep_estimator_remade.csv"
-LOGS = {"ep_estimator_tables": "logs/ep_stack/ep_estimator_tables.log",
-        "fig_ep_estimator": "logs/figures/fig_ep_estimator.log"}
+LOGS = {"ep_estimator_tables": "logs/ep_stack/ep_estimator_tables.log"}

@@ -22,7 +22,7 @@ from credit_assign.analysis import tables as table_io
 from credit_assign.figures import style
 from credit_assign.reporting import labels
 
-TEXT = labels.figure_text("ep_stack_cosines")
+TEXT = labels.figure_text(__name__)
 PRECISION_ORDER = ("float32", "bfloat16")
 MARKERS = {"float32": "o", "bfloat16": "^"}
 

@@ -24,7 +24,7 @@ from credit_assign.analysis import tables as table_io
 from credit_assign.figures import style
 from credit_assign.reporting import labels
 
-TEXT = labels.figure_text("ep_fixed_point")
+TEXT = labels.figure_text(__name__)
 
 
 def _t1_order(values) -> list[str]:

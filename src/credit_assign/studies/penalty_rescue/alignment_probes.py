@@ -10,7 +10,7 @@ from credit_assign.analysis.aggregate import select_runs
 from credit_assign.figures import style
 from credit_assign.reporting import labels
 
-TEXT = labels.figure_text("alignment_probes")
+TEXT = labels.figure_text(__name__)
 
 # what the probes measure beside the learning rules (credit_assign.science.alignment_probes)
 PROBE_NAMES = {"np_sequential": "NP sequential", "np_simultaneous": "NP simultaneous",

@@ -10,7 +10,7 @@ from credit_assign.figures import style
 from credit_assign.infra.results import validate_result
 from credit_assign.reporting import labels
 
-TEXT = labels.figure_text("primer_check")
+TEXT = labels.figure_text(__name__)
 
 ESTIMATORS = {
     "one_sided": ("one-sided", "o", "-"),

@@ -1,6 +1,6 @@
 """The primer schematic: free phase = inference, nudged phase, the update as a
 difference of two settled states. A drawing (no data); text stays text in the SVG, its
-words in figure_text.yaml (labels.figure_text)."""
+words in primer_phases.yaml beside it (labels.figure_text)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from credit_assign.figures import style
 from credit_assign.reporting import labels
 
 INK, MUTED = "0.15", "0.45"
-TEXT = labels.figure_text("primer_phases")  # every word of the drawing
+TEXT = labels.figure_text(__name__)  # every word of the drawing
 
 
 def _lines(name: str) -> list[str]:

@@ -26,7 +26,7 @@ from credit_assign.studies.variants.gap_map import (
     column_order,
 )
 
-TEXT = labels.figure_text("gap_key")
+TEXT = labels.figure_text(__name__)
 # the kinds whose best recipe the figure shows, in its column order, and their names
 KEY_GROUPS = {kind: labels.RECIPE_KINDS[kind]["figure_key"]
               for kind in (STATED, "open", "departs")}

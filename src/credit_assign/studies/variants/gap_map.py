@@ -45,7 +45,7 @@ PAGE_IN = (9.4, 5.6)  # fig_variants, rotated: \textheight × 0.9 \textwidth
 MIN_PT = 6.0  # text below this is unreadable in print
 MAX_PT = 7.0
 CLIP = 5.0
-TEXT = labels.figure_text("gap_map")  # the words every gap map shares
+TEXT = labels.figure_text(__name__)  # the words every gap map shares
 CBAR_LABEL = TEXT["colorbar"].format(clip=CLIP)
 
 

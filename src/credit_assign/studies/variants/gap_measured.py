@@ -41,7 +41,7 @@ from credit_assign.studies.variants.gap_map import (
 )
 
 MEASURED_PAGE_IN = PAGE_IN  # the measured pages, rotated too (four panels a page)
-TEXT = labels.figure_text("gap_measured")
+TEXT = labels.figure_text(__name__)
 
 
 def measured_panels(gaps: pd.DataFrame, column: str = "gap") -> dict[str, pd.DataFrame]:
