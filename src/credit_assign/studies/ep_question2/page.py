@@ -214,8 +214,8 @@ def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -
                      f"{fmt(v1['high'])}] straddles "
                      f"{v1['threshold']:g}."),
         "- " + guard(o, "float32_rounding", "yes",
-                     f"**Why** (the precision study below; exploratory, on seen "
-                     f"seed{'s' if pf['n'] != 1 else ''} {seeds}): in float32 the estimate "
+                     f"**Why** (the precision study below; exploratory, on the first "
+                     f"question's seed{'s' if pf['n'] != 1 else ''} {seeds}): in float32 the estimate "
                      f"is limited by rounding{every}. Block 0's "
                      f"cosine is {fmt(pf['float32_0.00125'])} at r = {rs:g}"
                      f"{seed_range(pf, 'float32_0.00125')}, "
@@ -279,7 +279,7 @@ def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -
                 f"gives {fmt(q2['float32_mean'])} (shown, not judged): with its rounding "
                 "removed, EP's gradient reaches block 0 on every seed the plan judges.")
     lines += ["- " + q2_line, "",
-              "## The precision study (exploratory, seen seeds)", "",
+              "## The precision study (exploratory, on the first question's seeds)", "",
               f"Step `ep_estimator` (`{STUDY}`), at each probe batch's "
               "converged free state: EP's block 0 estimate at every r, its nudged phases "
               "in float32 and in float64, against the implicit gradient at the state "
