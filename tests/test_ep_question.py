@@ -232,8 +232,7 @@ def test_the_page_states_the_verdict_every_seed_and_the_order():
     assert f"## The verdict: **{v['verdict']}**" in page
     assert f"[{v['low']:.3f}, {v['high']:.3f}]" in page
     one_line = " ".join(page.split())
-    assert ("6 (no stable fixed point: 1 of 3 free phases did not converge within the cap)"
-            in one_line)  # the statement ep_question's words, the same as the paper's
+    assert "Fresh seed 6 has no stable fixed point and is not judged." in one_line
     for seed in [*FRESH, *SEEN]:
         assert f"\n| {seed} | " in page
     assert "**no** (not converged)" in page and "the order is shown" in page

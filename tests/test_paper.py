@@ -475,10 +475,6 @@ def _statement_cases(h: str) -> dict[str, list]:
               "held_out_within": 11.3, "held_out_compared": 23.0, "held_out_seeds": 3}
     side = {"recipe": h, "mean": 12.3, "seed_gaps": [-1.0, 2.0]}
     counts = {"holds": 11, "claims": 14, "contradicted": 2, "undecided": 1}
-    seeds = [{"seed": h, "set": "fresh", "effect": 0.5, "reason": None},
-             {"seed": h, "set": "fresh", "effect": None, "reason": "not_converged",
-              "not_converged": 2, "batches": 3},
-             {"seed": h, "set": "seen", "effect": None, "reason": "unstable"}]
     return {
         "headline": [{"outcome": "within", "columns": [col, col], "departs": True},
                      {"outcome": "none", "closest": col}, {"outcome": "missing"}],
@@ -489,14 +485,6 @@ def _statement_cases(h: str) -> dict[str, list]:
                    "typical": -0.2, "extra": 0.5}, {"outcome": "missing", "kind": h}],
         "normspread": [{"outcome": "measured", "factor": 3.2, "low": side, "high": side,
                         "not_finite": [h]}, {"outcome": "missing", "not_finite": [h]}],
-        "ep_question": [{"claim": {"threshold": 0.9}, "seed_sets": {"seen": [h]},
-                         "seeds": seeds,
-                         "verdict": {"verdict": v, "reason": r, "low": 0.1, "high": 0.95,
-                                     "mean": 0.5, "confidence": 0.95, "n_judged": 3,
-                                     "n_fresh": 4, "not_judged": [h]}}
-                        for v, r in (("holds", None), ("contradicted", None),
-                                     ("undecided", "straddles"),
-                                     ("undecided", "no_stable_fixed_point"))],
         "ep_reference": [{}],
         "claims_size": [{"counts": {"verdict_claims": counts},
                          "magnitude": {"given": g, "inside_t": 2, "above_t": 1, "below_t": 5,

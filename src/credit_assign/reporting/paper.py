@@ -189,27 +189,33 @@ def statement_findings(cfg: dict, verdicts: dict, ep_question: dict | None = Non
                        claims: dict | None = None) -> dict[str, dict | None]:
     """Each statement the paper makes, by name, with its finding (None: not taken, and
     the statement says nothing): findings.json's verdicts (``<name>verdict``: taken only
-    with the variant study), the EP question's, the claims' (their
-    findings: ``claims_size``; the abstract states their counts in words of its
+    with the variant study), the EP question's reference (its words need no finding;
+    the question's verdict is written in ms.tex, guarded: statements_tex), the claims'
+    (their findings: ``claims_size``; the abstract states their counts in words of its
     own) and the ranking's settings."""
     has_study = bool(verdicts)
     found = {name.removesuffix(registry.SUFFIX): f for name, f in verdicts.items()}
     return {**dict.fromkeys(registry.of("study")), **found,
-            "ep_question": ep_question, "ep_reference": {} if ep_question else None,
+            "ep_reference": {} if ep_question else None,
             "claims_size": claims,
             "ranking": variant_study.ranking_settings(cfg.get("study")) if has_study
             else None}
 
 
-def statements_tex(found: dict[str, dict | None], source: str) -> str:
+def statements_tex(found: dict[str, dict | None], source: str,
+                   outcomes: dict[str, dict | None] | None = None) -> str:
     """paper/statements.tex: every statement's words for its finding (None: not taken),
-    each as ``\\statement{<name>}`` reads it (templates/statements.tex.j2). A statement
-    without a finding here, or a finding without a statement, stops the render."""
+    each as ``\\statement{<name>}`` reads it (templates/statements.tex.j2), and the
+    outcome of each finding that has one, for ``\\findingguard`` — ``outcomes``: those
+    whose sentence ms.tex writes by hand, with no statement (the EP question's). A
+    statement without a finding here, or a finding without a statement, stops the
+    render."""
     if missing := sorted(set(render.statement_names()) ^ set(found)):
         raise KeyError(f"statements without a finding or findings without a statement "
                        f"template: {', '.join(missing)}")
     texts = {name: render.statement(name, f, "tex") for name, f in sorted(found.items())}
-    guards = {name: key for name, f in sorted(found.items()) if (key := outcome_key(f))}
+    guards = {name: key for name, f in sorted({**found, **(outcomes or {})}.items())
+              if (key := outcome_key(f))}
     return render.macro("statements.tex.j2", "file")(source, texts, guards)
 
 
@@ -238,7 +244,7 @@ def numbers_tex(macros: dict[str, str], flags: dict[str, bool], source: str) -> 
 
 def ep_question_numbers(question: dict | None) -> dict[str, str]:
     """The EP question's verdict, block 0's mean cosine with its interval, the threshold
-    and the seeds judged, for the abstract (its sentence: statement ep_question)."""
+    and the seeds judged, for ms.tex's sentences on it (each guarded by its outcome)."""
     keys = ("epqVerdict", "epqMean", "epqLow", "epqHigh", "epqThreshold", "epqJudged")
     if question is None:
         return dict.fromkeys(keys, NOT_RUN)
@@ -277,5 +283,6 @@ def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
     found = statement_findings(cfg, findings.read(findings_json)["verdicts"], question,
                                claims)
     atomic_write_text(out, numbers_tex(macros, flags, source))
-    atomic_write_text(statements_out, statements_tex(found, source))
+    atomic_write_text(statements_out, statements_tex(found, source,
+                                                     {"ep_question": question}))
     return macros

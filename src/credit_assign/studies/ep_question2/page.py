@@ -215,8 +215,8 @@ def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -
                      f"{v1['threshold']:g}."),
         "- " + guard(o, "float32_rounding", "yes",
                      f"**Why** (the precision study below; exploratory, on the first "
-                     f"question's seed{'s' if pf['n'] != 1 else ''} {seeds}): in float32 the estimate "
-                     f"is limited by rounding{every}. Block 0's "
+                     f"question's seed{'s' if pf['n'] != 1 else ''} {seeds}): in float32 "
+                     f"the estimate is limited by rounding{every}. Block 0's "
                      f"cosine is {fmt(pf['float32_0.00125'])} at r = {rs:g}"
                      f"{seed_range(pf, 'float32_0.00125')}, "
                      f"{fmt(pf['float32_0.005'])} at r = {rj:g}"
