@@ -153,11 +153,12 @@ FINDINGS = {"counts": {"verdict_claims": {"holds": 7, "claims": 11, "contradicte
             "claims": [{"id": "a", "text": "a holds"}, {"id": "b", "text": "b is open"},
                        {"id": "fa", "seeds": "study", "text": "FA beats DFA"}],
             "claim_verdicts": [
-                {"claim": "a", "seed_set": "fresh", "verdict_set": True, "verdict": "holds"},
+                {"claim": "a", "seed_set": "fresh", "verdict_set": True, "verdict": "holds",
+                 "n": 8},
                 {"claim": "b", "seed_set": "fresh", "verdict_set": True,
-                 "verdict": "undecided"},
+                 "verdict": "undecided", "n": 0},
                 {"claim": "fa", "seed_set": "study", "verdict_set": True,
-                 "verdict": "contradicted"}],
+                 "verdict": "contradicted", "n": 3}],
             "order": {"spec": {"short": "abc1234", "alone": True}, "all_after": True,
                       "amended": [], "working_differs": False, "shown": True,
                       "first_result": "2026-12-02 05:00 UTC"}}
@@ -181,7 +182,8 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
     words = " ".join(text.split())
     assert ("**The paper's claims** ([docs/claims.md](docs/claims.md)): 7 of 11 hold as "
             "directions on 8 pre-registered seeds (1 of them on other seeds, named on the page). "
-            "Contradicted: FA beats DFA. Undecided: b is open. By a t-interval with Holm's "
+            "Contradicted: FA beats DFA. Undecided: b is open, with no usable seed. By a "
+            "t-interval with Holm's "
             "correction, chosen after the results: 6 hold, 1 contradicted, 4 undecided."
             ) in words
     assert ("The sizes reproduce less often than the directions: where the paper gives an "
