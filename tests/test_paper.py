@@ -547,6 +547,19 @@ def test_a_statements_outcome_is_the_key_a_hand_written_sentence_guards():
     assert paper.outcome_key({"ranking": {}}) is None and paper.outcome_key(None) is None
 
 
+def test_a_finding_without_a_statement_still_gives_its_outcome_to_the_guards():
+    """The EP question's verdict is written by hand in ms.tex, with no statement:
+    statements.tex still holds its outcome for \findingguard, and a finding given both
+    as a statement's and as an outcome is refused."""
+    found = {name: None for name in render.statement_names()}
+    question = {"verdict": {"verdict": "undecided", "reason": "straddles"}, "claim": {}}
+    tex = paper.statements_tex(found, "test", {"ep_question": question})
+    assert "\\csname finding:ep_question\\endcsname{undecided_straddles}" in tex
+    assert "statement:ep_question" not in tex
+    with pytest.raises(KeyError, match="given again as an outcome: goal"):
+        paper.statements_tex(found, "test", {"goal": {"outcome": "reached"}})
+
+
 @needs_tex
 def test_a_hand_written_sentence_whose_statement_flipped_stops_the_build(tmp_path):
     """statements.tex holds each statement's outcome: a sentence of ms.tex guarded with

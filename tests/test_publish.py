@@ -354,9 +354,10 @@ def test_what_the_files_were_built_with_reaches_the_dry_run(workdir, monkeypatch
 
 
 def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_path):
-    """README's EP question block is the statement ep_question rendered from the
-    published findings: the verdict, the interval and every seed's value or why it has
-    none; only the block changes."""
+    """README's EP question block is rendered from the published findings in words
+    written for the verdict of record (undecided: the interval straddles): the verdict,
+    the interval and how many fresh seeds have no stable fixed point; only the block
+    changes. Another verdict stops the render, naming it."""
 
     begin, end = publish.BLOCKS["ep_question"][:2]
     found = {"claim": {"threshold": 0.9},
@@ -379,6 +380,11 @@ def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_p
     assert ("fixed-point gradient EP estimates? Undecided. Block 0's mean cosine to it is "
             "0.921 (95 % t-interval [0.770, 1.070], threshold 0.9) over the 3 fresh seeds "
             "with a stable fixed point. 1 of 4 fresh seeds has none.") in one_line
+    import jinja2
+
+    found["verdict"] |= {"verdict": "holds", "reason": None}
+    with pytest.raises(jinja2.UndefinedError, match="not for holds"):
+        publish.readme_block(readme, "ep_question", found)
 
 
 def test_every_groups_findings_are_one_file_a_section_each(workdir):

@@ -213,8 +213,11 @@ def statements_tex(found: dict[str, dict | None], source: str,
     if missing := sorted(set(render.statement_names()) ^ set(found)):
         raise KeyError(f"statements without a finding or findings without a statement "
                        f"template: {', '.join(missing)}")
+    outcomes = outcomes or {}
+    if both := sorted(set(found) & set(outcomes)):
+        raise KeyError(f"a statement's finding given again as an outcome: {', '.join(both)}")
     texts = {name: render.statement(name, f, "tex") for name, f in sorted(found.items())}
-    guards = {name: key for name, f in sorted({**found, **(outcomes or {})}.items())
+    guards = {name: key for name, f in sorted({**found, **outcomes}.items())
               if (key := outcome_key(f))}
     return render.macro("statements.tex.j2", "file")(source, texts, guards)
 
