@@ -313,9 +313,9 @@ def test_a_rerun_says_which_numbers_were_first_published_and_which_come_back(tmp
     found in the one findings file (its first version with a claims section: an older
     file of that name without sections is passed over) or, before it, in the claims' own
     file."""
+    from credit_assign.infra import findings_file as one_file
     from credit_assign.infra import paths
-    from credit_assign.infra import published as one_file
-    from credit_assign.migrations.published import LEGACY
+    from credit_assign.migrations.claims_findings import LEGACY
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "docs").mkdir()
@@ -362,9 +362,9 @@ def test_the_claims_file_was_committed_alone():
     if spec is None:
         pytest.skip("not a git checkout with history (an sdist, a shallow clone)")
     assert spec["alone"], spec["files"]
-    from credit_assign.infra import published
+    from credit_assign.infra import findings_file
 
-    claims = published.section("claims", ROOT / published.FILE)
+    claims = findings_file.section("claims", ROOT / findings_file.FILE)
     if claims is not None:
         order = claims["order"]
         assert order["spec"]["commit"] == spec["commit"]
@@ -558,9 +558,9 @@ def test_a_new_claims_file_chooses_its_rule_for_coverage_and_multiplicity(tmp_pa
 def test_the_published_intervals_come_back_from_the_published_per_seed_file():
     """Every interval of record in docs/findings.json's claims section, recomputed from
     docs/claims_by_seed.csv as published (full precision: each float round-trips)."""
-    from credit_assign.infra import published
+    from credit_assign.infra import findings_file
 
-    record = published.section("claims", ROOT / published.FILE)
+    record = findings_file.section("claims", ROOT / findings_file.FILE)
     if record is None:
         pytest.skip("no published claims")
     by_seed = pd.read_csv(ROOT / "docs" / "claims_by_seed.csv", keep_default_na=False)

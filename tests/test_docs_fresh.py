@@ -48,7 +48,7 @@ def _render_ep_question(tmp_path: Path) -> list[str]:
             ROOT / "docs" / "ep_question.md").read_text(encoding="utf-8"):
         differ.append("docs/ep_question.md (the first question's section)")
     made = json.loads((tmp_path / "findings.json").read_text(encoding="utf-8"))
-    section = publish.published.section("ep_question", ROOT / "docs" / publish.FINDINGS)
+    section = publish.findings_file.section("ep_question", ROOT / "docs" / publish.FINDINGS)
     # the section adds the precision study's and the second question's facts
     if made != {k: v for k, v in section.items() if k not in ("precision", "question2")}:
         differ.append(f"docs/{publish.FINDINGS} (its section ep_question)")

@@ -391,7 +391,7 @@ def test_every_groups_findings_are_one_file_a_section_each(workdir):
     """docs/findings.json holds a section per published group: publishing one group sets
     its section and keeps the others; each group's stamp is its section's, so publishing
     another group leaves it current, and a section edited by hand is named."""
-    from credit_assign.infra import published
+    from credit_assign.infra import findings_file
 
     chosen = {name: publish.groups("cifar10")[name] for name in ("claims", "ep_question")}
     for name, files in chosen.items():
@@ -402,7 +402,7 @@ def test_every_groups_findings_are_one_file_a_section_each(workdir):
     assert publish.main(["--only", "claims"]) == 0
     assert publish.main(["--only", "ep_question"]) == 0
     docs = workdir / "docs"
-    assert published.read(docs / publish.FINDINGS) == {
+    assert findings_file.read(docs / publish.FINDINGS) == {
         "claims": {"made_for": "claims", "value": 0.5},
         "ep_question": {"made_for": "ep_question", "value": 0.5}}
     # one findings file, a section per group; the second EP question's beside it
@@ -411,7 +411,7 @@ def test_every_groups_findings_are_one_file_a_section_each(workdir):
     stamps = json.loads((docs / publish.STAMP).read_text())["groups"]
     for name in chosen:
         assert publish.stale(name, stamps[name], docs=docs) == []
-    published.write("claims", {"made_for": "claims", "value": 0.75}, docs / publish.FINDINGS)
+    findings_file.write("claims", {"made_for": "claims", "value": 0.75}, docs / publish.FINDINGS)
     assert publish.stale("claims", stamps["claims"], docs=docs) == [
         f"{docs / publish.FINDINGS}'s section claims is not what make publish wrote "
         "(edited by hand?)"]
@@ -428,17 +428,17 @@ def test_a_findings_file_published_before_sections_becomes_the_studys_section(wo
     """docs/findings.json as published before one findings file (the study's findings
     alone) is kept as the study's section when another group publishes; a file that is
     neither is named, and nothing is copied."""
-    from credit_assign.infra import published
+    from credit_assign.infra import findings_file
 
     study = {"kind": "findings", "verdicts": {"headline": {"outcome": "holds"}}}
     (workdir / "docs" / publish.FINDINGS).write_text(json.dumps(study))
     # every reader reads it as the study's section (the stamp's, the claims' targets)
-    assert published.read(workdir / "docs" / publish.FINDINGS) == {"study": study}
-    assert published.section_digest("claims", workdir / "docs" / publish.FINDINGS) is None
+    assert findings_file.read(workdir / "docs" / publish.FINDINGS) == {"study": study}
+    assert findings_file.section_digest("claims", workdir / "docs" / publish.FINDINGS) is None
     files = publish.groups("cifar10")["claims"]
     _make(files)
     assert publish.main(["--only", "claims"]) == 0
-    assert published.read(workdir / "docs" / publish.FINDINGS) == {"study": study,
+    assert findings_file.read(workdir / "docs" / publish.FINDINGS) == {"study": study,
                                                                    "claims": {}}
     (workdir / "docs" / publish.FINDINGS).write_text('{"other": 1}')
     before = sorted(p.name for p in (workdir / "docs").iterdir())

@@ -58,7 +58,7 @@ def test_readmes_blocks_are_the_published_findings_rendered(group):
     text = (ROOT / "README.md").read_text()
     assert begin in text and end in text
     block = text.split(begin, 1)[1].split(end, 1)[0].strip()
-    findings = publish.published.section(group, ROOT / publish.published.FILE)
+    findings = publish.findings_file.section(group, ROOT / publish.findings_file.FILE)
     if findings is None:
         assert group == "ep_question" and not re.findall(r"\d+\.\d+|\d+\s?%", block)
         return

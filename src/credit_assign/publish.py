@@ -11,7 +11,7 @@ problem is named before anything is copied, so a refused publish leaves docs/ as
 - ``claims``: the claims page, its verdicts and findings, and its figure; and README's
   claims block, rewritten from the findings (templates/readme_claims.md.j2).
 
-The findings of every group are one file, ``docs/findings.json`` (infra.published): a
+The findings of every group are one file, ``docs/findings.json`` (infra.findings_file): a
 publish sets the sections of the groups it publishes (study, claims, ep_question: each
 the findings its step wrote) and keeps the others.
 
@@ -47,7 +47,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from credit_assign.infra import paths, published
+from credit_assign.infra import findings_file, paths
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.infra.snakejob import drawn_from
 from credit_assign.reporting import render
@@ -116,7 +116,7 @@ def _dose_files() -> list[tuple[str, str]]:
 
 
 README = "README.md"
-# every group's findings, one file in docs/ (a section per group: infra.published)
+# every group's findings, one file in docs/ (a section per group: infra.findings_file)
 FINDINGS = Path(paths.PUBLISHED_FINDINGS).name
 # README's blocks, by the group whose publish rewrites each (from the group's section of
 # the published findings): the two lines it lies between, and its template
@@ -347,7 +347,7 @@ def _published_sha(docs: Path, name: str, group: str) -> str | None:
     """A published file's sha256 as stamped (None where it is not there); the findings
     file: the group's section's (the other groups' sections are theirs)."""
     if name == FINDINGS:
-        return published.section_digest(group, docs / name)
+        return findings_file.section_digest(group, docs / name)
     return _sha256(docs / name) if (docs / name).exists() else None
 
 
@@ -442,8 +442,8 @@ def problems(chosen: dict[str, list[tuple[str, str]]], config: str) -> list[str]
     out = [f"{src} is missing (group {name}): build it first (snakemake --cores N {src})"
            for name, files in chosen.items() for src, _ in files if not Path(src).exists()]
     try:  # the one findings file: the other groups' sections are kept
-        published.read(DOCS / FINDINGS)
-    except published.PublishedError as err:
+        findings_file.read(DOCS / FINDINGS)
+    except findings_file.PublishedError as err:
         out.append(str(err))
     for name, files in chosen.items():  # a section of the one findings file: JSON data
         for src in (s for s, n in files if n == FINDINGS and Path(s).exists()):
@@ -659,13 +659,13 @@ def copy(chosen: dict[str, list[tuple[str, str]]], config: str, scopes: dict) ->
         for group, files in chosen.items():
             for src, name in files:
                 if name == FINDINGS:  # one file: the group's section, the others kept
-                    published.write(group, json.loads(Path(src).read_text(encoding="utf-8")),
+                    findings_file.write(group, json.loads(Path(src).read_text(encoding="utf-8")),
                                     staging / name)
                 else:
                     shutil.copyfile(src, staging / name)
         for group in (g for g in BLOCKS if g in chosen and readme.exists()):
             found = (json.loads((staging / "dose_findings.json").read_text(encoding="utf-8"))
-                     if group == "dose" else published.section(group, staging / FINDINGS))
+                     if group == "dose" else findings_file.section(group, staging / FINDINGS))
             readme_block(readme, group, found)
         write_stamp(chosen, config, docs=staging, scopes=scopes)
         moves = [(staging / n, DOCS / n) for n in sorted({n for files in chosen.values()

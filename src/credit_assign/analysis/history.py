@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from credit_assign.infra import paths
-from credit_assign.migrations.published import LEGACY
+from credit_assign.migrations.claims_findings import LEGACY
 
 
 def git(root: str | Path, *args: str) -> str | None:
@@ -136,7 +136,7 @@ def shown(order: dict) -> bool:
 def first_publication(root: str | Path, name: str) -> tuple[dict, dict] | None:
     """The commit that first published section ``name``'s findings ({commit, short,
     time}) and those findings as published then: in the group's own file of before one
-    findings file where it had one (migrations.published.LEGACY: the claims'), else in
+    findings file where it had one (migrations.claims_findings.LEGACY: the claims'), else in
     the one findings file (paths.PUBLISHED_FINDINGS, the first version holding the
     section; for the study, a version without sections counts only from then on). None
     without one."""

@@ -122,11 +122,11 @@ PAPER_NUMBERS = "paper/numbers.tex"
 PAPER_CLAIMS = "paper/claims.tex"
 PAPER_STATEMENTS = "paper/statements.tex"  # the statements' words (step paper_numbers)
 # what make publish writes: one findings file, a section per published group
-# (infra.published); never read by the workflow, but its first version in git is what the
+# (infra.findings_file); never read by the workflow, but its first version in git is what the
 # claims page compares a rerun with (analysis.history.earlier_runs)
 PUBLISHED_FINDINGS = "docs/findings.json"
 # the claims' findings as published before one findings file: their first publication is
-# in its git history (migrations.published)
+# in its git history (migrations.claims_findings)
 PUBLISHED_CLAIMS_BEFORE = "docs/claims_findings.json"
 PAPER_PDF = "paper/ms.pdf"
 ARXIV = "paper/arxiv.tar.gz"
