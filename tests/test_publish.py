@@ -181,7 +181,8 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
     assert max(len(line) for line in text.splitlines()) <= 100  # wrapped
     words = " ".join(text.split())
     assert ("**The paper's claims** ([docs/claims.md](docs/claims.md)): 7 of 11 hold as "
-            "directions on 8 pre-registered seeds (1 of them on other seeds, named on the page). "
+            "directions on 8 pre-registered seeds (1 claim judged on other seeds, named on the "
+            "page). "
             "Contradicted: FA beats DFA. Undecided: b is open, with no usable seed. By a "
             "t-interval with Holm's "
             "correction, chosen after the results: 6 hold, 1 contradicted, 4 undecided."
