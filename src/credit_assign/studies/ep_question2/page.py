@@ -166,12 +166,12 @@ def float64_per_seed(pf: dict, tex: bool = False) -> str:
     """Each seed's float64 1 − cos over r, in words: a remainder that does not move with
     r (varying by under 1 % of itself), or none left (its size within float64's
     rounding, 1e-12); a seed that is neither has no words here and stops the page."""
-    from credit_assign.studies.ep_question2.facts import fmt
+    from credit_assign.studies.ep_question2.facts import fmt, is_flat
 
     minus = "$-$" if tex else "−"
     parts = []
     for s in pf["float64_per_seed"]:
-        if s["spread"] is not None and s["spread"] < 0.01:
+        if is_flat(s):
             parts.append(f"seed {s['seed']}: {fmt(s['cos'], 4)} at every r (1 {minus} cos "
                          f"varies by a fraction {s['spread']:.1e} of itself)")
         elif s["err_abs"] < 1e-12:
@@ -235,8 +235,8 @@ def compose(first: dict, first_md: str, table, pf: dict, q2: dict, q2_md: str) -
             f"With the nudged phases in float64 the cosine does not move with r, from "
             f"r = {pf['r_min']:g} to {pf['r_max']:g}, on any seed: "
             + float64_per_seed(pf) + ". The study's rule (1 − cos varying by under a "
-            "hundredth of itself) cannot hold where no error is left, so it reads these "
-            "seeds as mixed."))
+            "hundredth of itself) cannot hold where no error is left: such a seed reads as "
+            "not flat, and the outcome as mixed."))
         + " " + guard(o, "richardson_worse", "yes",
                       f"A higher-order stencil does not help in float32{anyseed} "
                       f"({fmt(pf['richardson32'])} at r = {rj:g}"
