@@ -1,5 +1,5 @@
 """Rule paper_numbers: summary tables → paper/numbers.tex (one macro per number) and
-paper/statements.tex (each statement's words for its finding)."""
+paper/findings.tex (the findings' outcomes and values, for ms.tex's guarded sentences)."""
 import sys
 
 sys.path.insert(0, f"{snakemake.scriptdir}/../src")
@@ -10,7 +10,7 @@ with snakemake_job(snakemake):
 
     i = snakemake.input
     write_numbers(snakemake.params.config, i.info, i.runs, i.nulls, i.findings,
-                  snakemake.output.numbers, snakemake.output.statements,
+                  snakemake.output.numbers, snakemake.output.findings,
                   reproduction_csv=i.get("reproduction"), gaps_csv=i.get("gaps"),
                   ep_by_seed_csv=i.get("ep"), primer_json=i.primer,
                   ep_question_json=i.get("ep_question"), claims_json=i.get("claims"),

@@ -1,6 +1,6 @@
 """The paper's words as a reader reads them, without TeX: paper/ms.tex's macros beside
 numbers.tex's numbers (``\\freshnull`` …) expanded with its flags and macros, and a
-statement's TeX words for a finding (``said``: reporting.render.statement). A small
+verdict's words on the pages for a finding (``said``). A small
 expander of the TeX those definitions use:
 ``\\newcommand`` with arguments, ``\\if<flag> … \\else … \\fi`` of numbers.tex's
 ``\\newif`` flags, groups; any other command is left as written (``\\texttt{x}``), the
@@ -139,7 +139,7 @@ def words(name: str, macros: dict, flags: dict) -> str:
 
 
 def said(found: dict[str, dict]) -> dict[str, str]:
-    """Verdict name (``<statement>verdict``) → the statement's words in the paper
-    (statements.tex) for these findings."""
-    return {name: render.statement(name.removesuffix("verdict"), f, "tex")
-            for name, f in found.items()}
+    """Verdict name (``<name>verdict``) → its words on the pages for these findings
+    (analysis/verdicts/<name>.md.j2: the sentence of record, or the plain facts)."""
+    words = render.environment().globals["verdict"]
+    return {name: words(name.removesuffix("verdict"), f) for name, f in found.items()}

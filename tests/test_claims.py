@@ -528,6 +528,18 @@ def test_the_papers_value_and_zero_are_placed_against_the_interval():
     assert v["paper_vs_t"] == "below"
 
 
+def test_the_sizes_are_said_to_reproduce_less_often_only_when_they_do():
+    """magnitude's vs_directions (the sentence the paper guards): the share of the
+    paper's values inside our t-interval against the share of claims that hold."""
+    given = [{"verdict_set": True, "paper_vs_t": p, "paper_vs_pred": "inside",
+              "paper_vs": "inside"} for p in ("inside", "below", "below", "above")]
+    half = {"claims": 4, "holds": 2}
+    assert claims.magnitude(given, half)["vs_directions"] == "less_often"  # 1/4 < 2/4
+    assert claims.magnitude(given, {"claims": 4, "holds": 1})["vs_directions"] == "as_often"
+    assert claims.magnitude([], half)["vs_directions"] == "none_given"
+    assert claims.magnitude(given, half)["inside_t"] == 1
+
+
 def test_a_bootstrap_interval_covers_less_than_it_says_at_a_few_seeds():
     """The simulation the page reports (small here): at 3 normal seeds a 95 % BCa
     interval of the mean covers well under 95 %, the t-interval about 95 %."""

@@ -189,7 +189,7 @@ def test_a_template_is_part_of_the_code_of_the_steps_that_name_it_only():
     assert "studies/ep_question/ep_question.md.j2" not in code.report_files("claims_tables")
     assert "studies/ep_question/ep_question.md.j2" in code.report_files("ep_question")
     assert "reporting/templates/markdown.j2" in code.report_files("claims_tables")  # imported
-    assert "analysis/verdicts/goal.j2" in code.report_files("paper_numbers")
+    assert "analysis/verdicts/goal.md.j2" in code.report_files("reproduction_notes")
     assert "effects/log_ratio.md.j2" in code.report_files("claims_tables")  # a plugin's
     read = {f for step in code.report_steps() for f in code.report_files(step)}
     unread = sorted(set(code._template_files()) - read)

@@ -130,7 +130,7 @@ def test_a_statement_of_a_new_kind_touches_only_its_module_and_its_words(tmp_pat
     assert differences(cmp) == ["effects/ratio.md.j2", "effects/ratio.py"]
 
 
-# ---- a verdict of a new kind: its module and its statement template beside it, nothing else
+# ---- a verdict of a new kind: its module and its words beside it, nothing else
 VERDICT = '''"""A verdict of a new kind, for the test: is the stated recipe's worst number within
 three tolerances? Rule: a screen."""
 
@@ -151,17 +151,15 @@ VERDICT = Verdict(name="worstgap", reads="study", outcomes=("near", "far", "miss
                           "then": {"required": ["worst"],
                                    "properties": {"worst": {"type": "number"}}}})
 '''
-STATEMENT = '''{% macro words(f) %}
-{% if f is none %}
-{% elif f.outcome in ("near", "far", "missing") %}
-{% if f.outcome == "missing" %}The stated recipe was not compared.{% else %}
-The stated recipe's worst number is {{ f.worst|n(".1f") }} tolerances off:
-{{ "near" if f.outcome == "near" else "far" }} the paper.{% endif %}
-{% else %}{{ f["an outcome this statement has no words for: " ~ f.outcome] }}{% endif %}
+VERDICT_WORDS = '''{% from "markdown.j2" import facts %}
+{% macro words(f) %}
+{% if f.outcome == "near" %}
+The stated recipe's worst number is {{ f.worst|num(1) }} tolerances off: near the paper.
+{% else %}{{ facts("worstgap", f) }}{% endif %}
 {% endmacro %}
 '''
 # what step findings, step reproduction_notes and step paper_numbers do with a study:
-# the verdicts judged into findings.json, listed on the notes page, set in statements.tex
+# the verdicts judged into findings.json, listed on the notes page, set in findings.tex
 VERDICT_SCRIPT = '''
 import json, sys
 from pathlib import Path
@@ -177,22 +175,23 @@ record = findings.read(out / "findings.json")
 study = {n: record["verdicts"][n + "verdict"] for n in registry.of("study")}
 (out / "notes.md").write_text(render.macro("notes_sections.md.j2", "verdicts_md")(study))
 cfg = {"ep_stack": {"pretrain": {"precision": "float32"}}}
-found = paper.statement_findings(cfg, record["verdicts"])
-(out / "statements.tex").write_text(paper.statements_tex(found, "test"))
+found = paper.paper_findings(cfg, record["verdicts"])
+(out / "findings.tex").write_text(paper.findings_tex(found, "test"))
 '''
 
 
-def test_a_verdict_of_a_new_kind_touches_only_its_module_and_its_statement(tmp_path):
+def test_a_verdict_of_a_new_kind_touches_only_its_module_and_its_words(tmp_path):
     """A verdict the project does not have, added in a temporary copy of the package by
     writing only its module (analysis/verdicts/<name>.py: what it reads, its outcomes and
-    fields, its rule, its finding) and its statement template: judged into findings.json
-    (and checked there), listed on the notes page and set in the paper's statements.tex
-    in the same words, with no other file of the package touched."""
+    fields, its rule, its finding) and its words (<name>.md.j2): judged into findings.json
+    (and checked there), listed on the notes page and its outcome and value set in the
+    paper's findings.tex for a guarded sentence, with no other file of the package
+    touched."""
     copy = tmp_path / "src" / "credit_assign"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (copy / "analysis" / "verdicts" / "worstgap.py").write_text(VERDICT, encoding="utf-8")
-    statement = copy / "analysis" / "verdicts" / "worstgap.j2"
-    statement.write_text(STATEMENT, encoding="utf-8")
+    words = copy / "analysis" / "verdicts" / "worstgap.md.j2"
+    words.write_text(VERDICT_WORDS, encoding="utf-8")
     out = tmp_path / "out"
     out.mkdir()
     from conftest import DISAGREE, KINDS, hand_gaps  # a gap map by hand
@@ -209,10 +208,10 @@ def test_a_verdict_of_a_new_kind_touches_only_its_module_and_its_statement(tmp_p
     # the page: its words in the verdicts' list
     words = "The stated recipe's worst number is 3.0 tolerances off: near the paper."
     assert f"- {words}" in (out / "notes.md").read_text()
-    # the paper's TeX: \statement{worstgap} is defined, in the same words
-    tex = (out / "statements.tex").read_text()
-    assert "\\csname statement:worstgap\\endcsname{The stated recipe's worst number is " \
-           "$3.0$ tolerances off: near the paper.}" in tex
+    # the paper's TeX: its outcome for \findingguard and its value for \fv
+    tex = (out / "findings.tex").read_text()
+    assert "\\csname finding:worstgap\\endcsname{near}" in tex
+    assert "\\csname value:worstgap/worst\\endcsname{$3$}" in tex
 
     cmp = filecmp.dircmp(PACKAGE, copy, ignore=["__pycache__"])
 
@@ -223,5 +222,5 @@ def test_a_verdict_of_a_new_kind_touches_only_its_module_and_its_statement(tmp_p
         return sorted(found)
 
     # one folder: the verdict's module and its words side by side
-    assert differences(cmp) == ["analysis/verdicts/worstgap.j2",
+    assert differences(cmp) == ["analysis/verdicts/worstgap.md.j2",
                                 "analysis/verdicts/worstgap.py"]

@@ -81,12 +81,12 @@ def test_numbers_follow_the_tables_and_flags_follow_the_config():
     assert macros["deepcosFrozen"] == "n/a"
     sections = ("hasreference", "hasvariants", "hasmeasured", "hasfa", "hasep", "hasprobes")
     assert {k: flags[k] for k in sections} == dict.fromkeys(sections, False)
-    # without the variant study and EP, their statements are not taken: no words
-    found = paper.statement_findings(cfg, verdicts.judge())
-    assert set(found) == set(render.statement_names()) and not any(found.values())
-    assert not flags["hasepquestion"]
-    tex = paper.statements_tex(found, "test")
-    assert "\\csname statement:headline\\endcsname{}" in tex
+    # without the variant study and claims, their findings are not taken: nothing to guard
+    found = paper.paper_findings(cfg, verdicts.judge())
+    assert set(found) == {*verdicts.registry(), "ranking", "sizes"}
+    assert not any(found.values()) and not flags["hasepquestion"]
+    tex = paper.findings_tex(found, "test")
+    assert "\\expandafter\\def" not in tex
     tex = paper.numbers_tex(macros, flags, "test")
     assert "\\newcommand{\\accBpZero}{$0.590 \\pm 0.014$}" in tex
     assert "\\hasfafalse" in tex
@@ -124,46 +124,42 @@ def test_the_papers_winner_is_the_rankings_best_open_variant():
     assert by_count["bestVariant"] == "many" and by_sum["bestVariant"] == "close"
     assert by_count["bestDeparts"] == "off" and by_count["nOpen"] == "2"
     assert by_count["bestVariantWithin"] == "$3$ of $4$"
-    curse = verdicts.judge(gaps)["curseverdict"]
-    assert "not estimated" in said({"curseverdict": curse})["curseverdict"]
+    curse = verdicts.judge(gaps)["curseverdict"]  # one seed: nothing to hold out
+    assert said({"curseverdict": curse})["curseverdict"].startswith("`curse`: missing")
 
 
 def test_the_norm_spread_sentence_comes_from_the_recipes_own_runs():
     """The discussion's "recipe choices move the norm by ..." is computed: the largest
-    recipe mean over the smallest, each named; with one recipe it says it is not
-    measured."""
-    import pandas as pd
-
-
+    recipe mean over the smallest, each named, as findings.tex's values; with one recipe
+    it is missing."""
     own = pd.DataFrame({"recipe": ["default", "const_lr3e3", "dfa_no_aug"],
                         "ours_mean": [7.0e5, 7.3e7, 2.0e5]})
     found = normspread_verdict.from_rows(own)
     assert found["factor"] == pytest.approx(365) and found["low"]["recipe"] == "dfa_no_aug"
-    text = norm_spread(own)
-    assert "factor of $365$" in text
-    esc = render.tex_escape
-    assert text.index(esc("dfa_no_aug")) < text.index(esc("const_lr3e3"))
-    assert "not measured" in norm_spread(own.iloc[:1])
+    assert found["overlap"] == "unknown"  # no per-seed gaps
+    tex = paper.findings_tex({"normspread": found}, "test")
+    assert "value:normspread/factor\\endcsname{$365$}" in tex
+    assert "value:normspread/low/recipe\\endcsname{dfa{\\ttfamily\\char95}no" in tex
+    assert "finding:normspread\\endcsname{measured}" in tex
+    assert normspread_verdict.from_rows(own.iloc[:1])["outcome"] == "missing"
 
 
 def norm_spread(own) -> str:
     return said({"normspreadverdict": normspread_verdict.from_rows(own)})["normspreadverdict"]
 
 
-def test_a_verdict_outcome_or_field_the_paper_has_no_words_for_stops_the_render():
-    """An outcome a statement has no words for, a statement without a template, a finding
-    without a field its words read, or a statement left without a finding stops the
-    render by name."""
+def test_an_outcome_the_words_were_not_written_for_gets_the_plain_facts():
+    """A verdict's words on the pages are written for the outcome of record; another
+    outcome (a partial study, a test's config) gets its plain facts, never a sentence
+    written for an outcome that did not happen; a verdict without words is named."""
     import jinja2
 
-    with pytest.raises(jinja2.UndefinedError, match="no words for: maybe"):
-        render.statement("headline", {"outcome": "maybe"}, "tex")
-    with pytest.raises(KeyError, match="no statement 'foo'.*headline"):
-        render.statement("foo", {"outcome": "x"}, "md")
-    with pytest.raises(jinja2.UndefinedError, match="'departs'"):
-        render.statement("headline", {"outcome": "within", "columns": []}, "tex")
-    with pytest.raises(KeyError, match="goal"):
-        paper.statements_tex({"headline": None}, "test")
+    closest = {"recipe": "const_lr", "kind": "departs", "gap": -1.5}
+    text = said({"headlineverdict": {"outcome": "none", "closest": closest}})
+    assert text["headlineverdict"].startswith("`headline`: none (closest: {")
+    assert "hypothesis" not in text["headlineverdict"]
+    with pytest.raises(jinja2.TemplateNotFound, match="verdicts/foo.md.j2"):
+        said({"fooverdict": {"outcome": "x"}})
 
 
 def test_the_paper_cites_claims_by_id_and_every_id_is_a_claim():
@@ -185,9 +181,8 @@ def test_the_paper_cites_claims_by_id_and_every_id_is_a_claim():
 def test_each_verdicts_outcomes_are_declared_once_in_its_module():
     """Every verdict's outcomes are its module's (analysis/verdicts/<name>.py); the
     findings the analysis writes are checked against them (the goal's, EP's: an unknown
-    outcome is refused by name); each statement's template has words for every one of
-    them; no module of the package lists an outcome set again and the result schema
-    lists none."""
+    outcome is refused by name); no module of the package lists an outcome set again
+    and the result schema lists none."""
     from credit_assign.infra.results import ResultError
 
     outcomes = {name: v.outcomes for name, v in verdicts.registry().items()}
@@ -199,10 +194,6 @@ def test_each_verdicts_outcomes_are_declared_once_in_its_module():
         verdicts.check("goal", {**found, "outcome": "maybe"}, "x.json")
     with pytest.raises(ResultError, match="fooverdict is no verdict"):
         verdicts.check_all({"fooverdict": {"outcome": "x"}})
-    for stem, kinds in outcomes.items():
-        words = render.statement_path(stem).read_text()
-        unworded = [o for o in kinds if f'"{o}"' not in words]
-        assert not unworded, f"statement {stem} has no words for {unworded}"
     modules = ROOT / "src" / "credit_assign" / "analysis" / "verdicts"
     sources = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8")
                for p in (ROOT / "src" / "credit_assign").rglob("*.py")}
@@ -226,24 +217,6 @@ def test_each_verdicts_outcomes_are_declared_once_in_its_module():
     assert not listed, f"the result schema lists a verdict's outcomes: {listed}"
 
 
-def test_every_statement_is_cited_by_the_paper_and_renders_in_both_formats():
-    """Each statement's template (render.statement_names) is cited by ms.tex (\\statement{name}),
-    ms.tex cites no statement that has none, and no verdict macro of the old kind is
-    left; its words, rendered to TeX and to Markdown, are the same words."""
-    tex = (ROOT / "paper" / "ms.tex").read_text()
-    cited = set(re.findall(r"\\statement\{([a-z_]+)\}", tex))
-    assert cited == set(render.statement_names())
-    assert not re.search(r"\\newcommand\{\\[a-z]+verdict\}", tex)
-    rows = pd.DataFrame({"recipe": ["default", "const_lr"], "kind": ["stated", "departs"],
-                         "gap": [-2.8, -0.5]})
-    found = headline_verdict.from_rows(rows)
-    md = render.statement("headline", found, "md")
-    typeset = render.statement("headline", found, "tex")
-    assert md.replace("`", "").replace("−", "-") == (
-        typeset.replace("\\texttt{", "").replace("{\\ttfamily\\char95}", "_")
-        .replace("}", "").replace("$", ""))
-
-
 def test_the_headline_sentences_follow_the_numbers():
     """The discussion's hypothesis sentence only where some column is within tolerance on
     the headline norm; an inherited headline value says it is the stated recipe's."""
@@ -258,14 +231,16 @@ def test_the_headline_sentences_follow_the_numbers():
     assert found["outcome"] == "within" and found["departs"]
     assert [c["recipe"] for c in found["columns"]] == ["const_lr"]
     assert "Within tolerance of the paper's headline norm" in headline(rows)
-    assert "a departing column among them" in headline(rows)
+    assert "A departing column among them" in headline(rows)
+    assert "(departs, gap -0.5)" in headline(rows)
+    tex = paper.findings_tex({"headline": found}, "test")
+    assert "\\texttt{const{\\ttfamily\\char95}lr} (departs, gap $-0.5$)" in tex
+    assert "finding:headline/departs\\endcsname{true}" in tex
     opened = rows.assign(kind=["stated", "open", "stated+measurement"])
-    assert "departing" not in headline(opened)
-    assert "departs, gap $-0.5$" in headline(rows)
+    assert headline(opened).startswith("`headline`: within")  # not the words of record
     far = rows.assign(gap=[-2.8, -1.5, -1.2])
     assert headline_verdict.from_rows(far)["outcome"] == "none"
-    text = headline(far)
-    assert "stays open" in text and "hypothesis" not in text and "$-1.2$" in text
+    assert headline(far).startswith("`headline`: none")
     gaps = hand_gaps(DISAGREE, KINDS).assign(ours_mean=1.0, ours_n=3)
     row = gaps[gaps.recipe == "many"].index[0]
     gaps.loc[row, ["method", "lam", "metric", "inherited"]] = ["dfa", 0.0, "h_L_norm_median",
@@ -277,32 +252,33 @@ def test_the_headline_sentences_follow_the_numbers():
 
 @pytest.mark.parametrize("study", [
     None, {"exclude_unverified": False},
-    {"ranking": {"primary": "clipped_gap_sum", "tiebreak": "none", "clip": 2.5}},
-    {"ranking": {"primary": "clipped_gap_sum", "tiebreak": "within_count"}},
-    {"ranking": {"primary": "within_count", "tiebreak": "within_count"}}])
-def test_the_papers_ranking_words_are_the_pages(study):
-    """The statement ranking, in TeX and in Markdown, for every key as primary and as
-    tiebreak: the same words; a key it has no words for stops the render."""
-    import jinja2
-
+    {"ranking": {"primary": "clipped_gap_sum", "tiebreak": "none", "clip": 2.5}}])
+def test_the_ranking_is_worded_for_the_settings_of_record_and_given_as_data_else(study):
+    """The pages' ranking in words (holdout.md.j2's ranking) for the settings of record;
+    other settings as data; the paper's guards name the settings it words."""
     settings = variant_study.ranking_settings(study)
-    tex = render.statement("ranking", settings, "tex")
-    for typeset, plain in (("$\\Sigma$", "Σ"), ("{\\ttfamily\\char124}", "|"), ("$", "")):
-        tex = tex.replace(typeset, plain)
-    assert tex == render.statement("ranking", settings, "md")
-    if study and study.get("ranking", {}).get("primary") == "clipped_gap_sum":
-        assert "Σ min(|gap|" in tex
-    bad = {**settings, "ranking": {**settings["ranking"], "tiebreak": "speed"}}
-    with pytest.raises(jinja2.UndefinedError, match="no words for: speed"):
-        render.statement("ranking", bad, "md")
+    text = render.macro("holdout.md.j2", "ranking")(settings)
+    found = paper.paper_findings({"study": study}, {"x": {}})["ranking"]
+    tex = paper.findings_tex({"ranking": found}, "test")
+    if study is None:
+        assert text.startswith("by the number of paper numbers within tolerance")
+        assert "Σ min(|gap|, 5)" in text
+        assert "finding:ranking/primary\\endcsname{within_count}" in tex
+        assert "finding:ranking/exclude_unverified\\endcsname{true}" in tex
+    else:
+        assert text.startswith("as `study.ranking` says (")
 
 
 def test_the_norm_spread_sentence_says_when_seeds_overlap():
     own = pd.DataFrame({"recipe": ["default", "dfa_no_aug"], "ours_mean": [5.8e5, 2.2e5],
                         "gap_seed": ['{"1": -2.7, "2": -3.4}', '{"1": -3.8, "2": -3.1}']})
-    assert "which overlap" in norm_spread(own)
+    found = normspread_verdict.from_rows(own)
+    assert (found["overlap"], found["low"]["gap_min"], found["high"]["gap_max"]) == (
+        "yes", -3.8, -2.7)
+    assert "These overlap" in norm_spread(own)
     apart = own.assign(gap_seed=['{"1": -1.0, "2": -1.2}', '{"1": -3.8, "2": -3.1}'])
-    assert "do not overlap" in norm_spread(apart)
+    assert normspread_verdict.from_rows(apart)["overlap"] == "no"
+    assert norm_spread(apart).startswith("`normspread`: measured")
 
 
 # ---- numbers.tex keeps its values across refactors -----------------------------------
@@ -467,110 +443,49 @@ def test_every_flag_of_numbers_tex_is_read_by_the_paper():
 HOSTILE = r"a_b%c\d{e}f#g^h~i&j$k"  # every character TeX reads as markup
 
 
-def _statement_cases(h: str) -> dict[str, list]:
-    """Every statement with every outcome, ``h`` in every field a name or seed can fill."""
-    col = {"recipe": h, "kind": h, "gap": -0.53}
-    result = {"goal": 20, "recipe": h, "kind": h, "within": 13, "compared": 25,
-              "within_all": 14, "compared_all": 26, "candidates": 45, "reached": False,
-              "held_out_within": 11.3, "held_out_compared": 23.0, "held_out_seeds": 3}
-    side = {"recipe": h, "mean": 12.3, "seed_gaps": [-1.0, 2.0]}
-    counts = {"holds": 11, "claims": 14, "contradicted": 2, "undecided": 1}
-    return {
-        "headline": [{"outcome": "within", "columns": [col, col], "departs": True},
-                     {"outcome": "none", "closest": col}, {"outcome": "missing"}],
-        "goal": [{"outcome": "not_set", "result": None},
-                 {"outcome": "reached", "result": result},
-                 {"outcome": "not_reached", "result": result}],
-        "curse": [{"outcome": "estimated", "kind": h, "held_out": 3, "drop": 0.3,
-                   "typical": -0.2, "extra": 0.5}, {"outcome": "missing", "kind": h}],
-        "normspread": [{"outcome": "measured", "factor": 3.2, "low": side, "high": side,
-                        "not_finite": [h]}, {"outcome": "missing", "not_finite": [h]}],
-        "ep_reference": [{}],
-        "claims_size": [{"counts": {"verdict_claims": counts},
-                         "magnitude": {"given": g, "inside_t": 2, "above_t": 1, "below_t": 5,
-                                       "inside_pred": 3}} for g in (8, 0)],
-        "ranking": [{"ranking": {"primary": p, "tiebreak": t, "clip": 5},
-                     "exclude_unverified": True}
-                    for p, t in (("within_count", "clipped_gap_sum"),
-                                 ("clipped_gap_sum", "none"))]}
-
-
-def test_a_findings_text_reaches_tex_escaped_once_in_every_statement():
-    """Every statement, every outcome: a name or seed holding every character TeX reads
-    as markup is set exactly as tex_escape sets it (never raw, never twice): the words
-    with it are the words with a plain placeholder, the placeholder replaced; in
-    Markdown it is written as it is. Every statement is exercised."""
+def test_a_findings_text_reaches_tex_escaped_once_and_never_as_a_guard():
+    """A name from a config or a result holding every character TeX reads as markup is
+    set in findings.tex exactly as tex_escape sets it (never raw); only a plain word can
+    be an outcome a guard compares."""
     from credit_assign.reporting.tex_chars import tex_escape
 
-    plain = "PLACEHOLDER"
-    hostile, placeholder = _statement_cases(HOSTILE), _statement_cases(plain)
-    assert set(hostile) == set(render.statement_names())
-    for name in hostile:
-        for bad, good in zip(hostile[name], placeholder[name], strict=True):
-            for fmt, written in (("tex", tex_escape(HOSTILE)), ("md", HOSTILE)):
-                words = render.statement(name, bad, fmt)
-                assert words.replace(written, plain) == render.statement(name, good, fmt), (
-                    name, fmt, words)
-            assert HOSTILE not in render.statement(name, bad, "tex") or name == "ranking"
+    col = {"recipe": HOSTILE, "kind": HOSTILE, "gap": -0.53}
+    tex = paper.findings_tex({"headline": {"outcome": "within", "columns": [col],
+                                           "departs": False},
+                              "goal": {"outcome": "not_reached",
+                                       "result": {"recipe": HOSTILE, "within": 3}}}, "test")
+    assert HOSTILE not in tex
+    assert f"value:goal/result/recipe\\endcsname{{{tex_escape(HOSTILE)}}}" in tex
+    assert f"\\texttt{{{tex_escape(HOSTILE)}}} ({tex_escape(HOSTILE)}, gap" in tex
+    assert "finding:goal/result/recipe" not in tex
+    assert "finding:goal\\endcsname{not_reached}" in tex
 
 
-def test_a_statement_template_can_use_no_filter_that_would_set_text_raw():
-    """The statements' environments hold only their own filters and built-ins that
-    return numbers or lists (Jinja's escaping and text filters — e, safe, tojson,
-    format, join, replace — would set a finding's text raw or escape it twice in TeX);
-    a template joins text with ~ only inside the lookup that names what it has no words
-    for."""
-    import jinja2
-
-    for fmt in ("md", "tex"):
-        env = render.statement_environment(fmt)
-        assert set(env.filters) == {*render.STATEMENT_BUILTINS, "n", "gap", "norm", "seeds",
-                                    "code"}
-        with pytest.raises(jinja2.TemplateAssertionError, match="safe"):
-            env.from_string("{{ v|safe }}")
-    for name in render.statement_names():
-        text = render.statement_path(name).read_text()
-        # without comments, the lookups that name what has no words (f["..." ~ x]) and
-        # string literals (a TeX cross-reference's ~)
-        code = re.sub(r'\{#.*?#\}|\["[^\]]*\]', "", text, flags=re.S)
-        code = re.sub(r'"[^"\n]*"', "", code)
-        assert "~" not in code, f"statement {name} joins text with ~"
-
-
-def test_a_statements_outcome_is_the_key_a_hand_written_sentence_guards():
-    """ms.tex's \\findingguard{name}{key}: a verdict's outcome, the EP question's verdict
-    and reason; none for a finding without an outcome (the ranking's settings)."""
-    assert paper.outcome_key({"outcome": "not_reached", "result": {}}) == "not_reached"
+def test_the_ep_questions_verdict_is_the_key_its_sentence_guards():
+    """ms.tex's \\findingguard{ep_question}{...}: the EP question's verdict and reason;
+    findings.tex holds it beside the verdicts', and a finding given twice is refused."""
     assert paper.outcome_key({"verdict": {"verdict": "undecided", "reason": "straddles"},
                               "claim": {}}) == "undecided_straddles"
     assert paper.outcome_key({"verdict": {"verdict": "holds", "reason": None}}) == "holds"
-    assert paper.outcome_key({"ranking": {}}) is None and paper.outcome_key(None) is None
-
-
-def test_a_finding_without_a_statement_still_gives_its_outcome_to_the_guards():
-    """The EP question's verdict is written by hand in ms.tex, with no statement:
-    statements.tex still holds its outcome for \findingguard, and a finding given both
-    as a statement's and as an outcome is refused."""
-    found = {name: None for name in render.statement_names()}
+    assert paper.outcome_key(None) is None
     question = {"verdict": {"verdict": "undecided", "reason": "straddles"}, "claim": {}}
-    tex = paper.statements_tex(found, "test", {"ep_question": question})
+    tex = paper.findings_tex({"goal": None}, "test", {"ep_question": question})
     assert "\\csname finding:ep_question\\endcsname{undecided_straddles}" in tex
-    assert "statement:ep_question" not in tex
     with pytest.raises(KeyError, match="given again as an outcome: goal"):
-        paper.statements_tex(found, "test", {"goal": {"outcome": "reached"}})
+        paper.findings_tex({"goal": None}, "test", {"goal": {"outcome": "reached"}})
 
 
 @needs_tex
-def test_a_hand_written_sentence_whose_statement_flipped_stops_the_build(tmp_path):
-    """statements.tex holds each statement's outcome: a sentence of ms.tex guarded with
-    another stops the build at its line."""
-    found = {name: None for name in render.statement_names()}
-    found["goal"] = variant_study.goal_finding(None)  # not_set
-    (tmp_path / "statements.tex").write_text(paper.statements_tex(found, "test"))
+def test_a_hand_written_sentence_whose_finding_flipped_stops_the_build(tmp_path):
+    """findings.tex holds each finding's outcome and words: a sentence of ms.tex guarded
+    with another stops the build at its line, and so does a value it does not hold."""
+    found = {"goal": variant_study.goal_finding(None),  # not_set
+             "curse": {"outcome": "estimated", "held_out": 3, "inflation": "not_detected"}}
+    (tmp_path / "findings.tex").write_text(paper.findings_tex(found, "test"))
 
     def doc(sentence):
         (tmp_path / "doc.tex").write_text(
-            "\\documentclass{article}\n\\input{statements.tex}\n\\begin{document}\n"
+            "\\documentclass{article}\n\\input{findings.tex}\n\\begin{document}\n"
             f"Text.\n{sentence}\n\\end{{document}}\n")
         return tmp_path / "doc.tex"
 
@@ -578,3 +493,10 @@ def test_a_hand_written_sentence_whose_statement_flipped_stops_the_build(tmp_pat
     with pytest.raises(RuntimeError, match=r"doc.tex line 5: guard: says goal reached, "
                                            r"findings say not_set"):
         tex_build.build_pdf(doc(r"Reached\findingguard{goal}{reached}."), tmp_path / "b.pdf")
+    tex_build.build_pdf(doc(r"Over \fv{curse}{held_out} seeds, none"
+                            r"\findingguard{curse/inflation}{not_detected}."), tmp_path / "c.pdf")
+    with pytest.raises(RuntimeError, match=r"line 5: guard: says curse/inflation detected"):
+        tex_build.build_pdf(doc(r"Inflated\findingguard{curse/inflation}{detected}."),
+                            tmp_path / "d.pdf")
+    with pytest.raises(RuntimeError, match=r"line 5: findings.tex holds no value drop of curse"):
+        tex_build.build_pdf(doc(r"By \fv{curse}{drop}."), tmp_path / "e.pdf")

@@ -214,36 +214,48 @@ def test_readme_is_a_front_door_a_person_reads():
 
 def test_every_guarded_sentence_of_the_paper_matches_the_published_findings():
     """Each outcome ms.tex's prose asserts (``\\claimguard{claim}{verdict}``,
-    ``\\doseguard{part}{verdict}``, ``\\findingguard{statement}{outcome}``,
-    ``\\eptwoguard{finding}{outcome}``) is the one
-    the published findings hold (TeX stops the build on a mismatch: test_dose_tex; this
-    says it without TeX, naming the line)."""
+    ``\\doseguard{part}{verdict}``, ``\\findingguard{name}{outcome}`` or
+    ``{name/field}{word}``, ``\\eptwoguard{finding}{outcome}``) is the one
+    the published findings hold, and every value it quotes (``\\fv{name}{field}``) is
+    one they have (TeX stops the build on a mismatch: test_dose_tex; this says it
+    without TeX, naming the line)."""
     import json
+
+    import yaml
 
     claims = json.loads((ROOT / "docs" / "findings.json").read_text())["claims"]
     verdicts = {("claim", v["claim"]): v["verdict"] for v in claims["claim_verdicts"]
                 if v["verdict_set"]}
     dose = json.loads((ROOT / "docs" / "dose_findings.json").read_text())
     verdicts |= {("dose", v["id"]): v["verdict"] for v in dose["verdicts"]}
-    from credit_assign.reporting.paper import outcome_key
+    from credit_assign.reporting import paper
 
     published = json.loads((ROOT / "docs" / "findings.json").read_text())
-    verdicts |= {("finding", name.removesuffix("verdict")): outcome_key(f)
-                 for name, f in published["study"]["verdicts"].items()}
-    verdicts[("finding", "ep_question")] = outcome_key(published["ep_question"])
+    study = yaml.safe_load((ROOT / "config" / "variants.yaml").read_text()).get("study")
+    found = paper.paper_findings({"study": study}, published["study"]["verdicts"], claims)
+    tex = paper.findings_tex(found, "test", {"ep_question": published["ep_question"]})
+    verdicts |= {("finding", k): v for k, v in
+                 re.findall(r"csname finding:([^\\]+)\\endcsname\{([^}]*)\}", tex)}
+    values = set(re.findall(r"csname value:([^\\]+)\\endcsname", tex))
     ep = published["ep_question"]  # EP's two questions: ep2.tex writes _ as -
     verdicts |= {("eptwo", k): v.replace("_", "-") for section in ("precision", "question2")
                  for k, v in ep[section]["outcomes"].items()}
-    wrong, seen = [], 0
+    wrong, seen, quoted = [], 0, 0
     for n, line in enumerate((ROOT / "paper" / "ms.tex").read_text().splitlines(), 1):
         code = line.split("%")[0] if not line.lstrip().startswith("%") else ""
         for kind, part, says in re.findall(
-                r"\\(claim|dose|finding|eptwo)guard\{(\w+)\}\{([\w-]+)\}", code):
+                r"\\(claim|dose|finding|eptwo)guard\{([\w/]+)\}\{([\w-]+)\}", code):
             seen += 1
             if verdicts.get((kind, part)) != says:
                 wrong.append(f"ms.tex line {n}: says {part} {says}, the findings say "
                              f"{verdicts.get((kind, part))}")
-    assert seen >= 10 and wrong == [], wrong
+        for name, field in re.findall(r"\\fv\{([\w/]+)\}\{([\w/]+)\}", code):
+            quoted += 1
+            if f"{name}/{field}" not in values:
+                wrong.append(f"ms.tex line {n}: quotes {field} of {name}, the findings "
+                             f"have none")
+    assert seen >= 20 and quoted >= 30 and wrong == [], wrong
+    assert "\\statement{" not in (ROOT / "paper" / "ms.tex").read_text()
 
 
 def test_the_abstract_is_short_and_states_the_findings():
@@ -273,10 +285,4 @@ def test_a_study_rooms_template_and_the_shared_templates_never_share_a_name():
         for p in folder.glob("*.j2"):
             found.setdefault(p.name, []).append(str(p.relative_to(ROOT)))
     assert render.STUDY_FOLDERS, "no study room holds its page's template"
-    # a statement's template likewise: a verdict's beside its module, or the others'
-    statements: dict[str, list[str]] = {}
-    for folder in render.STATEMENT_FOLDERS:
-        for p in folder.glob("*.j2"):
-            statements.setdefault(p.name, []).append(str(p.relative_to(ROOT)))
-    assert not {n: f for n, f in statements.items() if len(f) > 1}
     assert not {n: f for n, f in found.items() if len(f) > 1}

@@ -468,13 +468,13 @@ def _paper_numbers(source: str) -> str:
     return paper.numbers_tex(macros, flags, "test")
 
 
-def _paper_statements() -> str:
-    """statements.tex without the variant study, EP or the EP question."""
+def _paper_findings() -> str:
+    """findings.tex without the variant study, claims, EP or the EP question."""
     from credit_assign.analysis.verdicts import judge
     from credit_assign.reporting import paper
 
     cfg = {"ep_stack": {"pretrain": {"precision": "float32"}}}
-    return paper.statements_tex(paper.statement_findings(cfg, judge()), "test")
+    return paper.findings_tex(paper.paper_findings(cfg, judge()), "test")
 
 
 def _tex_trees() -> list[str]:
@@ -511,7 +511,7 @@ def test_a_hostile_source_name_prints_as_written_and_reads_nothing_outside(tmp_p
         plt.close("all")
     (work / "ms.tex").write_text(tex)
     (work / "numbers.tex").write_text(_paper_numbers(name + "/ (image folder)"))
-    (work / "statements.tex").write_text(_paper_statements())
+    (work / "findings.tex").write_text(_paper_findings())
     from credit_assign.studies.claims.page import write_tex
 
     write_tex(None, ROOT / "config" / "history.yaml", work / "claims.tex", ROOT)

@@ -6,8 +6,8 @@ problem is named before anything is copied, so a refused publish leaves docs/ as
   map and figures, fig4 and the paper;
 - ``ep``: the EP stack probe's report, tables and figure (the paper config's corpora only);
 - ``ep_question``: the EP question judged (config/claims_ep.yaml): its page, findings,
-  tables and figure; and README's ep_question block, its answer (the statement
-  ep_question, templates/readme_ep_question.md.j2);
+  tables and figure; and README's ep_question block, its answer (written for
+  the verdict of record, templates/readme_ep_question.md.j2);
 - ``claims``: the claims page, its verdicts and findings, and its figure; and README's
   claims block, rewritten from the findings (templates/readme_claims.md.j2).
 

@@ -5,13 +5,12 @@
 
 rule paper_numbers:
     """Every number the manuscript states, as a TeX macro, from the summary tables, and
-    every statement's words for its finding (render.statement_path: a verdict's beside
-    its module, the others in templates/statements/)."""
+    the findings' outcomes and values its hand-written sentences assert and quote."""
     input:
         unpack(per_job.paper_number_inputs),
     output:
         numbers=paths.PAPER_NUMBERS,
-        statements=paths.PAPER_STATEMENTS,
+        findings=paths.PAPER_FINDINGS,
     log:
         paths.LOGS["paper_numbers"],
     conda:

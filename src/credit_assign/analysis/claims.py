@@ -386,8 +386,9 @@ def judged(spec: Spec, by_seed: list[dict]) -> dict:
     if spec["decision"].get("correction") == "holm":  # the rule of record is this one
         for v in verdicts:
             v["verdict"], v["reason"] = v["t_verdict"], v["t_reason"]
+    tally = counts(verdicts)
     return {"verdicts": verdicts, "by_seed": by_seed, "claim_verdicts": claim_verdicts(verdicts),
-            "counts": counts(verdicts),
+            "counts": tally,
             "sensitivity": {**SENSITIVITY, "confidence": spec["decision"]["confidence"],
                             "alpha": round(1 - spec["decision"]["confidence"], 12),
                             "same_as_record": spec["decision"].get("correction") == "holm",
@@ -396,7 +397,7 @@ def judged(spec: Spec, by_seed: list[dict]) -> dict:
                                           if v["verdict_set"] is pick)
                                 for name, pick in (("verdict", True), ("study", False))},
                             "changed": changed(verdicts)},
-            "magnitude": magnitude(verdicts)}
+            "magnitude": magnitude(verdicts, tally["verdict_claims"])}
 
 
 def changed(verdicts: list[dict]) -> list[dict]:
@@ -406,11 +407,20 @@ def changed(verdicts: list[dict]) -> list[dict]:
             for v in verdicts if v["verdict"] != v["t_verdict"]]
 
 
-def magnitude(verdicts: list[dict]) -> dict:
+def magnitude(verdicts: list[dict], claims: dict | None = None) -> dict:
     """On the verdict seeds: how many parts the paper gives a value for, and where it
-    lies against each interval (the verdicts judge directions; this, the paper's size)."""
+    lies against each interval (the verdicts judge directions; this, the paper's size);
+    ``vs_directions``: whether the paper's values fall inside our t-interval less often
+    than the claims (``claims``: counts' verdict_claims) hold as directions,
+    ``none_given`` where it gives none."""
     given = [v for v in verdicts if v["verdict_set"] and v["paper_vs_t"] is not None]
-    return {"given": len(given),
+    inside = sum(v["paper_vs_t"] == "inside" for v in given)
+    claims = claims or {}
+    vs_directions = ("none_given" if not given
+                     else "less_often" if claims.get("claims")
+                     and inside / len(given) < claims["holds"] / claims["claims"]
+                     else "as_often")
+    return {"given": len(given), "vs_directions": vs_directions,
             **{f"{k}_t": sum(v["paper_vs_t"] == k for v in given)
                for k in ("inside", "above", "below")},
             **{f"{k}_pred": sum(v["paper_vs_pred"] == k for v in given)

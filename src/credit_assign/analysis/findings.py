@@ -1,11 +1,11 @@
 """Findings, computed once, as data: an outcome and the numbers and seeds it rests on.
 Step ``findings`` writes them to ``results/<dataset>/<recipe>/summary/findings.json`` (validated
 against the package's result schema, kind ``findings``, when written and when read);
-the verdicts' words (one statement template each, beside its module, for the pages
-and the paper's statements.tex) and the reproduction notes (templates/notes.md.j2) are
-rendered from that file, never from a second computation.
+the verdicts' words (one template each, beside its module, for the pages; the paper's
+guards and values, paper/findings.tex) and the reproduction notes
+(templates/notes.md.j2) are rendered from that file, never from a second computation.
 
-``verdicts``: the variant study's, as ``<statement>verdict`` (none without the study):
+``verdicts``: the variant study's, as ``<name>verdict`` (none without the study):
 one module each in analysis/verdicts/, which declares its outcomes and fields, judged
 by analysis.verdicts.judge.
 ``nulls``: the fresh-B null at λ = 0 and at the penalty as data (null_summary; judged by

@@ -1,8 +1,8 @@
 """The recipe-variant study: which group each column of the gap map is ranked in, the
 study's ranking (config ``study``), its goal, and the winner's-curse check that holds
 one seed out. The words are studies/variants/variants.md.j2 (the curse check's:
-templates/holdout.md.j2) and the statements ranking, goal and curse
-(analysis/verdicts/<name>.j2, templates/statements/ranking.j2); the gap map itself is
+templates/holdout.md.j2) and the verdicts goal and curse
+(analysis/verdicts/<name>.py); the gap map itself is
 credit_assign.analysis.gap_table, the study's page studies.variants.page.
 """
 
@@ -244,12 +244,16 @@ def curse_finding(table: pd.DataFrame, kind: str = "open") -> dict:
     """What the hold-one-seed-out table says: the winner's fall from the seeds it was
     picked on to the held-out seed (``drop``), a typical recipe's of the kind
     (``typical``), and the winner's extra fall (``extra``), which estimates the
-    selection's inflation (none is claimed when it is not positive). Each is rounded as
+    selection's inflation (``inflation``: detected when positive). Each is rounded as
     printed, so a sign never rests on float noise (2.2e-16 is 0.00). Outcome
     ``missing`` without per-seed gaps."""
     if table.empty:
         return {"outcome": "missing", "kind": kind}
     drop = round(float((table.within_selected - table.within_held_out).mean()), 2)
     typical = round(float(table.mean_drop_of_kind.mean()), 2)
+    extra = round(drop - typical, 2)
     return {"outcome": "estimated", "kind": kind, "held_out": len(table), "drop": drop,
-            "typical": typical, "extra": round(drop - typical, 2)}
+            "typical": typical, "extra": extra,
+            # the same changes as the table's: held-out seed less the seeds ranked on
+            "winner_change": -drop, "typical_change": -typical,
+            "inflation": "detected" if extra > 0 else "not_detected"}

@@ -120,7 +120,7 @@ FIGURE = "paper/figures/{name}.{fmt}"
 PAPER_TEX = "paper/ms.tex"
 PAPER_NUMBERS = "paper/numbers.tex"
 PAPER_CLAIMS = "paper/claims.tex"
-PAPER_STATEMENTS = "paper/statements.tex"  # the statements' words (step paper_numbers)
+PAPER_FINDINGS = "paper/findings.tex"  # the findings' outcomes and values (step paper_numbers)
 # what make publish writes: one findings file, a section per published group
 # (infra.findings_file); never read by the workflow, but its first version in git is what the
 # claims page compares a rerun with (analysis.history.earlier_runs)

@@ -3,10 +3,10 @@
 ``paper/ms.tex`` types no result. Every number it states is a macro defined here (the
 runs, the nulls, the setup, the primer check) or in paper_study (the comparison with
 the paper, the variant study) and paper_ep (the EP probe), from a table the pipeline
-wrote. A sentence whose claim depends on the numbers is a statement: its finding (findings.json's
-verdicts, EP's, the EP question's, the ranking's settings) rendered by its template
-(render.statement) into paper/statements.tex, which ms.tex cites as
-``\\statement{<name>}``; numbers.tex holds no sentence. A
+wrote. A sentence whose claim depends on a finding is written by hand in ms.tex for the
+outcome of record and guarded: paper/findings.tex holds each finding's outcome
+(``\\findingguard{<name>}{<outcome>}`` stops the build where it flipped) and values
+(``\\fv{<name>}{<field>}``); numbers.tex holds no sentence. A
 number a config did not produce (FA in the quick config, say) is spelled "not run", and
 the section that needs it is switched off by a flag (``\\ifhasfa`` …).
 """
@@ -36,8 +36,10 @@ from credit_assign.reporting.paper_study import (
 )
 from credit_assign.reporting.render import (
     NOT_RUN,
+    tex_gap,
     tex_int,
     tex_lam,
+    tex_norm,
     tex_sci,
     tex_seeds,
     tex_tiny,
@@ -185,51 +187,79 @@ def numbers(cfg: dict, info: dict, runs: pd.DataFrame, nulls: pd.DataFrame,
     return macros, flags
 
 
-def statement_findings(cfg: dict, verdicts: dict, ep_question: dict | None = None,
-                       claims: dict | None = None) -> dict[str, dict | None]:
-    """Each statement the paper makes, by name, with its finding (None: not taken, and
-    the statement says nothing): findings.json's verdicts (``<name>verdict``: taken only
-    with the variant study), the EP question's reference (its words need no finding;
-    the question's verdict is written in ms.tex, guarded: statements_tex), the claims'
-    (their findings: ``claims_size``; the abstract states their counts in words of its
-    own) and the ranking's settings."""
-    has_study = bool(verdicts)
-    found = {name.removesuffix(registry.SUFFIX): f for name, f in verdicts.items()}
-    return {**dict.fromkeys(registry.of("study")), **found,
-            "ep_reference": {} if ep_question else None,
-            "claims_size": claims,
-            "ranking": variant_study.ranking_settings(cfg.get("study")) if has_study
-            else None}
+def paper_findings(cfg: dict, verdicts: dict, claims: dict | None = None
+                   ) -> dict[str, dict | None]:
+    """Each finding ms.tex's sentences assert, by name (None: not taken):
+    findings.json's verdicts (``<name>verdict``: taken only with the variant study), the
+    claims' sizes (``sizes``: analysis.claims.magnitude) and the ranking's settings
+    (``ranking``)."""
+    found: dict[str, dict | None] = dict.fromkeys(registry.of("study"))
+    found |= {name.removesuffix(registry.SUFFIX): f for name, f in verdicts.items()}
+    settings = variant_study.ranking_settings(cfg.get("study")) if verdicts else None
+    found["ranking"] = settings and {**settings["ranking"],
+                                     "exclude_unverified": settings["exclude_unverified"]}
+    found["sizes"] = claims["magnitude"] if claims else None
+    return found
 
 
-def statements_tex(found: dict[str, dict | None], source: str,
-                   outcomes: dict[str, dict | None] | None = None) -> str:
-    """paper/statements.tex: every statement's words for its finding (None: not taken),
-    each as ``\\statement{<name>}`` reads it (templates/statements.tex.j2), and the
-    outcome of each finding that has one, for ``\\findingguard`` — ``outcomes``: those
-    whose sentence ms.tex writes by hand, with no statement (the EP question's). A
-    statement without a finding here, or a finding without a statement, stops the
-    render."""
-    if missing := sorted(set(render.statement_names()) ^ set(found)):
-        raise KeyError(f"statements without a finding or findings without a statement "
-                       f"template: {', '.join(missing)}")
-    outcomes = outcomes or {}
-    if both := sorted(set(found) & set(outcomes)):
-        raise KeyError(f"a statement's finding given again as an outcome: {', '.join(both)}")
-    texts = {name: render.statement(name, f, "tex") for name, f in sorted(found.items())}
-    guards = {name: key for name, f in sorted({**found, **outcomes}.items())
-              if (key := outcome_key(f))}
-    return render.macro("statements.tex.j2", "file")(source, texts, guards)
+GUARDABLE = re.compile(r"[A-Za-z0-9_+-]+")  # a string a guard can compare
+
+
+def tex_number(x: float) -> str:
+    """A finding's number in TeX: three significant figures, a power of ten outside
+    [1e-3, 1e4)."""
+    if x != 0 and not (1e-3 <= abs(x) < 1e4):
+        return tex_norm(x)
+    return f"${x:.3g}$"
+
+
+def flatten(name: str, f, values: dict[str, str], guards: dict[str, str]) -> None:
+    """``f``'s fields into ``values`` (``<name>/<field>``: a number or a name, as TeX)
+    and ``guards`` (its ``outcome`` as ``<name>``; a word or a boolean as
+    ``<name>/<field>``); a list of columns (recipe, kind, gap) is one value, other lists
+    none."""
+    for key, x in f.items():
+        path = f"{name}/{key}"
+        if isinstance(x, dict):
+            flatten(path, x, values, guards)
+        elif isinstance(x, bool):
+            guards[path] = str(x).lower()
+        elif isinstance(x, int | float):
+            values[path] = str(x) if isinstance(x, int) else tex_number(float(x))
+        elif isinstance(x, str):
+            values[path] = tex_escape(x)
+            if GUARDABLE.fullmatch(x):
+                guards[name if key == "outcome" else path] = x
+        elif isinstance(x, list) and x and all(isinstance(c, dict) and {"recipe", "kind", "gap"}
+                                               <= set(c) for c in x):
+            values[path] = ", ".join(f"\\texttt{{{tex_escape(c['recipe'])}}} "
+                                     f"({tex_escape(c['kind'])}, gap {tex_gap(c['gap'])})"
+                                     for c in x)
+
+
+def findings_tex(found: dict[str, dict | None], source: str,
+                 outcomes: dict[str, dict | None] | None = None) -> str:
+    """paper/findings.tex (templates/findings.tex.j2): every taken finding's outcome and
+    values (flatten), and the outcome of each of ``outcomes`` (the EP question's verdict
+    and reason, ``undecided_straddles``: outcome_key)."""
+    values: dict[str, str] = {}
+    guards: dict[str, str] = {}
+    for name, f in sorted(found.items()):
+        if f is not None:
+            flatten(name, f, values, guards)
+    for name, f in sorted((outcomes or {}).items()):
+        if name in found:
+            raise KeyError(f"a finding given again as an outcome: {name}")
+        if key := outcome_key(f):
+            guards[name] = key
+    return render.macro("findings.tex.j2", "file")(source, values, guards)
 
 
 def outcome_key(finding: dict | None) -> str | None:
-    """The outcome a statement's finding has, as ms.tex's ``\\findingguard{name}{key}``
-    names it: a verdict's ``outcome``; the EP question's verdict and its reason
-    (``undecided_straddles``); None where the finding has none (the ranking's settings)."""
+    """The EP question's verdict and its reason as one word (``undecided_straddles``), as
+    ms.tex's ``\\findingguard{ep_question}{...}`` names it; None without one."""
     if not isinstance(finding, dict):
         return None
-    if "outcome" in finding:
-        return str(finding["outcome"])
     verdict = finding.get("verdict")
     if isinstance(verdict, dict) and "verdict" in verdict:
         return "_".join(str(x) for x in (verdict["verdict"], verdict.get("reason")) if x)
@@ -263,11 +293,11 @@ def ep_question_numbers(question: dict | None) -> dict[str, str]:
 
 
 def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
-                  statements_out, reproduction_csv=None, gaps_csv=None, ep_by_seed_csv=None,
+                  findings_out, reproduction_csv=None, gaps_csv=None, ep_by_seed_csv=None,
                   primer_json=None, ep_question_json=None, claims_json=None,
                   expect: dict | None = None) -> dict[str, str]:
     """numbers.tex from the tables, each checked first (``expect``: the runs the config
-    asks for, ``runs`` and the DFA ``nulls``), and statements.tex from the findings
+    asks for, ``runs`` and the DFA ``nulls``), and findings.tex from the findings
     (findings.json's verdicts, the EP probe's, the EP question's and the claims')."""
     expect = expect or {}
     info = json.loads(Path(info_path).read_text())
@@ -283,9 +313,7 @@ def write_numbers(cfg: dict, info_path, runs_csv, nulls_csv, findings_json, out,
     source = render.macro("numbers.tex.j2", "source")(
         paths.fill(paths.SUMMARY, dataset=cfg["dataset"], recipe=paths.DEFAULT_RECIPE))
     claims = json.loads(Path(claims_json).read_text()) if claims_json else None
-    found = statement_findings(cfg, findings.read(findings_json)["verdicts"], question,
-                               claims)
+    found = paper_findings(cfg, findings.read(findings_json)["verdicts"], claims)
     atomic_write_text(out, numbers_tex(macros, flags, source))
-    atomic_write_text(statements_out, statements_tex(found, source,
-                                                     {"ep_question": question}))
+    atomic_write_text(findings_out, findings_tex(found, source, {"ep_question": question}))
     return macros

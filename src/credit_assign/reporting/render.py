@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +18,11 @@ import yaml
 from credit_assign.analysis.cells import field, flag
 from credit_assign.analysis.cells import missing as _missing
 from credit_assign.reporting import labels
-from credit_assign.reporting.tex_chars import tex_escape, tex_prose
+from credit_assign.reporting.tex_chars import tex_escape
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+# each verdict's words, beside its module
+VERDICTS = Path(__file__).resolve().parents[1] / "analysis" / "verdicts"
 # the study rooms (credit_assign/studies/<study>/) whose pages' templates sit beside them
 STUDY_FOLDERS = tuple(sorted({p.parent for p in (Path(__file__).resolve().parents[1]
                                                  / "studies").glob("*/*.j2")}))
@@ -272,7 +273,8 @@ def environment():
     # checks none is taken twice), and each effect kind's words beside its module
     loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader([TEMPLATES, *STUDY_FOLDERS]),
                                   jinja2.PrefixLoader(
-                                      {"effects": jinja2.FileSystemLoader(effects.FOLDER)})])
+                                      {"effects": jinja2.FileSystemLoader(effects.FOLDER),
+                                       "verdicts": jinja2.FileSystemLoader(VERDICTS)})])
     env = jinja2.Environment(loader=loader,
                              undefined=jinja2.StrictUndefined, autoescape=False,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
@@ -283,8 +285,9 @@ def environment():
                    tex=tex_escape, tex_num=tex_num, tex_sci=tex_sci, tex_norm=tex_norm,
                    tex_lam=tex_lam, tex_cosine=tex_cosine)
     env.filters.update({name: _defined(f) for name, f in filters.items()})
-    # a statement's words (statement_path(name)), the same the paper's are
-    env.globals["statement"] = lambda name, finding: statement(name, finding, "md")
+    # a verdict's words (analysis/verdicts/<name>.md.j2), one line
+    env.globals["verdict"] = lambda name, finding: " ".join(str(
+        env.get_template(f"verdicts/{name}.md.j2").make_module().words(finding)).split())
     return env
 
 
@@ -331,127 +334,3 @@ def md_table(header: list, rows: list[list]) -> str:
     line break a space), so that text from a config (a variant's description) cannot
     shift a column."""
     return macro("markdown.j2", "table")(header, rows)
-
-
-# ---- statements: one template, two formats -----------------------------------------
-# The statements' words: each statement the pages and the paper make from a finding (a
-# verdict of the variant study, EP's answer) is one template, <name>.j2 — a verdict's
-# beside its module in analysis/verdicts/, the others in templates/statements/ — whose
-# macro ``words(f)`` writes the finding ``f`` (None: not taken). The
-# same template renders to Markdown (the pages: ``{{ statement("curse", f) }}``) and to
-# TeX (paper/statements.tex, reporting.paper.statements_tex; ms.tex cites
-# ``\statement{curse}``), so the words exist in one place.
-#
-# The two formats differ only in what the template calls, never in its words:
-# - filters ``n(spec)`` (a number: "0.25" / "$0.25$"), ``gap`` (a signed gap to one
-#   decimal), ``norm`` (three significant figures), ``seeds`` ("5, 6 and 7"), ``code`` (a
-#   name: `x` / \\texttt{x});
-# - ``alt(md=..., tex=...)``: a phrase that is written differently in each (a cross
-#   reference: a page's section or the paper's ``Section~\ref{...}``), set as is.
-# In TeX every literal word of the template is set by ``tex_chars.tex_prose`` and every
-# value from a finding by ``tex_chars.tex_escape`` (autoescape: a string from a config or a
-# result cannot run as TeX; so is a word written inside {{ }}, as a value); in Markdown
-# both are written as they are. Only the filters above and STATEMENT_BUILTINS exist, and
-# a template joins text with ``~`` only to name what it has no words for (a test checks
-# both). Whitespace is one space: a statement is one paragraph's phrase.
-STATEMENTS = TEMPLATES / "statements"
-# where a statement's template is: a verdict's words beside its module, then the rest
-STATEMENT_FOLDERS = (Path(__file__).resolve().parents[1] / "analysis" / "verdicts", STATEMENTS)
-STATEMENT_FORMATS = ("md", "tex")
-# the built-in filters a statement may use (they return numbers, lists or booleans)
-STATEMENT_BUILTINS = ("length", "min", "max", "round", "int", "abs", "sort", "list",
-                      "selectattr", "rejectattr", "map", "first", "last", "sum")
-
-
-def statement_names() -> list[str]:
-    """Every statement, by its template's name."""
-    return sorted(p.stem for folder in STATEMENT_FOLDERS for p in folder.glob("*.j2"))
-
-
-def _number(x, spec: str) -> str | None:
-    return None if _missing(x) else format(float(x), spec)
-
-
-@functools.cache
-def statement_environment(fmt: str):
-    """The statements' environment of one format (built once)."""
-    import jinja2
-    from jinja2.ext import Extension
-    from jinja2.lexer import Token
-    from markupsafe import Markup
-
-    if fmt not in STATEMENT_FORMATS:
-        raise ValueError(f"a statement's format is one of {STATEMENT_FORMATS}, not {fmt!r}")
-    tex = fmt == "tex"
-
-    class Prose(Extension):
-        """The template's own words set by tex_prose (TeX only)."""
-
-        def filter_stream(self, stream):
-            for token in stream:
-                yield (Token(token.lineno, "data", tex_prose(token.value))
-                       if tex and token.type == "data" else token)
-
-    def value(x) -> Markup:
-        """A finding's value as text of the format (a macro's words are kept)."""
-        if hasattr(x, "__html__"):
-            return x
-        if isinstance(x, int | float) and not isinstance(x, bool):
-            return Markup(str(x))  # a count or a threshold as written (a number's format: n)
-        return Markup(tex_escape(str(x)) if tex else str(x))
-
-    def n(x, spec: str = ".3f") -> Markup:
-        text = _number(x, spec)
-        if text is None:
-            return Markup("---" if tex else "—")
-        # a negative number's sign a true minus on the page (an exponent's is left)
-        return Markup(f"${text}$" if tex else re.sub(r"^-", "−", text))
-
-    def gap(x) -> Markup:
-        return n(x, "+.1f")
-
-    def norm(x) -> Markup:
-        if _missing(x):
-            return n(x)
-        return Markup(tex_norm(float(x)) if tex else sig(float(x)))
-
-    def seed_list(values) -> Markup:
-        return Markup(seeds([value(v) for v in values]))
-
-    def code(x) -> Markup:
-        if hasattr(x, "__html__"):
-            raise ValueError(f"code: a name, not words already set ({x!r})")
-        return Markup(f"\\texttt{{{tex_escape(str(x))}}}" if tex else f"`{x}`")
-
-    def alt(md: str, tex: str) -> Markup:
-        return Markup(tex if fmt == "tex" else md)
-
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(STATEMENT_FOLDERS),
-                             undefined=jinja2.StrictUndefined, autoescape=True,
-                             finalize=value, extensions=[Prose],
-                             trim_blocks=True, lstrip_blocks=True)
-    # only filters that keep a value a value: Jinja's escaping ones (e, safe, tojson …)
-    # and the text ones (format, join, replace …) would set a finding's text raw, or
-    # escape it twice, in TeX; a template that names one fails to load
-    env.filters = {name: env.filters[name] for name in STATEMENT_BUILTINS}
-    env.filters.update({name: _defined(f) for name, f in dict(
-        n=n, gap=gap, norm=norm, seeds=seed_list, code=code).items()})
-    env.globals.update(alt=alt, fmt=fmt)
-    return env
-
-
-def statement(name: str, finding: dict | None, fmt: str = "md") -> str:
-    """Statement ``name``'s words for ``finding`` in ``fmt`` ("md" or "tex"), one line;
-    a field the template reads that the finding lacks raises jinja2.UndefinedError
-    naming it, an unknown statement names the ones there are."""
-    if not statement_path(name).exists():
-        raise KeyError(f"no statement {name!r}: analysis/verdicts/ and "
-                       f"templates/statements/ hold {', '.join(statement_names())}")
-    module = statement_environment(fmt).get_template(f"{name}.j2").make_module()
-    return " ".join(str(module.words(finding)).split())
-
-
-def statement_path(name: str) -> Path:
-    """Statement ``name``'s template."""
-    return next((p for folder in STATEMENT_FOLDERS if (p := folder / f"{name}.j2").exists()),
-                STATEMENTS / f"{name}.j2")

@@ -22,7 +22,7 @@ from credit_assign.reporting import labels, render
 def page(found: dict, nulls: list[dict] | None, verdicts: dict) -> str:
     """The page: the notes' findings, the fresh-B nulls' values at λ = 0 and at the
     penalty (findings.null_summary's; None: not measured) and every verdict of the study
-    (findings.json's ``verdicts``: each worded by its statement, in the verdicts' order,
+    (findings.json's ``verdicts``: each worded beside its module, in the verdicts' order,
     analysis.verdicts) in templates/notes.md.j2's words."""
     study = {name: verdicts[f"{name}{registry.SUFFIX}"] for name in registry.of("study")}
     return render.render("notes.md.j2", **found, nulls=nulls, verdicts=study,

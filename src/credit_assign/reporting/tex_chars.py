@@ -89,24 +89,3 @@ def _tex_char(c: str) -> str:
 def tex_escape(text: str) -> str:
     """Any string as TeX that prints it as written and cannot run as TeX (see above)."""
     return "".join(_tex_char(c) for c in str(text))
-
-
-# The words of a statement's template (reporting.render.statement): text the project wrote,
-# set as prose — an apostrophe is a typographic one, punctuation is TeX's own (a "--"
-# in the words is meant) — while what TeX would read as markup is escaped as above and a
-# character the fonts lack is set as tex_escape sets it.
-_PROSE_SYMBOLS = {**_SYMBOLS, "≈": "$\\approx$", "∈": "$\\in$", "·": "$\\cdot$",
-                  "ε": "$\\varepsilon$", "→": "$\\to$"}
-
-
-def tex_prose(text: str) -> str:
-    """A template's own words as TeX prose (see above)."""
-    out = []
-    for c in str(text):
-        if c.isascii() and (c.isalnum() or c in " .,;:!?()[]/-+=*'\n\t"):
-            out.append(c)
-        elif c in _PROSE_SYMBOLS:
-            out.append(_PROSE_SYMBOLS[c])
-        else:
-            out.append(_tex_char(c))
-    return "".join(out)

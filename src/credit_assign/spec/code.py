@@ -239,10 +239,10 @@ def _template_files() -> tuple[str, ...]:
                  for p in data_files(PACKAGE / folder))
 
 
-# folders whose files are read by a name their code builds (render.statement("goal"):
-# analysis/verdicts/goal.j2, a verdict's words beside it, or templates/statements/
-# <name>.j2; results.read_result(p, "result"): result.schema.yaml)
-BY_STEM = {"statements": ".j2", "verdicts": ".j2", "schemas": ".schema.yaml"}
+# folders whose files are read by a name their code builds (a template's
+# verdict("goal", f): analysis/verdicts/goal.md.j2, a verdict's words beside it;
+# results.read_result(p, "result"): result.schema.yaml)
+BY_STEM = {"verdicts": ".md.j2", "schemas": ".schema.yaml"}
 
 
 def _stem(relpath: str) -> str | None:
@@ -258,7 +258,7 @@ _QUOTED = re.compile(r"""["']([\w./-]+)["']""")
 @functools.cache
 def _names(relpath: str) -> frozenset[str]:
     """The strings a package file names: a module's string constants, a data file's
-    quoted words (a template's ``{% import "x.j2" %}``, its ``statement("goal")``)."""
+    quoted words (a template's ``{% import "x.j2" %}``, its ``verdict("goal", f)``)."""
     if relpath.endswith(".py"):
         return frozenset(n.value for n in ast.walk(_tree(relpath))
                          if isinstance(n, ast.Constant) and isinstance(n.value, str))

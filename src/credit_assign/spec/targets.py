@@ -420,14 +420,14 @@ def paper_number_inputs(config: Config) -> dict[str, str]:
         inputs["ep"] = paths.EP_BY_SEED
     if question := ep_question_findings(config):
         inputs["ep_question"] = question
-    if claims_spec(config) is not None:  # the statement claims_size, the abstract's counts
+    if claims_spec(config) is not None:  # the claims' sizes, the abstract's counts
         inputs["claims"] = claims_findings(config)
     return inputs
 
 
 def paper_sources(config: Config) -> dict[str, Any]:
     return {"tex": paths.PAPER_TEX,
-            "numbers": [paths.PAPER_NUMBERS, paths.PAPER_STATEMENTS, paths.PAPER_CLAIMS],
+            "numbers": [paths.PAPER_NUMBERS, paths.PAPER_FINDINGS, paths.PAPER_CLAIMS],
             "figures": paper_figures(config)}
 
 

@@ -1,16 +1,17 @@
-"""The verdicts: one module per verdict in this folder, its words one statement template
-beside it (<name>.j2, for the pages and the paper alike; rendered by reporting.render,
-never read here).
+"""The verdicts: one module per verdict in this folder, its words beside it
+(<name>.md.j2: the pages' sentence, written by hand for the outcome of record, the plain
+facts for any other; rendered by reporting.render, never read here). The paper's
+sentence is paper/ms.tex's, guarded by the finding's outcome (``\\findingguard``).
 
-A verdict module defines ``VERDICT = Verdict(...)``: its name (the statement's), what it
+A verdict module defines ``VERDICT = Verdict(...)``: its name, what it
 reads (``study``: the variant study's gap map and config), its outcomes (declared
-here and nowhere else: the findings validate against them, each statement's template
-words every one), the fields its finding holds beside ``outcome`` (a JSON-schema
-fragment), the decision rule's name, and ``finding``: the finding from what it reads.
-Step ``findings`` writes the study's verdicts into
+here and nowhere else: the findings validate against them), the fields its finding holds
+beside ``outcome`` (a JSON-schema fragment), the decision rule's name, and ``finding``:
+the finding from what it reads. Step ``findings`` writes the study's verdicts into
 findings.json as ``<name>verdict`` (:func:`judge`); the notes page lists every one, and
-step ``paper_numbers`` renders each into paper/statements.tex for ``\\statement{name}``.
-Adding a verdict is adding its module and its template (docs/adding.md).
+step ``paper_numbers`` writes each one's outcome and values into paper/findings.tex for
+ms.tex's ``\\findingguard`` and ``\\fv``. Adding a verdict is adding its module and its
+words (docs/adding.md).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class Study:
 
 @dataclass(frozen=True)
 class Verdict:
-    name: str  # its statement: <name>.j2 beside its module
+    name: str  # its words: <name>.md.j2 beside its module
     reads: str  # one of READS
     outcomes: tuple[str, ...]
     rule: str  # the decision rule, named (screen, count, estimate, measure)

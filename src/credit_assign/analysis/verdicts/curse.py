@@ -3,7 +3,8 @@
 (analysis.study.holdout, curse_finding)?
 
 Rule: an estimate, the winner's change against a typical recipe's. Outcome ``estimated``
-or ``missing`` (fewer than two seeds to hold out)."""
+(``inflation``: detected where the winner falls further than a typical recipe) or
+``missing`` (fewer than two seeds to hold out)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ VERDICT = Verdict(
     name="curse", reads="study", outcomes=("estimated", "missing"), rule="estimate",
     finding=finding, order=4,
     schema={"if": {"properties": {"outcome": {"const": "estimated"}}},
-            "then": {"required": ["kind", "held_out", "drop", "typical", "extra"],
+            "then": {"required": ["kind", "held_out", "drop", "typical", "extra",
+                                      "inflation"],
                      "properties": {"held_out": {"type": "integer", "minimum": 1},
                                     "drop": {"type": "number"},
                                     "typical": {"type": "number"},
-                                    "extra": {"type": "number"}}}})
+                                    "extra": {"type": "number"},
+                                    "inflation": {"enum": ["detected", "not_detected"]}}}})

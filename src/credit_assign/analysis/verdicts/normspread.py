@@ -3,7 +3,8 @@ largest recipe mean over the smallest, which recipes they are, and their per-see
 (a mean over three seeds can hide seeds that move in opposite directions). Read from the
 stated recipe and the open variants: the finding is about choices the paper leaves open.
 
-Rule: a measurement, no threshold. Outcome ``measured`` or ``missing`` (fewer than two
+Rule: a measurement, no threshold. Outcome ``measured`` (``overlap``: whether the two
+recipes' per-seed gaps overlap; unknown without them) or ``missing`` (fewer than two
 recipes with a finite mean); a recipe whose mean is not finite is named, never compared."""
 
 from __future__ import annotations
@@ -31,12 +32,17 @@ def from_rows(own: pd.DataFrame) -> dict:
     if len(own) < 2:
         return {"outcome": "missing", "not_finite": not_finite}
     lo, hi = own.loc[own.ours_mean.idxmin()], own.loc[own.ours_mean.idxmax()]
+    ends = {}
+    for name, row in (("low", lo), ("high", hi)):
+        gaps = _seed_gaps(row)
+        ends[name] = {"recipe": str(row.recipe), "mean": float(row.ours_mean),
+                      "seed_gaps": gaps, **({"gap_min": min(gaps), "gap_max": max(gaps)}
+                                            if gaps else {})}
+    both = "gap_min" in ends["low"] and "gap_min" in ends["high"]
+    overlap = ("unknown" if not both
+               else "yes" if ends["low"]["gap_max"] >= ends["high"]["gap_min"] else "no")
     return {"outcome": "measured", "not_finite": not_finite,
-            "factor": float(hi.ours_mean / lo.ours_mean),
-            "low": {"recipe": str(lo.recipe), "mean": float(lo.ours_mean),
-                    "seed_gaps": _seed_gaps(lo)},
-            "high": {"recipe": str(hi.recipe), "mean": float(hi.ours_mean),
-                     "seed_gaps": _seed_gaps(hi)}}
+            "factor": float(hi.ours_mean / lo.ours_mean), **ends, "overlap": overlap}
 
 
 def finding(data: Study) -> dict:
@@ -49,5 +55,6 @@ VERDICT = Verdict(
     name="normspread", reads="study", outcomes=("measured", "missing"), rule="measure",
     finding=finding, order=2,
     schema={"if": {"properties": {"outcome": {"const": "measured"}}},
-            "then": {"required": ["factor", "low", "high"],
-                     "properties": {"low": END, "high": END}}})
+            "then": {"required": ["factor", "low", "high", "overlap"],
+                     "properties": {"low": END, "high": END,
+                                    "overlap": {"enum": ["yes", "no", "unknown"]}}}})
