@@ -146,7 +146,7 @@ FINDINGS = {"counts": {"verdict_claims": {"holds": 7, "claims": 11, "contradicte
                        "t_study_claims": {"holds": 2, "claims": 10, "contradicted": 0,
                                           "undecided": 8}},
             "magnitude": {"given": 8, "inside_t": 2, "above_t": 1, "below_t": 5,
-                          "inside_pred": 3},
+                          "inside_pred": 3, "vs_directions": "less_often"},
             "sensitivity": {"same_as_record": False},
             "seeds": {"fresh": list(range(1001, 1009)), "study": [42, 123, 456]},
             "decision": {"confidence": 0.95, "method": "BCa"},
