@@ -232,7 +232,7 @@ def test_the_headline_sentences_follow_the_numbers():
     assert [c["recipe"] for c in found["columns"]] == ["const_lr"]
     assert "Within tolerance of the paper's headline norm" in headline(rows)
     assert "A departing column among them" in headline(rows)
-    assert "(departs, gap -0.5)" in headline(rows)
+    assert "(departs, gap −0.5)" in headline(rows)
     tex = paper.findings_tex({"headline": found}, "test")
     assert "\\texttt{const{\\ttfamily\\char95}lr} (departs, gap $-0.5$)" in tex
     assert "finding:headline/departs\\endcsname{true}" in tex
