@@ -54,12 +54,12 @@ variants: setup  ## the recipe-variant study (config/variants.yaml)
 		--configfile config/config.yaml config/variants.yaml $(SNAKEMAKE_ARGS)
 
 # the same study, recipe by recipe (the stated recipe, the open variants, the departing
-# ones: python -m credit_assign.spec.estimate --steps), then `variants`: a study
+# ones: python -m credit_assign.planning.estimate --steps), then `variants`: a study
 # stopped between recipes holds whole ones. SNAKEMAKE_ARGS: e.g. --config for a data source
 STUDY_FILES = config/config.yaml config/variants.yaml
 study: setup  ## the variant study recipe by recipe (resumes where it stopped)
 	$(RESTORE)
-	$(BIN)/python -m credit_assign.spec.estimate --steps $(STUDY_FILES) | \
+	$(BIN)/python -m credit_assign.planning.estimate --steps $(STUDY_FILES) | \
 	while read -r step; do \
 		$(BIN)/snakemake --cores $(CORES) $$step --configfile $(STUDY_FILES) \
 			$(SNAKEMAKE_ARGS) || exit 1; \

@@ -12,8 +12,8 @@ min_version("9.0")
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.infra import paths  # noqa: E402 (stdlib only)
-from credit_assign.spec import ConfigError  # noqa: E402 (torch-free)
-from credit_assign.spec.checks import (  # noqa: E402
+from credit_assign.planning import ConfigError  # noqa: E402 (torch-free)
+from credit_assign.planning.checks import (  # noqa: E402
     check_default_loaded,
     prepare,
     typed_overrides,
@@ -25,7 +25,7 @@ from credit_assign.spec.checks import (  # noqa: E402
 configfile: str(Path(workflow.basedir) / paths.DEFAULT_CONFIG)
 
 
-# The one parse sequence (credit_assign.spec.checks.prepare), before any job: what
+# The one parse sequence (credit_assign.planning.checks.prepare), before any job: what
 # YAML would read silently (a duplicate key, a seed like 042: octal 34), the schema (its
 # defaults filled in), what the schema cannot say (the methods' options filled in).
 # --config's nested numbers arrive as strings (Snakemake's YAML base loader): typed as
@@ -71,9 +71,9 @@ except ConfigError as err:
     raise WorkflowError(str(err)) from None
 
 # A data source other than the one the record's results were made from: said, since
-# nothing recorded reruns for it (spec.checks.source_note).
+# nothing recorded reruns for it (planning.checks.source_note).
 if workflow.is_main_process:
-    from credit_assign.spec.checks import source_note
+    from credit_assign.planning.checks import source_note
 
     if _note := source_note(config, workflow.basedir):
         print(_note, file=sys.stderr)
@@ -82,14 +82,14 @@ if workflow.is_main_process:
 # gigabytes to plan before it says anything: said first, with the count.
 LARGE_GRID = 2000
 if workflow.is_main_process:
-    from credit_assign.spec.matrix import run_table
+    from credit_assign.planning.matrix import run_table
 
     _n_runs = len(run_table(config))
     if _n_runs > LARGE_GRID:
         print(
             f"config: {_n_runs} training runs (sweep: methods × λ × seeds); planning them "
             "takes Snakemake minutes and GBs before the first job. Their cost: "
-            "python -m credit_assign.spec.estimate config/config.yaml <your config>",
+            "python -m credit_assign.planning.estimate config/config.yaml <your config>",
             file=sys.stderr,
         )
 

@@ -1,7 +1,7 @@
 """How long Snakemake takes to parse the workflow and plan the quick config, as ratios
 measured in one run: `snakemake -n --configfile config/quick.yaml` against
 `snakemake --version` (Snakemake starting, no workflow) and `python -c pass`; and
-whether parsing imported torch (it must not: credit_assign.spec is torch-free).
+whether parsing imported torch (it must not: credit_assign.planning is torch-free).
 
     python bench/bench_parse.py [--repeats 5] [--out bench/parse.json]
 """

@@ -76,8 +76,8 @@ def step_times(threads: int, steps: int, methods=("bp", "dfa", "fa", "frozen"),
     through ``torch.compile`` (fused LayerNorm/GELU work, forward and backward)."""
     import torch
 
+    from credit_assign.science.learning_rules import make_rule
     from credit_assign.science.model import ResidualMLP
-    from credit_assign.science.rules import make_rule
     from credit_assign.science.training import adamw
 
     torch.set_num_threads(threads)
@@ -179,8 +179,8 @@ def epoch_parts(threads: int) -> dict:
     from credit_assign.infra import data as datasets
     from credit_assign.science import inputs
     from credit_assign.science.diagnostics import evaluate
+    from credit_assign.science.learning_rules import make_rule
     from credit_assign.science.model import ResidualMLP
-    from credit_assign.science.rules import make_rule
     from credit_assign.science.training import Batches
 
     torch.set_num_threads(threads)

@@ -16,9 +16,15 @@ import yaml
 from conftest import fresh_copy, job_counts, snakemake
 
 from credit_assign.infra.results import read_result
-from credit_assign.science.rules import RULES, catalog, make_rule, options_of, options_table
-from credit_assign.science.rules.base import LearningRule, register
-from credit_assign.science.rules.options import Options, option
+from credit_assign.science.learning_rules import (
+    RULES,
+    catalog,
+    make_rule,
+    options_of,
+    options_table,
+)
+from credit_assign.science.learning_rules.base import LearningRule, register
+from credit_assign.science.learning_rules.options import Options, option
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,7 +52,7 @@ def declared_rules() -> list[str]:
     import ast
 
     names = []
-    for path in sorted((ROOT / "src/credit_assign/science/rules").glob("*.py")):
+    for path in sorted((ROOT / "src/credit_assign/science/learning_rules").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef) and any(
                     getattr(d, "id", None) == "register" for d in node.decorator_list):
@@ -79,7 +85,8 @@ def test_config_yaml_states_every_rule_default():
 
 def test_config_readme_lists_every_rule_option_as_the_code_declares_it():
     readme = (ROOT / "config/README.md").read_text()
-    assert options_table() in readme, "rerun `python -m credit_assign.science.rules --write`"
+    assert options_table() in readme, \
+        "rerun `python -m credit_assign.science.learning_rules --write`"
 
 
 def test_options_are_checked_and_named():
@@ -132,9 +139,10 @@ def test_options_rows_document_each_field():
 
 # ---- the toy rule through the workflow -------------------------------------------------
 def regenerate(work: Path) -> None:
-    """`python -m credit_assign.science.rules --write` in a workflow copy
+    """`python -m credit_assign.science.learning_rules --write` in a workflow copy
     (docs/adding-a-rule.md)."""
-    out = subprocess.run([sys.executable, "-m", "credit_assign.science.rules", "--write"], cwd=work,
+    out = subprocess.run([sys.executable, "-m", "credit_assign.science.learning_rules",
+                          "--write"], cwd=work,
                          env={**os.environ, "PYTHONPATH": str(work / "src")},
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -146,7 +154,8 @@ def with_toy(tmp_path_factory) -> Path:
     work = fresh_copy(tmp_path_factory.mktemp("toy"))
     (work / "config/base.yaml").write_text(yaml.safe_dump(BASE))
     snakemake(work, *TABLES, FIGURE, "--configfile", "config/base.yaml")
-    shutil.copy(ROOT / "tests/toy_rule.py", work / "src/credit_assign/science/rules/shared.py")
+    shutil.copy(ROOT / "tests/toy_rule.py",
+                work / "src/credit_assign/science/learning_rules/shared.py")
     regenerate(work)  # the catalogue and config/README.md's table, as the doc says
     toy = {"sweep": {"shared": [0]}, "methods": {"shared": {"scale": 0.5}},
            "probes": {"network": {"method": "shared", "lam": 0}}}
@@ -194,10 +203,12 @@ def test_a_new_rule_file_without_its_catalogue_names_the_command(tmp_path):
     """The workflow reads the rules from their catalogue; a rule file added (or edited)
     without regenerating it stops the parse, naming the command."""
     work = fresh_copy(tmp_path)
-    shutil.copy(ROOT / "tests/toy_rule.py", work / "src/credit_assign/science/rules/shared.py")
+    shutil.copy(ROOT / "tests/toy_rule.py",
+                work / "src/credit_assign/science/learning_rules/shared.py")
     out = snakemake(work, "-n", "--configfile", "config/quick.yaml", check=False)
     text = out.stdout + out.stderr
-    assert out.returncode != 0 and "python -m credit_assign.science.rules --write" in text, text
+    assert out.returncode != 0, text
+    assert "python -m credit_assign.science.learning_rules --write" in text, text
     assert "Job stats" not in text
 
 

@@ -5,9 +5,9 @@ import torch
 
 from credit_assign.science.alignment_probes import loss_decrease_ratio, random_direction_rule
 from credit_assign.science.diagnostics import per_sample_cosine, true_hidden_grads
+from credit_assign.science.learning_rules import make_rule
 from credit_assign.science.model import ResidualMLP
 from credit_assign.science.perturbation import node_perturbation_signals, per_sample_loss
-from credit_assign.science.rules import make_rule
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ import pytest
 from conftest import needs_tex
 
 from credit_assign.analysis import claims, history
+from credit_assign.planning.claims import ClaimsError, load, runs_needed
 from credit_assign.reporting import render
-from credit_assign.spec.claims import ClaimsError, load, runs_needed
 from credit_assign.studies.claims import page as claims_page
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def test_the_committed_claims_file_reads_and_names_every_run_it_judges():
     # every run of the spec on both seed sets, and FA on the study's seeds only
     assert ("fa", 0.0, 42) in needed and ("fa", 0.0, 1001) not in needed
     assert ("dfa", 0.01, 1008) in needed and ("frozen", 0.0, 456) in needed
-    # two spellings of one λ under its one equality (spec.matrix.same_lam) are one run
+    # two spellings of one λ under its one equality (planning.matrix.same_lam) are one run
     twice = {**spec, "runs": {**spec["runs"], "dfa": [1 / 3, 0.333333, 0.01]}}
     thirds = [s for m, lam, s in runs_needed(twice) if m == "dfa" and abs(lam - 1 / 3) < 1e-5]
     assert sorted(thirds) == sorted(spec["seeds"]["fresh"] + spec["seeds"]["study"])

@@ -1,4 +1,4 @@
-"""The code param of each computing job (credit_assign.spec.code): an edit to one
+"""The code param of each computing job (credit_assign.planning.code): an edit to one
 learning rule's module changes the digest of that rule's jobs only, a plotting or
 reporting module is in no job's digest, and an import added to the science is followed."""
 
@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from credit_assign.spec import catalog, checks, code, params
+from credit_assign.planning import catalog, checks, code, params
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
 def package_copy(tmp_path, monkeypatch):
-    """A copy of the package that spec.code reads instead (its caches cleared)."""
+    """A copy of the package that planning.code reads instead (its caches cleared)."""
     copy = tmp_path / "credit_assign"
     shutil.copytree(code.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
 
@@ -64,7 +64,7 @@ def test_each_step_computes_with_its_science_and_no_plotting():
         files = code.files(step, () if step == "ep_stack_probe" else ("dfa",))
         assert set(code.ENTRY[step]) <= set(files)
         every |= set(files)
-    assert {"science/model.py", "science/rules/dfa.py", "infra/decode.py",
+    assert {"science/model.py", "science/learning_rules/dfa.py", "infra/decode.py",
             "ep_stack/dynamics.py"} <= every
     assert not [f for f in every if f.split("/")[0] in ("figures", "reporting", "analysis")]
     assert not every & code.NOT_SCIENCE
@@ -85,15 +85,40 @@ def test_a_rule_without_a_source_in_the_catalogue_is_named():
 
 
 def test_a_package_folder_that_shadows_a_rule_module_is_refused(package_copy):
-    """A ``science/rules/dfa/__init__.py`` (untracked, say) is what ``import`` loads in
+    """A ``science/learning_rules/dfa/__init__.py`` (untracked, say) is what ``import`` loads in
     place of ``dfa.py``: a digest of dfa.py would vouch for code no job runs."""
-    shadow = package_copy / "science/rules/dfa/__init__.py"
+    shadow = package_copy / "science/learning_rules/dfa/__init__.py"
     shadow.parent.mkdir()
     shadow.write_text("EDITED = True\n")
-    with pytest.raises(RuntimeError, match=r"science/rules/dfa/__init__.py shadows "
-                                           r"science/rules/dfa.py"):
+    with pytest.raises(RuntimeError, match=r"science/learning_rules/dfa/__init__.py shadows "
+                                           r"science/learning_rules/dfa.py"):
         code.digest("train", ("dfa",))
     shadow.unlink()
     shadow.parent.rmdir()
     code.file_digest.cache_clear()
     code.digest("train", ("dfa",))
+
+
+def test_the_package_rename_changed_no_computing_module_but_its_import_names():
+    """issue #58 renamed credit_assign.spec (planning) and science.rules
+    (learning_rules): every module of every computing step says today what it said at
+    the commit before (planning.old_digests.BEFORE_RENAME), its imports' new names
+    written back and their order aside; so the migration that maps each job's code param
+    at that commit to today's (old_digests.renamed) maps the same computation."""
+    from credit_assign.planning import old_digests
+
+    if old_digests.before_rename("planning/code.py") is None:
+        pytest.skip("git's history of the commit before the rename is not here")
+    rules = catalog.load()
+    files = {f for step in code.ENTRY for m in (None, *rules)
+             for f in code.files(step, (m,) if m else (), rules)}
+    assert len(files) > 20
+    for f in sorted(files):
+        today = (code.PACKAGE / f).read_text(encoding="utf-8")
+        assert old_digests.same_as_before_rename(old_digests.before_rename(f), today, f), f
+    # and a module that says something else is not the same
+    dfa = code.rule_module("dfa", rules)
+    edited = (code.PACKAGE / dfa).read_text(encoding="utf-8").replace("return", "return 1 or", 1)
+    assert not old_digests.same_as_before_rename(old_digests.before_rename(dfa), edited, dfa)
+    mapping = old_digests.renamed()
+    assert sum(1 for new in mapping.values() if new == code.digest("train", ("dfa",))) == 2

@@ -3,7 +3,7 @@ starting Snakemake."""
 
 import shutil
 
-from credit_assign.spec import catalog
+from credit_assign.planning import catalog
 
 
 def test_a_comment_in_a_rule_leaves_the_catalogue_current_a_code_edit_does_not(tmp_path):
@@ -31,13 +31,13 @@ class C:
 
 
 def test_a_code_digest_is_of_meaning_and_the_same_on_every_python():
-    """A comment, a docstring or a reformatting leaves a module's digest (spec.code:
+    """A comment, a docstring or a reformatting leaves a module's digest (planning.code:
     every run's ``code`` param) as it was; a change to what it computes does not. The
     digest is written without the fields a newer Python adds empty (``type_params``):
     this value, computed on Python 3.11, is what every supported Python computes."""
     import hashlib
 
-    from credit_assign.spec.catalog import meaning
+    from credit_assign.planning.catalog import meaning
 
     assert hashlib.sha256(meaning(SOURCE)).hexdigest() == (
         "2eacd51c9a352d3cfcd2755f3aaf3c8c6548ae63c3870a5d6dd8ca66b0c13ccc")

@@ -25,7 +25,7 @@ def _render_ep_question(tmp_path: Path) -> list[str]:
     import yaml
 
     from credit_assign.infra import paths
-    from credit_assign.spec import targets
+    from credit_assign.planning import targets
     from credit_assign.studies.ep_question.page import write_question
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -118,7 +118,7 @@ def test_a_stamped_group_names_a_hand_edit_a_template_edit_and_a_changed_result(
         f"{docs / 'ep_stack.md'} is not the file make publish copied (edited by hand?)"]
     (docs / "ep_stack.md").write_text("ep_stack.md\n")
 
-    from credit_assign.spec import code
+    from credit_assign.planning import code
 
     real = code.report_digest
     monkeypatch.setattr(code, "report_digest",
@@ -160,7 +160,7 @@ def test_the_report_digest_follows_a_templates_bytes(tmp_path, monkeypatch):
     """A template is part of the code param of each report step that renders with it:
     Snakemake rebuilds those pages after a template edit, so a publish never copies a
     page the old words made."""
-    from credit_assign.spec import code
+    from credit_assign.planning import code
 
     assert "studies/claims/claims.md.j2" in code.report_files("claims_tables")
     before = code.report_digest("claims_tables")
@@ -181,7 +181,7 @@ def test_a_template_is_part_of_the_code_of_the_steps_that_name_it_only():
     a template they read) name it: another study's words are no part of it, and every
     data file is read by some step (the README blocks' by publish, a figure's caption by
     snakemake --report)."""
-    from credit_assign.spec import code
+    from credit_assign.planning import code
 
     claims_page = "studies/claims/claims.md.j2"
     for step in ("dose_tables", "fig_dose", "ep_question", "fig_primer_phases", "aggregate"):
@@ -201,7 +201,7 @@ def test_a_template_is_part_of_the_code_of_the_steps_that_name_it_only():
 def test_a_verdicts_module_is_part_of_the_code_of_the_steps_that_judge_it():
     """analysis/verdicts/ finds its modules at run time: each is part of the code of the
     steps that import the registry, so editing one reruns them and stales docs/."""
-    from credit_assign.spec import code
+    from credit_assign.planning import code
 
     for step in ("findings", "paper_numbers", "reproduction_notes"):
         files = code.report_files(step)
@@ -212,7 +212,7 @@ def test_a_figures_words_are_part_of_its_code_only():
     """A figure's words (the YAML file beside its module) are read at run time: editing
     them changes the code param of the step that draws it, so Snakemake redraws it, and
     of no other step (issue #58: a change touches only what it changes)."""
-    from credit_assign.spec import code
+    from credit_assign.planning import code
 
     words = {step: {f for f in code.report_files(step) if f.startswith("studies/")
                     and f.endswith(".yaml")} for step in code.report_steps()}

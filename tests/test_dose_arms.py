@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from credit_assign.science.rules import make_rule
+from credit_assign.science.learning_rules import make_rule
 
 
 def _gen(seed=5):

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from credit_assign.analysis import ep_question as q
-from credit_assign.spec.claims import ClaimsError, load_ep
+from credit_assign.planning.claims import ClaimsError, load_ep
 
 SPEC = load_ep("config/claims_ep.yaml")
 CELL = SPEC["claim"]["effect"]

@@ -1,11 +1,11 @@
-"""The study's compute estimate (credit_assign.spec.estimate), from a hand-made config."""
+"""The study's compute estimate (credit_assign.planning.estimate), from a hand-made config."""
 
 import json
 
 import pytest
 import yaml
 
-from credit_assign.spec import catalog, estimate
+from credit_assign.planning import catalog, estimate
 
 ESTIMATE = {
     "jobs": [
@@ -229,7 +229,7 @@ def test_the_ep_question_is_timed_from_its_recorded_jobs(tmp_path):
     import json
 
     from credit_assign.infra import paths
-    from credit_assign.spec import estimate, targets
+    from credit_assign.planning import estimate, targets
 
     config = {"claims": {"ep": "config/claims_ep.yaml"}}
     timings = targets.ep_question_runs(config, paths.EP_FIXED_POINT_TIMINGS)

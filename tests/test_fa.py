@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from credit_assign.science.diagnostics import alignment, fresh_b_null_cosines, true_hidden_grads
+from credit_assign.science.learning_rules import feedback_generator, make_rule, options_of
+from credit_assign.science.learning_rules.fa import FAOptions
 from credit_assign.science.model import ResidualMLP
-from credit_assign.science.rules import feedback_generator, make_rule, options_of
-from credit_assign.science.rules.fa import FAOptions
 
 JACOBIAN = {"backward": "jacobian", "feedback_scale": "unit", "in_block": "exact"}
 

@@ -96,8 +96,8 @@ def test_measure_on_a_small_model_scales_the_epsilon_cosines_with_the_batch():
     """A DFA model whose signals and gradients are tiny: the exact cosine does not move
     with the batch size, the clamped one does (its gradient is 1/batch per image)."""
     from credit_assign.science import measurement as measure
+    from credit_assign.science.learning_rules import feedback_generator, make_rule
     from credit_assign.science.model import ResidualMLP
-    from credit_assign.science.rules import feedback_generator, make_rule
 
     torch.manual_seed(0)
     model = ResidualMLP(in_features=12, width=8, depth=3, n_classes=4)

@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
+from credit_assign.planning.method_training import method_training
 from credit_assign.science import schedule
 from credit_assign.science.model import ResidualMLP
-from credit_assign.spec.method_training import method_training
 
 TRAINING = {"epochs": 3, "batch_size": 128, "lr": 1e-3, "weight_decay": 0.01,
             "schedule": "cosine", "schedule_step": "batch", "decay": "all",

@@ -29,7 +29,7 @@ def test_the_built_wheel_validates_results_with_its_own_schemas_and_finds_its_ru
     wheel = next((tmp_path / "dist").glob("credit_assign-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "credit_assign/schemas/result.schema.yaml" in names
-    assert "credit_assign/spec/rules_catalog.json" in names  # the workflow's rules
+    assert "credit_assign/planning/rules_catalog.json" in names  # the workflow's rules
     assert "credit_assign/studies/variants/gap_map.yaml" in names  # a figure's words
     assert "credit_assign/effects/diff.md.j2" in names  # an effect kind's words
     site = tmp_path / "site"
@@ -43,9 +43,10 @@ try:
     r.validate_result({"kind": "train"}, "train", source="x.json")
 except r.ResultError as err:
     print("refused:", err)
-import credit_assign.science.rules as rules  # the registry finds its modules in the wheel too
+# the registry finds its modules in the wheel too
+import credit_assign.science.learning_rules as rules
 print(json.dumps({"rules": list(rules.RULES), "file": rules.__file__}))
-from credit_assign.spec import catalog  # its catalogue matches the wheel's rules
+from credit_assign.planning import catalog  # its catalogue matches the wheel's rules
 print(json.dumps(list(catalog.methods())))
 from credit_assign.reporting import labels  # the figures' words, from the wheel's data file
 print(json.dumps(labels.figure_text("credit_assign.studies.variants.gap_map")))
@@ -61,7 +62,7 @@ print(json.dumps(sorted(effects.kinds())))
     assert "train" in info["kinds"]
     assert refusal.startswith("refused: x.json: not a valid train result")
     registry = json.loads(registry)
-    from credit_assign.science.rules import RULES
+    from credit_assign.science.learning_rules import RULES
 
     assert registry["rules"] == list(RULES)  # the same rules as the checkout's registry
     assert registry["file"].startswith(str(site))

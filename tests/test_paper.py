@@ -166,7 +166,7 @@ def test_the_paper_cites_claims_by_id_and_every_id_is_a_claim():
     """The run section's screens were retired into the claims that judge the same
     statements: ms.tex cites each by id (\\claimverdict), every id is a claim of
     config/claims.yaml (claims.tex's words for them: test_claims)."""
-    from credit_assign.spec.claims import load
+    from credit_assign.planning.claims import load
 
     tex = (ROOT / "paper" / "ms.tex").read_text()
     cited = set(re.findall(r"\\claimverdict\{([a-z0-9_]+)\}", tex))

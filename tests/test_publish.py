@@ -330,7 +330,7 @@ def test_the_papers_claims_come_from_their_runs_and_never_from_docs(tmp_path, mo
     """The paper and fig_claims read the findings the claims' runs make, whether or not
     docs/ holds published claims (docs/ is never an input to the workflow)."""
     from credit_assign.infra import paths
-    from credit_assign.spec import checks, targets
+    from credit_assign.planning import checks, targets
 
     root = Path(__file__).resolve().parents[1]
     config = checks.load_config([], root=root)

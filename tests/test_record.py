@@ -273,14 +273,14 @@ def test_a_fresh_clone_trains_nothing_and_a_rule_edit_reruns_only_its_runs(tmp_p
                                   "config/bp3.yaml", "-n").stdout)
     assert counts["train"] == 2 and "fresh_b_null" not in counts  # bp × 2 seeds
 
-    dfa = clone / "src/credit_assign/science/rules/dfa.py"
+    dfa = clone / "src/credit_assign/science/learning_rules/dfa.py"
     text = dfa.read_text()
     dfa.write_text(text + "\n# a comment: nothing DFA computes changed\n")
     counts = job_counts(snakemake(clone, target, "--configfile", "config/tiny.yaml",
                                   "-n").stdout)
     assert "train" not in counts and "fresh_b_null" not in counts  # digests of meaning
     dfa.write_text(text + "\nEDITED = True  # an edit to DFA's code\n")
-    assert _py(clone, "-m", "credit_assign.science.rules", "--write").returncode == 0
+    assert _py(clone, "-m", "credit_assign.science.learning_rules", "--write").returncode == 0
     counts = job_counts(snakemake(clone, target, "--configfile", "config/tiny.yaml",
                                   "-n").stdout)
     assert counts["train"] == 4 and counts["fresh_b_null"] == 4  # dfa: 2 λ × 2 seeds

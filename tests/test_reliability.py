@@ -103,7 +103,7 @@ def test_divergence_is_recorded_not_a_crash(tmp_path, digits, policy):
 
 
 # The malformed configs that were one Snakemake run each are unit tests of the checks
-# now (tests/test_spec.py: test_a_malformed_config_is_named and the duplicate key).
+# now (tests/test_planning.py: test_a_malformed_config_is_named and the duplicate key).
 
 
 @pytest.fixture

@@ -146,11 +146,11 @@ def test_config_readmes_table_cells_are_short():
     """config/README.md's hand-written table rows stay short: a meaning that needs more
     than a sentence or two links to its note under "Notes on keys" (issue #46). The
     rule-options rows are generated from the rules' modules and left out here."""
-    from credit_assign.science.rules import options_table
+    from credit_assign.science.learning_rules import options_table
 
     text = (ROOT / "config/README.md").read_text()
     generated = options_table()
-    assert generated in text, "rerun `python -m credit_assign.science.rules --write`"
+    assert generated in text, "rerun `python -m credit_assign.science.learning_rules --write`"
     long = []
     for line in text.replace(generated, "").splitlines():
         if not line.startswith("|") or re.fullmatch(r"\|[-:| ]+\|", line.strip()):

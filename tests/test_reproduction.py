@@ -761,12 +761,12 @@ def test_the_papers_gap_figure_is_the_key_recipes_at_the_text_width(gap_figures)
 @pytest.mark.figure
 @pytest.mark.parametrize("letter", ["m", "w", "x", "i_"])
 def test_the_key_figure_carries_the_longest_name_a_variant_may_have(gap_figures, letter):
-    """A key recipe named with as many characters as the schema allows (spec.checks.
+    """A key recipe named with as many characters as the schema allows (planning.checks.
     VARIANT_NAME_MAX) of the widest letters: the column headers wrap, stay apart and on
     the canvas, the figure keeps its width and its 7-pt text (round five: from 32
     characters on, the headers ran into each other and off the canvas)."""
     from credit_assign.figures import style
-    from credit_assign.spec.checks import VARIANT_NAME_MAX
+    from credit_assign.planning.checks import VARIANT_NAME_MAX
     from credit_assign.studies.variants import gap_key
 
     gaps, _ = gap_figures

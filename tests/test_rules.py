@@ -5,8 +5,8 @@ import torch
 from torch.nn import functional as F
 
 from credit_assign.science.diagnostics import alignment, per_sample_cosine, true_hidden_grads
+from credit_assign.science.learning_rules import make_rule, output_error
 from credit_assign.science.model import ResidualMLP, branch_penalty
-from credit_assign.science.rules import make_rule, output_error
 
 
 def autograd_grads(model, loss):

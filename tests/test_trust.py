@@ -360,7 +360,7 @@ def _job_record(work: Path, path: str, rule: str, params: list) -> None:
 
 @pytest.fixture
 def clear_code_digests():
-    from credit_assign.spec import code
+    from credit_assign.planning import code
 
     code.digest.cache_clear()
     yield
@@ -370,11 +370,11 @@ def clear_code_digests():
 def test_stale_lists_the_runs_a_rules_code_change_reruns(tmp_path, monkeypatch, capsys,
                                                          clear_code_digests):
     """Round five, case 1: stale agrees with Snakemake's params trigger. An edit to
-    science/rules/dfa.py lists DFA's runs and nulls and the alignment probes (which
+    science/learning_rules/dfa.py lists DFA's runs and nulls and the alignment probes (which
     measure every probed rule), not BP's runs; a result whose job left no record is
     listed apart; the library digest a result records decides nothing."""
     from credit_assign.analysis import stale
-    from credit_assign.spec import code, params
+    from credit_assign.planning import code, params
 
     runs = {("train", "bp"): "results/digits/default/train/bp/lam0/seed1/metrics.json",
             ("train", "dfa"): "results/digits/default/train/dfa/lam0/seed1/metrics.json",
@@ -560,7 +560,7 @@ def test_a_tex_error_names_the_file_and_line(tmp_path):
 @pytest.mark.parametrize("written, read_as", [("042", "34"), ("0x2a", "42"), ("4_2", "42"),
                                               ("42.0", "42.0"), ("true", "True")])
 def test_a_seed_not_written_as_plain_digits_is_named(written, read_as):
-    from credit_assign.spec.configfiles import ConfigFileError, check_yaml
+    from credit_assign.planning.configfiles import ConfigFileError, check_yaml
 
     with pytest.raises(ConfigFileError) as err:
         check_yaml(f"sweep:\n  seeds: [1, {written}]\n", "my.yaml")
@@ -569,20 +569,20 @@ def test_a_seed_not_written_as_plain_digits_is_named(written, read_as):
 
 
 def test_plain_seeds_and_other_numbers_pass():
-    from credit_assign.spec.configfiles import check_yaml
+    from credit_assign.planning.configfiles import check_yaml
 
     check_yaml("sweep:\n  seeds: [0, 42, 123]\n  dfa: [0, 1.0e-4]\ndiagnostics: {seed: 7}\n"
                "ep_stack:\n  seeds:\n    - 1\n  lr: 0x10\n")
 
 
 def test_the_paper_configs_spell_their_seeds_plainly():
-    from credit_assign.spec.configfiles import check_files
+    from credit_assign.planning.configfiles import check_files
 
     check_files(sorted((ROOT / "config").glob("*.yaml")))
 
 
 @pytest.mark.workflow
-@pytest.mark.parametrize("seeds", ["[042]"])  # the others: tests/test_spec.py
+@pytest.mark.parametrize("seeds", ["[042]"])  # the others: tests/test_planning.py
 def test_a_badly_spelled_seed_stops_the_workflow_before_any_job(tmp_path, seeds):
     repo = fresh_copy(tmp_path / "repo")
     (repo / "config" / "seeds.yaml").write_text(f"sweep:\n  seeds: {seeds}\n")
@@ -730,8 +730,8 @@ def test_a_paper_build_that_failed_once_recovers_on_the_next(tmp_path, monkeypat
 
 # ---- round four, case 5: the config is found from anywhere; a dry run writes nothing --
 def test_a_run_without_the_paper_config_is_refused_by_name(tmp_path):
-    from credit_assign.spec import ConfigError
-    from credit_assign.spec.checks import check_default_loaded
+    from credit_assign.planning import ConfigError
+    from credit_assign.planning.checks import check_default_loaded
 
     check_default_loaded([ROOT / "config" / "config.yaml", "x.yaml"], ROOT)
     with pytest.raises(ConfigError, match="config/config.yaml was not loaded"):
@@ -763,7 +763,7 @@ def test_the_config_is_found_from_another_folder_and_a_dry_run_writes_nothing(tm
 
 # ---- round four, case 3: a checkout knows itself ------------------------------------
 @pytest.mark.parametrize("command", [["credit_assign.analysis.stale", "results"],
-                                     ["credit_assign.science.rules", "--write"]])
+                                     ["credit_assign.science.learning_rules", "--write"]])
 @pytest.mark.process
 def test_a_checkout_refuses_another_checkouts_package(tmp_path, command):
     """Two clones, one environment (Python imports the first's package): run in the
@@ -778,7 +778,7 @@ def test_a_checkout_refuses_another_checkouts_package(tmp_path, command):
                         ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(ROOT / "config", clone / "config")
         (clone / "results").mkdir()
-    catalogue = first / "src/credit_assign/spec/rules_catalog.json"
+    catalogue = first / "src/credit_assign/planning/rules_catalog.json"
     before = catalogue.read_bytes()
     env = {**os.environ, "PYTHONPATH": str(first / "src")}
     proc = subprocess.run([sys.executable, "-m", *command], cwd=second, env=env,
@@ -845,7 +845,7 @@ def test_the_reproduction_page_names_the_dataset_and_the_methods_it_ran():
     gives no FA epochs."""
     from conftest import TINY
 
-    from credit_assign.spec import checks, params
+    from credit_assign.planning import checks, params
     from credit_assign.studies.penalty_rescue.page import context
 
     config = checks.load_config(["config/quick.yaml"], ROOT, overrides=TINY)
@@ -860,7 +860,7 @@ def test_a_config_number_yaml_reads_as_a_string_gets_the_hint():
     string; the refusal says how to write it, as for a config file."""
     from snakemake.cli import parse_config
 
-    from credit_assign.spec import ConfigError, checks
+    from credit_assign.planning import ConfigError, checks
 
     overrides = parse_config(["training={'lr': 1.0e9}"])
     with pytest.raises(ConfigError, match=r"training\.lr = 1\.0e9 is read as the string "
@@ -875,7 +875,7 @@ def test_a_nested_config_number_on_the_command_line_is_a_number():
     form the hint asks for (1.0e+9) is a number too; paths and names stay strings."""
     from snakemake.cli import parse_config
 
-    from credit_assign.spec import checks
+    from credit_assign.planning import checks
 
     overrides = parse_config(["training={'lr': 0.5, 'epochs': 41}"])
     assert overrides["training"] == {"lr": "0.5", "epochs": "41"}  # as Snakemake reads them

@@ -69,8 +69,8 @@ def test_a_deleted_file_is_uncommitted(repo):
 def test_a_run_whose_recorded_params_differ_would_rerun(tmp_path):
     """The refusal's question for a pre-registered run whose result is here: would
     Snakemake train it again (other code or config than its job's record holds)?"""
-    from credit_assign.spec import checks
-    from credit_assign.spec.wildcards import JobFunctions
+    from credit_assign.planning import checks
+    from credit_assign.planning.wildcards import JobFunctions
 
     config = checks.load_config([], root=ROOT)
     jobs = JobFunctions(config, tmp_path)
@@ -164,13 +164,13 @@ def _claims_variant(tmp_path, edit):
 
 
 def test_the_committed_claims_file_still_reads():
-    from credit_assign.spec import claims
+    from credit_assign.planning import claims
 
     assert claims.load(ROOT / "config/claims.yaml")["decision"]["method"] == "BCa"
 
 
 def test_a_claims_file_without_version_and_bca_on_three_seeds_is_refused(tmp_path):
-    from credit_assign.spec import claims
+    from credit_assign.planning import claims
 
     path = _claims_variant(tmp_path, lambda s: s["seeds"].update(fresh=[2001, 2002, 2003]))
     with pytest.raises(claims.ClaimsError, match=r"without version 2.*seeds.fresh has 3"):
@@ -178,7 +178,7 @@ def test_a_claims_file_without_version_and_bca_on_three_seeds_is_refused(tmp_pat
 
 
 def test_fresh_seeds_that_are_the_study_seeds_are_refused(tmp_path):
-    from credit_assign.spec import claims
+    from credit_assign.planning import claims
 
     path = _claims_variant(tmp_path, lambda s: s["seeds"].update(fresh=[42, 123, 456, 1, 2,
                                                                          3, 4, 5]))
@@ -191,7 +191,7 @@ def test_fresh_seeds_that_are_the_configs_own_seeds_are_refused(tmp_path):
     config's sweep seeds, whose runs were made and seen."""
     import yaml
 
-    from credit_assign.spec import claims
+    from credit_assign.planning import claims
 
     def edit(spec):
         spec.update(version=2)
@@ -207,7 +207,7 @@ def test_fresh_seeds_that_are_the_configs_own_seeds_are_refused(tmp_path):
 
 
 def test_a_threshold_given_as_a_string_is_named_as_such(tmp_path):
-    from credit_assign.spec import claims
+    from credit_assign.planning import claims
 
     def edit(spec):
         spec["claims"][0]["claim"]["threshold"] = "0.5"
@@ -351,7 +351,7 @@ def test_a_config_source_other_than_the_records_is_named(tmp_path):
     sha = hashlib.sha256(b"the images").hexdigest()
     copy.write_text(json.dumps({"source": f"cifar10-jpg.tar (sha256 {sha})"}))
 
-    from credit_assign.spec.checks import source_note
+    from credit_assign.planning.checks import source_note
 
     def note(source):
         return source_note({"dataset": "cifar10",
@@ -377,7 +377,7 @@ def test_a_training_result_whose_config_differs_from_todays_is_stale(tmp_path):
     import shutil
 
     from credit_assign.analysis import stale
-    from credit_assign.spec.checks import load_config
+    from credit_assign.planning.checks import load_config
 
     src = ROOT / "results/cifar10/default/train/dfa/lam0/seed42/metrics.json"
     dest = tmp_path / "results/cifar10/default/train/dfa/lam0/seed42/metrics.json"

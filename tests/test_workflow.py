@@ -131,7 +131,7 @@ def test_changing_one_rules_option_reruns_only_that_rules_runs(tiny_run, tmp_pat
     assert "fresh_b_null" not in counts
 
 
-# Which configs are refused, and the messages, are unit tests (tests/test_spec.py);
+# Which configs are refused, and the messages, are unit tests (tests/test_planning.py);
 # here, once for the schema and once for the pipeline's checks, that Snakemake stops
 # with the message before it plans a job.
 @pytest.mark.parametrize("override, named", [
@@ -151,7 +151,7 @@ def test_bad_config_is_refused_before_any_job(repo, override, named):
 
 
 def test_the_workflow_parses_without_torch(repo, tmp_path):
-    """Parsing reads the rules from their catalogue (credit_assign.spec): with an
+    """Parsing reads the rules from their catalogue (credit_assign.planning): with an
     `import torch` that fails, the quick config still plans every job."""
     (tmp_path / "torch").mkdir()
     (tmp_path / "torch" / "__init__.py").write_text("raise ImportError('torch at parse')\n")

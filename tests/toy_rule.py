@@ -1,14 +1,19 @@
 """A toy learning rule, as a newcomer would add one (docs/adding-a-rule.md): DFA with one
 feedback matrix shared by every hidden state. The test suite copies this file into
-src/credit_assign/science/rules/ of a workflow copy and runs it through the workflow; nothing
-else in the repository is changed."""
+src/credit_assign/science/learning_rules/ of a workflow copy and runs it through the
+workflow; nothing else in the repository is changed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from credit_assign.science.rules.base import LocalLosses, draw_matrix, output_error, register
-from credit_assign.science.rules.options import Options, option
+from credit_assign.science.learning_rules.base import (
+    LocalLosses,
+    draw_matrix,
+    output_error,
+    register,
+)
+from credit_assign.science.learning_rules.options import Options, option
 
 
 @dataclass

@@ -17,7 +17,7 @@ the findings its step wrote) and keeps the others.
 
 Every publish stamps what it copied in ``docs/published.json``: each group's files
 (their sha256) and what they were made from: the report code (each report step's
-``code`` param, spec.code.report_digest, with the workflow's rule files, the configs and
+``code`` param, planning.code.report_digest, with the workflow's rule files, the configs and
 the paper's TeX source) and the record's results the group reads (their sha256 in
 results/.record/index.json). tests/test_docs_fresh.py computes the same from the
 checkout and fails, naming what changed, when docs/ is no longer what today's code makes
@@ -136,7 +136,7 @@ def _sha256(path: str | Path) -> str:
 
 def report_code(scope: dict) -> dict[str, str]:
     """What a group's files are rendered with, beside the results: each of its report
-    steps' ``code`` param (credit_assign.spec.code.report_digest: its script, the modules
+    steps' ``code`` param (credit_assign.planning.code.report_digest: its script, the modules
     it imports, the report side's data files), file by file so that a stale page names
     the file that changed; the rule file that defines each step; every other file its
     jobs read that git tracks (its configs, the paper's TeX source, the claims file, the
@@ -144,7 +144,7 @@ def report_code(scope: dict) -> dict[str, str]:
     labels and colours). ``scope``: {steps, files, methods}, found by group_scope when
     the group is published and kept in its stamp: a file no job of the group reads (a
     new study's config, another figure's module) stales nothing here."""
-    from credit_assign.spec import catalog, code
+    from credit_assign.planning import catalog, code
 
     root = code.ROOT
     package = code.PACKAGE.resolve().relative_to(root.resolve()).as_posix()
@@ -166,7 +166,7 @@ def report_code(scope: dict) -> dict[str, str]:
 
 def _rule_script(step: str) -> str | None:
     """The script (scripts/<name>.py) step ``step``'s rule runs, by its name."""
-    from credit_assign.spec import code
+    from credit_assign.planning import code
 
     smk = _rule_file(step)
     if smk is None:
@@ -179,7 +179,7 @@ def _rule_script(step: str) -> str | None:
 
 def _rule_file(step: str) -> str | None:
     """The workflow file that defines step ``step`` (``rule <step>:``)."""
-    from credit_assign.spec import code
+    from credit_assign.planning import code
 
     for smk in sorted((code.ROOT / "workflow" / "rules").glob("*.smk")):
         if re.search(rf"^rule {re.escape(step)}:", smk.read_text(encoding="utf-8"), re.M):
@@ -194,7 +194,7 @@ def group_scope(name: str, files: list[str], config: str,
     (results aside: the record's are the group's record inputs) with the template of its
     README block, and the methods of the runs they read. Raises PublishError where the
     dry run fails."""
-    from credit_assign.spec import code
+    from credit_assign.planning import code
 
     args = (files, list(configs_of(name, config)), ("--forceall", *extra))
     jobs, error = planned(*args, cwd=cwd) if cwd is not None else planned(*args)
@@ -229,14 +229,14 @@ class PublishError(RuntimeError):
 def _config(files) -> dict:
     """The config as the workflow parses it, from the checkout this module belongs to
     (its schema and configs; a render in a scratch folder judges the same)."""
-    from credit_assign.spec import checks, code
+    from credit_assign.planning import checks, code
 
     return checks.load_config([f for f in files if Path(f) != Path(paths.DEFAULT_CONFIG)],
                               root=code.ROOT)
 
 
 def _claims_runs(config: str) -> list[str]:
-    from credit_assign.spec import targets
+    from credit_assign.planning import targets
 
     cfg = _config([config])
     if targets.claims_spec(cfg) is None:
@@ -253,7 +253,7 @@ def group_inputs(name: str, config: str = paths.DEFAULT_CONFIG) -> list[str]:
     dose study: its runs in the record (a table waits for the rest). Data manifests
     with the runs made from them."""
     from credit_assign.infra import record
-    from credit_assign.spec import targets
+    from credit_assign.planning import targets
 
     cfg = _config([config])
     claims = _claims_runs(config)
@@ -270,7 +270,7 @@ def group_inputs(name: str, config: str = paths.DEFAULT_CONFIG) -> list[str]:
         corpora = sorted({r.split("/")[2] for r in runs})
         # the precision study's and the second question's runs in the record (their
         # pages wait for the rest)
-        from credit_assign.spec.wildcards import JobFunctions
+        from credit_assign.planning.wildcards import JobFunctions
         from credit_assign.studies.ep_question2 import plan
 
         index = record.recorded(".")

@@ -21,7 +21,7 @@ rule aggregate:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("aggregate"),
+        code=digests.report_digest("aggregate"),
     script:
         "../../scripts/aggregate.py"
 
@@ -51,7 +51,7 @@ rule reproduction:
     params:
         config=per_job.reproduction_config,
         expect=per_job.dataset_expect,
-        code=spec_code.report_digest("reproduction"),
+        code=digests.report_digest("reproduction"),
     script:
         "../../scripts/reproduction.py"
 
@@ -71,7 +71,7 @@ rule aggregate_alignment_probes:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("aggregate_alignment_probes"),
+        code=digests.report_digest("aggregate_alignment_probes"),
     script:
         "../../scripts/aggregate_alignment_probes.py"
 
@@ -90,7 +90,7 @@ rule aggregate_measurements:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("aggregate_measurements"),
+        code=digests.report_digest("aggregate_measurements"),
     script:
         "../../scripts/aggregate_measurements.py"
 
@@ -123,7 +123,7 @@ rule variants_gap_map:
         about=job_params.variants_about(config),
         study=config["study"],
         expect=per_job.gap_map_expect,
-        code=spec_code.report_digest("variants_gap_map"),
+        code=digests.report_digest("variants_gap_map"),
     script:
         "../../scripts/variants_gap_map.py"
 
@@ -147,7 +147,7 @@ rule variants_measured_map:
         **REPORT_JOB,
     params:
         study=config["study"],
-        code=spec_code.report_digest("variants_measured_map"),
+        code=digests.report_digest("variants_measured_map"),
     script:
         "../../scripts/variants_measured_map.py"
 
@@ -183,7 +183,7 @@ rule findings:
             else ""
         ),
         expect=per_job.notes_expect,
-        code=spec_code.report_digest("findings"),
+        code=digests.report_digest("findings"),
     script:
         "../../scripts/findings.py"
 
@@ -203,6 +203,6 @@ rule reproduction_notes:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("reproduction_notes"),
+        code=digests.report_digest("reproduction_notes"),
     script:
         "../../scripts/reproduction_notes.py"

@@ -27,7 +27,7 @@ rule claims_tables:
         **REPORT_JOB,
     params:
         settle=per_job.ep_settle,
-        code=spec_code.report_digest("claims_tables"),
+        code=digests.report_digest("claims_tables"),
     script:
         "../../scripts/claims_tables.py"
 
@@ -62,7 +62,7 @@ rule claims_verdicts:
         **REPORT_JOB,
     params:
         expect=per_job.claims_expect,
-        code=spec_code.report_digest("claims_verdicts"),
+        code=digests.report_digest("claims_verdicts"),
     script:
         "../../scripts/claims_verdicts.py"
 
@@ -82,7 +82,7 @@ rule fig_claims:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("fig_claims"),
+        code=digests.report_digest("fig_claims"),
     script:
         "../../scripts/fig_claims.py"
 

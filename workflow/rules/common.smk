@@ -1,6 +1,6 @@
 # The workflow's input functions: wildcards -> a function of the config, the methods of
-# credit_assign.spec.wildcards.JobFunctions (torch-free, unit-tested in
-# tests/test_spec.py). The paths
+# credit_assign.planning.wildcards.JobFunctions (torch-free, unit-tested in
+# tests/test_planning.py). The paths
 # are in credit_assign.infra.paths, the checks in .checks, the targets in .targets,
 # each job's params in .params; the Snakefile checks the config (checks.prepare).
 import sys
@@ -10,10 +10,10 @@ from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from credit_assign.infra import paths  # noqa: E402
-from credit_assign.spec import catalog, matrix, targets  # noqa: E402
-from credit_assign.spec import code as spec_code  # noqa: E402
-from credit_assign.spec import params as job_params  # noqa: E402
-from credit_assign.spec.wildcards import JobFunctions  # noqa: E402
+from credit_assign.planning import catalog, matrix, targets  # noqa: E402
+from credit_assign.planning import code as digests  # noqa: E402
+from credit_assign.planning import params as job_params  # noqa: E402
+from credit_assign.planning.wildcards import JobFunctions  # noqa: E402
 
 # The learning rules (their catalogue; the Snakefile's checks.prepare has read it).
 METHODS = catalog.methods()

@@ -24,7 +24,7 @@ rule dose_tables:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("dose_tables"),
+        code=digests.report_digest("dose_tables"),
     script:
         "../../scripts/dose_tables.py"
 
@@ -43,7 +43,7 @@ rule fig_dose:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("fig_dose"),
+        code=digests.report_digest("fig_dose"),
     script:
         "../../scripts/fig_dose.py"
 
@@ -63,7 +63,7 @@ rule paper_dose:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("paper_dose"),
+        code=digests.report_digest("paper_dose"),
     script:
         "../../scripts/paper_dose.py"
 

@@ -55,7 +55,7 @@ rule ep_estimator_tables:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("ep_estimator_tables"),
+        code=digests.report_digest("ep_estimator_tables"),
     script:
         "../../scripts/ep_estimator_tables.py"
 
@@ -74,6 +74,6 @@ rule fig_ep_estimator:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("fig_ep_estimator"),
+        code=digests.report_digest("fig_ep_estimator"),
     script:
         "../../scripts/fig_ep_estimator.py"

@@ -52,7 +52,7 @@ rule ep_question2_findings:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("ep_question2_findings"),
+        code=digests.report_digest("ep_question2_findings"),
     script:
         "../../scripts/ep_question2_findings.py"
 
@@ -79,7 +79,7 @@ rule ep_question_page:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("ep_question_page"),
+        code=digests.report_digest("ep_question_page"),
     script:
         "../../scripts/ep_question_page.py"
 

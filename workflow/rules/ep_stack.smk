@@ -96,7 +96,7 @@ rule ep_stack_summary:
     params:
         # the settling criterion is read here only: changing it reruns no probe
         settle=per_job.ep_settle,
-        code=spec_code.report_digest("ep_stack_summary"),
+        code=digests.report_digest("ep_stack_summary"),
     script:
         "../../scripts/ep_stack_summary.py"
 
@@ -121,7 +121,7 @@ rule ep_question_findings:
         **REPORT_JOB,
     params:
         spec=per_job.ep_question_file,
-        code=spec_code.report_digest("ep_question"),
+        code=digests.report_digest("ep_question"),
     script:
         "../../scripts/ep_question.py"
 
@@ -141,7 +141,7 @@ rule fig_ep_fixed_point:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("fig_ep_fixed_point"),
+        code=digests.report_digest("fig_ep_fixed_point"),
     script:
         "../../scripts/fig_ep_fixed_point.py"
 
@@ -170,6 +170,6 @@ rule fig_ep_stack_cosines:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("fig_ep_stack_cosines"),
+        code=digests.report_digest("fig_ep_stack_cosines"),
     script:
         "../../scripts/fig_ep_stack_cosines.py"

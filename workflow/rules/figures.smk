@@ -18,7 +18,7 @@ rule fig4_penalty_rescue:
         dataset=config["dataset"],
         methods=job_params.method_styles(),
         expect=per_job.table_expect,
-        code=spec_code.report_digest("fig4_penalty_rescue"),
+        code=digests.report_digest("fig4_penalty_rescue"),
     script:
         "../../scripts/fig4_penalty_rescue.py"
 
@@ -35,7 +35,7 @@ rule fig_primer_phases:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("fig_primer_phases"),
+        code=digests.report_digest("fig_primer_phases"),
     script:
         "../../scripts/fig_primer_phases.py"
 
@@ -54,7 +54,7 @@ rule fig_primer_check:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("fig_primer_check"),
+        code=digests.report_digest("fig_primer_check"),
     script:
         "../../scripts/fig_primer_check.py"
 
@@ -77,6 +77,6 @@ rule fig_alignment_probes:
         network=config["probes"]["network"],
         methods=job_params.method_styles(),
         expect=per_job.runs_expect,
-        code=spec_code.report_digest("fig_alignment_probes"),
+        code=digests.report_digest("fig_alignment_probes"),
     script:
         "../../scripts/fig_alignment_probes.py"

@@ -21,7 +21,7 @@ rule paper_numbers:
     params:
         config=per_job.paper_number_config,
         expect=per_job.table_expect,
-        code=spec_code.report_digest("paper_numbers"),
+        code=digests.report_digest("paper_numbers"),
     script:
         "../../scripts/paper_numbers.py"
 
@@ -41,7 +41,7 @@ rule paper_claims:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("paper_claims"),
+        code=digests.report_digest("paper_claims"),
     script:
         "../../scripts/paper_claims.py"
 
@@ -64,7 +64,7 @@ rule paper:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("build_paper"),
+        code=digests.report_digest("build_paper"),
     script:
         "../../scripts/build_paper.py"
 
@@ -83,6 +83,6 @@ rule arxiv:
     resources:
         **REPORT_JOB,
     params:
-        code=spec_code.report_digest("bundle_paper"),
+        code=digests.report_digest("bundle_paper"),
     script:
         "../../scripts/bundle_paper.py"

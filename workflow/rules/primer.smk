@@ -11,6 +11,6 @@ rule primer_check:
         **REPORT_JOB,
     params:
         settings=config["primer_check"],
-        code=spec_code.report_digest("primer_check"),
+        code=digests.report_digest("primer_check"),
     script:
         "../../scripts/primer_check.py"

@@ -22,7 +22,7 @@ rule train:
     params:
         cache=per_job.dataset_cache_path,
         run=per_job.run_config,
-        # the science it computes with (credit_assign.spec.code): its rule's edit reruns it
+        # the science it computes with (credit_assign.planning.code): its rule's edit reruns it
         code=per_job.code("train"),
         snapshot_epochs=config["probes"]["epochs"],
         # per-epoch state, outside the declared outputs so a rerun can resume from it

@@ -11,7 +11,7 @@ import pandas as pd
 from credit_assign.analysis import tables as table_io
 from credit_assign.infra import paths
 from credit_assign.infra.results import read_result
-from credit_assign.spec import matrix
+from credit_assign.planning import matrix
 
 RUN_KEYS = ("dataset", "method", "lam", "seed")
 EPOCH_SCALARS = ("lr", "train_loss", "test_acc", "test_loss", "h_L_norm_median", "deep_cosine")
@@ -19,7 +19,7 @@ LAYER_KEYS = ("cosine", "h_norm_median", "grad_norm_median", "signal_norm_median
 
 
 def same_lam(values, lam: float) -> np.ndarray:
-    """The one equality of λ (spec.matrix.same_lam), over a table's column: matched
+    """The one equality of λ (planning.matrix.same_lam), over a table's column: matched
     to its spelling's precision (a table written with six digits still finds 1/3) and
     never absolutely: λ = 1e-9 is not λ = 0."""
     return np.isclose(np.asarray(values, dtype=float), float(lam), rtol=matrix.LAM_RTOL,

@@ -21,8 +21,8 @@ import pandas as pd
 from credit_assign import effects
 from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.table_contracts import VERDICTS
-from credit_assign.spec.claims import ClaimsError, Spec, verdict_set
-from credit_assign.spec.matrix import lam_str
+from credit_assign.planning.claims import ClaimsError, Spec, verdict_set
+from credit_assign.planning.matrix import lam_str
 
 __all__ = ["ClaimsError", "claim_p", "decide", "findings", "holm", "interval", "judge",
            "judged", "seed_effects", "t_interval"]

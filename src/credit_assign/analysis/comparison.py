@@ -22,7 +22,7 @@ from credit_assign.analysis.aggregate import same_lam, select_runs
 from credit_assign.analysis.cells import field
 from credit_assign.infra.paths import DEFAULT_RECIPE
 from credit_assign.infra.results import schema
-from credit_assign.spec.configfiles import check_yaml
+from credit_assign.planning.configfiles import check_yaml
 
 
 def load_reference(path: str | Path) -> dict:

@@ -1,13 +1,13 @@
 """List the results whose job would compute them otherwise today, as Snakemake sees it.
 
 Each computing job (training, nulls, measurements, probes, EP) takes as its ``code``
-param the digest of the science it computes with (``credit_assign.spec.code``: its
+param the digest of the science it computes with (``credit_assign.planning.code``: its
 step's modules, its learning rule's own module and what they import), and Snakemake
 reruns a job whose params differ from those its record holds (``.snakemake/metadata``,
 one record per output file). This command reads each result's record and lists the
 results whose recorded code digest is not today's for their step and method — the
 results a ``snakemake`` run plans again for a change to the science (an edit to
-``science/rules/dfa.py`` lists DFA's runs, their nulls and the alignment probes, which
+``science/learning_rules/dfa.py`` lists DFA's runs, their nulls and the alignment probes, which
 measure every rule, and not BP's runs); a plotting or reporting change lists nothing:
 
     python -m credit_assign.analysis.stale               # results/ under the current folder
@@ -84,7 +84,7 @@ def job_of(path: str) -> tuple[str, str | None] | None:
 
 def expected(step: str, method: str | None) -> str:
     """Today's code digest of a ``step`` job of ``method`` (the param Snakemake compares)."""
-    from credit_assign.spec import params
+    from credit_assign.planning import params
 
     return params.code_digest({}, step, method)
 
@@ -108,10 +108,10 @@ def recorded(workdir: Path, path: str) -> list[str] | None:
 
 def config_word(path: Path, wildcards: dict[str, str], config: dict | None) -> str | None:
     """Why a training result's recorded run config is not the one ``config`` gives its
-    run today (spec.params.run_config: what its job would train), or None where they
+    run today (planning.params.run_config: what its job would train), or None where they
     agree or cannot be compared (no config, another dataset, a recipe the config does not
     name, a result that records none)."""
-    from credit_assign.spec import params
+    from credit_assign.planning import params
 
     if config is None or wildcards.get("dataset") != config.get("dataset"):
         return None
@@ -185,10 +185,10 @@ def own_word(path: Path, step: str, method: str | None) -> str | None:
     """Whether a result without a record of its job was made by today's code of its
     step, from what the result records itself: the commit it was made from
     (``provenance.code``) against today's files of its step (the ``code`` param's
-    files: spec.code.files). None when every one is the same there; why not, when one
+    files: planning.code.files). None when every one is the same there; why not, when one
     differs; UNKNOWN where the result cannot say (made from a dirty tree, no commit, a
     commit this checkout lacks, not readable)."""
-    from credit_assign.spec import code
+    from credit_assign.planning import code
 
     try:
         prov = json.loads(_provenance_file(path).read_text())["provenance"]["code"]
@@ -197,7 +197,7 @@ def own_word(path: Path, step: str, method: str | None) -> str | None:
     commit = prov.get("git_commit")
     if not commit or prov.get("git_dirty") is not False:
         return UNKNOWN
-    from credit_assign.spec import catalog
+    from credit_assign.planning import catalog
 
     try:
         methods = tuple(m for m, r in catalog.load().items() if r["probed"]) \
@@ -242,18 +242,31 @@ def _changed(workdir: str, commit: str, where: tuple[str, ...], step: str) -> st
 
 def _same_meaning(workdir: str, commit: str, path: str) -> bool:
     """Whether a Python file says at ``commit`` what it says today (a comment or a
-    docstring changes nothing: spec.code's digests are of meaning)."""
+    docstring changes nothing: planning.code's digests are of meaning; a file from
+    before the packages' rename of issue #58 is read at its old path, its new names
+    aside: planning.old_digests)."""
     import subprocess
 
-    from credit_assign.spec.catalog import meaning
+    from credit_assign.planning import old_digests
+    from credit_assign.planning.catalog import meaning
 
-    then = subprocess.run(["git", "-C", workdir, "show", f"{commit}:{path}"],
-                          capture_output=True, text=True, timeout=60)
+    def show(at: str):
+        return subprocess.run(["git", "-C", workdir, "show", f"{commit}:{at}"],
+                              capture_output=True, text=True, timeout=60)
+
     now = Path(workdir) / path
-    if then.returncode != 0 or not now.is_file() or not path.endswith(".py"):
+    if not now.is_file() or not path.endswith(".py"):
         return False
+    then = show(path)
+    if then.returncode != 0:
+        package = "src/credit_assign/"
+        then = show(package + old_digests.old_path(path.removeprefix(package)))
+    if then.returncode != 0:
+        return False
+    text = now.read_text(encoding="utf-8")
     try:
-        return meaning(then.stdout) == meaning(now.read_text(encoding="utf-8"))
+        return (meaning(then.stdout) == meaning(text)
+                or old_digests.same_as_before_rename(then.stdout, text, path))
     except SyntaxError:
         return False
 
@@ -306,8 +319,8 @@ def main(argv=None) -> int:
     if not args.root.is_dir():
         print(f"{args.root} is not a folder of results", file=sys.stderr)
         return 2
-    from credit_assign.spec import ConfigError
-    from credit_assign.spec.checks import load_config
+    from credit_assign.planning import ConfigError
+    from credit_assign.planning.checks import load_config
 
     try:
         config = load_config(args.configfile, ".")

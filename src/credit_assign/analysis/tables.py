@@ -32,7 +32,7 @@ from pandera.errors import SchemaError, SchemaErrors
 from credit_assign.analysis.table_contracts import CONTRACTS, RUN, TableError
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text, sha256_file
-from credit_assign.spec.matrix import run_key, same_lam
+from credit_assign.planning.matrix import run_key, same_lam
 
 DIGEST_SUFFIX = paths.DIGEST_SUFFIX
 

@@ -8,7 +8,7 @@ seed, from the tables the claims read (an accessor: :class:`Tables`). Its words 
 calls. Adding a kind is adding those two files (docs/adding.md): the claims file's
 schema, the analysis, the page and the figure find it here, and nothing else changes.
 
-This package imports nothing of credit_assign: the spec (the schema), the analysis (the
+This package imports nothing of credit_assign: planning (the schema), the analysis (the
 effects), the pages and the figure read it, so it lies below them all.
 """
 

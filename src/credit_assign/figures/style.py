@@ -1,7 +1,7 @@
 """One look for every figure: seaborn theme, colour-blind-safe palette, fixed names.
 
 A learning rule's label and colour are not here: each rule declares them
-(src/credit_assign/science/rules/), and the figure steps pass them in (``methods``: name →
+(src/credit_assign/science/learning_rules/), and the figure steps pass them in (``methods``: name →
 {label, color}), so figures never import the science.
 """
 

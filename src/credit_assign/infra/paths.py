@@ -1,12 +1,12 @@
 """Every file the workflow reads or writes, as one table of patterns: the workflow's
 steps (workflow/rules/*.smk: their inputs, outputs and logs), the target lists
-(credit_assign.spec.targets) and the library (the data and corpus manifests, the text
+(credit_assign.planning.targets) and the library (the data and corpus manifests, the text
 the reports generate) take their paths from here and never spell one (a test scans the
 code for a spelled path). ``{name}`` fields are Snakemake wildcards where a step's output
 leaves them open, else ``.format``-ted by the caller (``fill``).
 
 Wildcards: dataset (``cifar10``, ``digits``), recipe (``default``, the stated recipe, or a
-recipe variant's name: config/variants.yaml), method, lam (λ as ``spec.matrix.lam_str``
+recipe variant's name: config/variants.yaml), method, lam (λ as ``planning.matrix.lam_str``
 writes it), seed, corpus, precision, fmt (a figure format).
 
 In the infrastructure layer, so that every layer may import it; stdlib only.
@@ -176,16 +176,17 @@ def figure_log(name: str) -> str:
 DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile (paper scale)
 STUDY_CONFIGS = (DEFAULT_CONFIG, "config/variants.yaml")  # the variant study's (make study)
 # the dose study's arms as recipes (laid over the paper config to train them); the paper
-# config reads their recorded results without laying it over (spec.matrix.arm_recipe)
+# config reads their recorded results without laying it over (planning.matrix.arm_recipe)
 DOSE_ARMS = "config/dose.yaml"
 # the configs no published file is made from (make publish's stamp leaves them out)
 UNPUBLISHED_CONFIGS = ("config/quick.yaml", "config/ep_precision.yaml")
 CONFIG_SCHEMA = "workflow/schemas/config.schema.yaml"
-REBUILD_ESTIMATE = "bench/rebuild_estimate.json"  # per-epoch times (credit_assign.spec.estimate)
+# per-epoch times (credit_assign.planning.estimate)
+REBUILD_ESTIMATE = "bench/rebuild_estimate.json"
 HISTORY = "config/history.yaml"  # what was fixed when: events found in git (analysis.history)
 
 # ---- no workflow's file: the config's rule-options table, rewritten from the rules'
-# code by ``python -m credit_assign.science.rules --write``
+# code by ``python -m credit_assign.science.learning_rules --write``
 RULE_OPTIONS_README = "config/README.md"
 
 # ---- a cache and the manifest beside it: the same folder, the same name but its suffix

@@ -1,5 +1,5 @@
 """Config keys that are gone: for each, the message that says what to write now (the
-spec's checks raise the first before the schema, whose refusal would not say it).
+planning's checks raise the first before the schema, whose refusal would not say it).
 
 - ``figures.penalty_lambda`` (a second key kept in step with the sweep): the sweep marks
   figure 4's λ now, ``sweep.dfa: [0, …, {fig4: λ}]``;

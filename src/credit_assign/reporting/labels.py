@@ -67,7 +67,7 @@ def figure_text(module: str) -> dict[str, str]:
     (``figure_text(__name__)`` in studies/claims/figure.py reads studies/claims/figure.yaml;
     through importlib.resources, so from a checkout or a wheel alike): name → text, a
     ``{name}`` in a text for what the figure fills in when drawn (str.format). The file is
-    part of that module's code only (spec.code.data_read): editing one figure's words
+    part of that module's code only (planning.code.data_read): editing one figure's words
     redraws that figure alone."""
     package, _, stem = module.rpartition(".")
     text = resources.files(package).joinpath(f"{stem}.yaml").read_text(encoding="utf-8")

@@ -28,6 +28,7 @@ from credit_assign.analysis.aggregate import select_runs
 from credit_assign.analysis.findings import diverged_seeds, null_cosines
 from credit_assign.infra import paths
 from credit_assign.infra.files import atomic_write_text
+from credit_assign.planning.matrix import figure_lam, same_lam
 from credit_assign.reporting import labels, render
 from credit_assign.reporting.paper_ep import ep_numbers
 from credit_assign.reporting.paper_study import (
@@ -46,7 +47,6 @@ from credit_assign.reporting.render import (
 )
 from credit_assign.reporting.render import tex_spread as spread
 from credit_assign.reporting.tex_chars import tex_escape
-from credit_assign.spec.matrix import figure_lam, same_lam
 
 DATASET_NAMES = labels.names(labels.DATASETS, "tex")
 METRIC_NAMES = labels.names(labels.METRICS, "tex")

@@ -24,9 +24,9 @@ from credit_assign.science.diagnostics import (
     per_sample_cosine,
     true_hidden_grads,
 )
+from credit_assign.science.learning_rules import RULES, RuleOutput, make_rule, param_grads
 from credit_assign.science.model import ResidualMLP
 from credit_assign.science.perturbation import node_perturbation_signals
-from credit_assign.science.rules import RULES, RuleOutput, make_rule, param_grads
 
 
 def loss_decrease_ratio(model: ResidualMLP, rule, x: Tensor, y: Tensor, lr: float) -> dict:

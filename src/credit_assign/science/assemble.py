@@ -11,8 +11,8 @@ import torch
 
 from credit_assign.infra.checkpoints import load_checkpoint
 from credit_assign.infra.device import resolve_device
+from credit_assign.science.learning_rules import feedback_generator, make_rule
 from credit_assign.science.model import ResidualMLP
-from credit_assign.science.rules import feedback_generator, make_rule
 
 
 def method_options(run: dict[str, Any]) -> dict[str, Any]:

@@ -10,8 +10,8 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
+from credit_assign.science.learning_rules import LearningRule, feedback_generator, make_rule
 from credit_assign.science.model import ResidualMLP
-from credit_assign.science.rules import LearningRule, feedback_generator, make_rule
 
 
 def per_sample_cosine(u: Tensor, v: Tensor) -> float:

@@ -1,4 +1,4 @@
-"""The optimiser side of a run's training block (credit_assign.spec.method_training's
+"""The optimiser side of a run's training block (credit_assign.planning.method_training's
 ``method_training``): the learning-rate schedule and which parameters AdamW decays.
 Plain functions (no torch at import); credit_assign.science.training calls them.
 """

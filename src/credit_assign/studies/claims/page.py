@@ -15,8 +15,8 @@ from credit_assign.analysis import tables as table_io
 from credit_assign.analysis.ep_stack_tables import by_seed, summary_tables
 from credit_assign.infra.files import atomic_write_text
 from credit_assign.infra.results import read_result
+from credit_assign.planning.claims import load
 from credit_assign.reporting import labels, render
-from credit_assign.spec.claims import load
 
 METRIC_NAMES = labels.names(labels.METRICS, "md")
 SET_NAMES = labels.names(labels.SEED_SETS, "md")

@@ -63,7 +63,7 @@ def render(findings: dict, table: pd.DataFrame, plan: dict) -> str:
               "optimizer step on that step's batch (the plan says after every step on the "
               "batch just seen: the same rescaling, read one batch later), so the weights "
               "saved after an epoch may sit above the cap until the next step; and each arm "
-              "is a rule of its own (science/rules/dfa_arms.py) rather than an option of "
+              "is a rule of its own (science/learning_rules/dfa_arms.py) rather than an option of "
               "DFA's, so that no run already in the record was retrained.", ""]
     status = findings["tables"]
     waiting = [f"{k} ({v['have']} of {v['need']} runs here)" for k, v in status.items()

@@ -1,7 +1,8 @@
 """The dose study's plan (config/claims_dose.yaml): read, checked, and the runs it reads.
 
-Each arm of the plan is one DFA option; it runs as its own rule (science/rules/dfa_arms.py),
-so that the runs already in the record keep their code: ``ARM_RULES`` says which.
+Each arm of the plan is one DFA option; it runs as its own rule
+(science/learning_rules/dfa_arms.py), so that the runs already in the record keep
+their code: ``ARM_RULES`` says which.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import jsonschema
 import yaml
 
 from credit_assign.infra import paths
-from credit_assign.spec.matrix import lam_str
+from credit_assign.planning.matrix import lam_str
 
 # the study's own paths (a room's files are its own: the shared table, infra.paths, is
 # part of every report step's code, and a new study must not rerun the others)

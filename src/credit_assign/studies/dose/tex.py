@@ -25,7 +25,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from credit_assign.spec.matrix import lam_str
+from credit_assign.planning.matrix import lam_str
 
 
 def key(lam: float) -> str:

@@ -39,7 +39,7 @@ def write_question(result_paths, timing_paths, spec_path, outputs, root=".") -> 
 
     from credit_assign.analysis import ep_question, history
     from credit_assign.analysis.aggregate import provenance_table
-    from credit_assign.spec.claims import load_ep
+    from credit_assign.planning.claims import load_ep
 
     spec = load_ep(spec_path)
     result_paths, timing_paths = list(result_paths), list(timing_paths)

@@ -141,7 +141,7 @@ def manifest(wildcards) -> str:
 def refuse_uncommitted(root: Path = ROOT) -> None:
     """A ConfigError naming the files not committed (infra.provenance.uncommitted)."""
     from credit_assign.infra.provenance import uncommitted
-    from credit_assign.spec import ConfigError
+    from credit_assign.planning import ConfigError
 
     try:
         changed = uncommitted(root)

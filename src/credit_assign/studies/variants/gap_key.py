@@ -35,7 +35,7 @@ KEY_GROUPS = {kind: labels.RECIPE_KINDS[kind]["figure_key"]
 # the widest a line of a column's header may be, in points at MAX_PT: neighbouring
 # headers stay apart (a column is about 75 pt wide at the text width, "best departing
 # variant" 78 pt); a longer recipe name is wrapped after an underscore, or anywhere when
-# a part of it is wider (a name is at most spec.checks.VARIANT_NAME_MAX characters)
+# a part of it is wider (a name is at most planning.checks.VARIANT_NAME_MAX characters)
 LINE_PT = 64.0
 
 

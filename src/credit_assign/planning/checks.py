@@ -18,16 +18,16 @@ from typing import Any
 
 from credit_assign.infra import paths
 from credit_assign.migrations import config_keys
-from credit_assign.spec import ConfigError, catalog
-from credit_assign.spec.configfiles import check_files, exponent_strings, seed_values
-from credit_assign.spec.matrix import (
+from credit_assign.planning import ConfigError, catalog
+from credit_assign.planning.configfiles import check_files, exponent_strings, seed_values
+from credit_assign.planning.matrix import (
     FIGURE_MARK,
     figure_lam,
     run_table,
     study_seeds,
     sweep_lams,
 )
-from credit_assign.spec.targets import _update, variant_config
+from credit_assign.planning.targets import _update, variant_config
 
 Config = dict[str, Any]
 
@@ -37,11 +37,11 @@ def check_methods(cfg: Config, where: str = "") -> None:
     block (methods.<method>) is valid: filled in with the rule's defaults, so that a run
     records all the options it ran with. Registered rules absent from the sweep are not
     run (sweep.<method> = []). The schema cannot say this: the methods are whatever
-    modules src/credit_assign/science/rules/ holds."""
+    modules src/credit_assign/science/learning_rules/ holds."""
     rules = catalog.load()
     methods = tuple(rules)
     known = (f"registered rules: {list(methods)} (one module each in "
-             "src/credit_assign/science/rules/)")
+             "src/credit_assign/science/learning_rules/)")
     named = {
         "sweep": [m for m in cfg["sweep"] if m != "seeds"],
         "methods": list(cfg["methods"]),
@@ -96,7 +96,7 @@ def check_variant_names(config: Config) -> None:
 def check_config_values(config: Config) -> None:
     """What the schema cannot say: every number finite (the schema's bounds let NaN
     through), seeds plain integers, something to train, no two λ of a method sharing a
-    results path, and figure 4's λ marked in sweep.dfa (spec.matrix)."""
+    results path, and figure 4's λ marked in sweep.dfa (planning.matrix)."""
 
     def walk(value, key):
         if isinstance(value, dict):
@@ -128,7 +128,7 @@ def check_config_values(config: Config) -> None:
 def check_probe_epochs(config: Config) -> None:
     """probes.epochs names checkpoints every run saves: an epoch past a swept method's
     last would be silently missing from the probe tables and figure."""
-    from credit_assign.spec.method_training import method_training
+    from credit_assign.planning.method_training import method_training
 
     wanted = config["probes"]["epochs"]
     for method in catalog.methods():
@@ -284,7 +284,7 @@ def prepare(config: Config, configfiles: Iterable[str | Path] = (),
         raise ConfigError(str(err)) from None
     check_config(config, root)
     locate_files(config, root)
-    from credit_assign.spec.targets import claims_spec
+    from credit_assign.planning.targets import claims_spec
 
     claims_spec(config)  # the claims file, if the config names one (a ClaimsError)
 

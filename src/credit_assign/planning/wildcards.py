@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from credit_assign.infra import paths
-from credit_assign.spec import params, targets
-from credit_assign.spec.targets import Config
+from credit_assign.planning import params, targets
+from credit_assign.planning.targets import Config
 
-DOSE_ARM_RULES = ("dfa_cap", "dfa_redraw")  # science/rules/dfa_arms.py
+DOSE_ARM_RULES = ("dfa_cap", "dfa_redraw")  # science/learning_rules/dfa_arms.py
 
 
 class JobFunctions:
@@ -188,7 +188,7 @@ class JobFunctions:
         claims page could not show what it ran. Outside a git checkout there is no order
         to show, and nothing to refuse; a checkout git cannot read is refused."""
         from credit_assign.infra.provenance import uncommitted
-        from credit_assign.spec import ConfigError
+        from credit_assign.planning import ConfigError
 
         try:
             changed = uncommitted(self.basedir)
@@ -213,7 +213,7 @@ class JobFunctions:
 
     def code(self, step: str) -> Callable[[Any], str]:
         """The ``code`` param of a ``step`` job: the digest of the science it computes
-        with (credit_assign.spec.code), its own learning rule's module included."""
+        with (credit_assign.planning.code), its own learning rule's module included."""
         return lambda w: params.code_digest(self.config, step, w.get("method"))
 
     def run_config(self, w) -> Config:

@@ -1,7 +1,7 @@
 """The recipe-variant study's compute, estimated from its config (torch-free).
 
 Every training run of the study — the default recipe's and each variant's, as the
-workflow asks for them (credit_assign.spec.targets) — costs its epochs × the measured
+workflow asks for them (credit_assign.planning.targets) — costs its epochs × the measured
 seconds per epoch of its method; the per-epoch times are read from the jobs a full
 rebuild recorded (``paths.REBUILD_ESTIMATE``: each train job's wall seconds and epochs,
 one thread per job), never typed. The fresh-B null, the measure jobs and the tables are
@@ -9,7 +9,7 @@ left out (small next to training, see docs/rebuild_estimate.md). The config is t
 workflow's (checks.load_config: the files laid over config/config.yaml as
 ``--configfile`` lays them, checked and filled in).
 
-    PYTHONPATH=src python -m credit_assign.spec.estimate config/config.yaml config/variants.yaml
+    PYTHONPATH=src python -m credit_assign.planning.estimate config/config.yaml config/variants.yaml
 
 With ``--claims`` it estimates the claims' runs instead (config claims.file: the
 stated recipe on the fresh and the study's seeds, and the EP probes at their recorded
@@ -30,9 +30,9 @@ import sys
 from pathlib import Path
 
 from credit_assign.infra import paths
-from credit_assign.spec.checks import load_config
-from credit_assign.spec.method_training import method_training
-from credit_assign.spec.targets import (
+from credit_assign.planning.checks import load_config
+from credit_assign.planning.method_training import method_training
+from credit_assign.planning.targets import (
     claims_ep,
     claims_runs,
     ep_question_runs,
@@ -171,7 +171,7 @@ def statement(config: dict, estimate_path: str | Path = ESTIMATE) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m credit_assign.spec.estimate",
+        prog="python -m credit_assign.planning.estimate",
         description="The study's training compute in core-minutes, estimated from the "
         "config files laid over each other as --configfile lays them.")
     parser.add_argument("configfiles", nargs="+", type=Path, metavar="CONFIG",

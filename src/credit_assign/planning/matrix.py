@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from credit_assign.infra import paths
-from credit_assign.spec import ConfigError, catalog
+from credit_assign.planning import ConfigError, catalog
 
 Config = dict[str, Any]
 

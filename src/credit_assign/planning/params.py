@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from credit_assign.infra import paths
-from credit_assign.spec import catalog
-from credit_assign.spec.checks import LOCAL_COPY
-from credit_assign.spec.matrix import lam_of, study_seeds, variant_of
-from credit_assign.spec.method_training import method_training
-from credit_assign.spec.targets import variant_config
+from credit_assign.planning import catalog
+from credit_assign.planning.checks import LOCAL_COPY
+from credit_assign.planning.matrix import lam_of, study_seeds, variant_of
+from credit_assign.planning.method_training import method_training
+from credit_assign.planning.targets import variant_config
 
 Config = dict[str, Any]
 # above every training job: each EP stack probe is the longest job of a rebuild
@@ -102,8 +102,8 @@ def variants_about(config: Config) -> Config:
 
 def study_compute(config: Config, root: str | Path) -> str:
     """The study's core-minutes as a sentence, from the config and the per-epoch times
-    recorded in paths.REBUILD_ESTIMATE (credit_assign.spec.estimate)."""
-    from credit_assign.spec.estimate import statement
+    recorded in paths.REBUILD_ESTIMATE (credit_assign.planning.estimate)."""
+    from credit_assign.planning.estimate import statement
 
     return statement(config, Path(root) / paths.REBUILD_ESTIMATE)
 
@@ -140,10 +140,10 @@ def ep_settle(config: Config) -> Config:
 
 # ---- the science's code
 def code_digest(config: Config, step: str, method: str | None = None) -> str:
-    """What a ``step`` job computes with (credit_assign.spec.code.digest): a training
+    """What a ``step`` job computes with (credit_assign.planning.code.digest): a training
     run's, null's or measurement's own method's rule; an alignment probe's every probed
     rule (it measures them all on each network); the EP probe's none."""
-    from credit_assign.spec import code
+    from credit_assign.planning import code
 
     if step == "alignment_probe":
         methods = tuple(m for m, r in catalog.load().items() if r["probed"])

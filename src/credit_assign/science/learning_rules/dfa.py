@@ -3,7 +3,7 @@ its own fixed random matrix."""
 
 from __future__ import annotations
 
-from credit_assign.science.rules.base import (
+from credit_assign.science.learning_rules.base import (
     FeedbackOptions,
     LocalLosses,
     draw_matrix,

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import torch
 
+from credit_assign.science.learning_rules.base import LocalLosses, register, train_embedding_option
+from credit_assign.science.learning_rules.options import Options, option
 from credit_assign.science.perturbation import node_perturbation_signals
-from credit_assign.science.rules.base import LocalLosses, register, train_embedding_option
-from credit_assign.science.rules.options import Options, option
 
 
 @dataclass

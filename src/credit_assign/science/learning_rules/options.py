@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar, get_type_hints
 
-from credit_assign.spec.catalog import check_conflicts, checked_value
+from credit_assign.planning.catalog import check_conflicts, checked_value
 
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
 
@@ -66,7 +66,7 @@ class Options:
         """Each option's type and allowed values, JSON-schema-like (type, enum, minimum,
         exclusiveMinimum), in field order: with ``conflicts``, what the workflow checks
         ``methods.<method>`` against without importing the rules
-        (credit_assign.spec.catalog). The checks of an options class are declared,
+        (credit_assign.planning.catalog). The checks of an options class are declared,
         not coded: one that overrides __post_init__ is refused."""
         if cls.__post_init__ is not Options.__post_init__:
             raise TypeError(f"{cls.__name__} overrides __post_init__: declare values that "

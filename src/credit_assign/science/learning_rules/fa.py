@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-from credit_assign.science.rules.base import (
+from credit_assign.science.learning_rules.base import (
     LocalLosses,
     draw_matrix,
     error_reduction_option,
@@ -32,7 +32,7 @@ from credit_assign.science.rules.base import (
     register,
     train_embedding_option,
 )
-from credit_assign.science.rules.options import Options, option
+from credit_assign.science.learning_rules.options import Options, option
 
 BACKWARDS = ("standard", "jacobian")
 FA_FEEDBACK_SCALES = ("init", "unit", "fan_in")

@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
-from credit_assign.spec import ConfigError
-from credit_assign.spec.matrix import same_lam
+from credit_assign.planning import ConfigError
+from credit_assign.planning.matrix import same_lam
 
 Spec = dict[str, Any]
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "claims.schema.yaml"
@@ -43,7 +43,7 @@ def _read_checked(path: Path, schema_path: Path, compose=None) -> Spec:
     its schema (``compose``: what completes it; the first wrong key named with its place)."""
     import jsonschema
 
-    from credit_assign.spec.configfiles import check_yaml
+    from credit_assign.planning.configfiles import check_yaml
 
     try:
         text = path.read_text(encoding="utf-8")

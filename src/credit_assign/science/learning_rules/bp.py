@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from credit_assign.science.rules.base import LearningRule, backprop_update, register, true_signals
+from credit_assign.science.learning_rules.base import (
+    LearningRule,
+    backprop_update,
+    register,
+    true_signals,
+)
 
 
 @register

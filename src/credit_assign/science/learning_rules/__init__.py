@@ -1,7 +1,7 @@
 """Learning rules, one module each, and the registry the pipeline reads them from.
 
 Every module of this package that registers a rule (``@register``, see
-:mod:`credit_assign.science.rules.base`) is imported here, so a new file is all a new rule
+:mod:`credit_assign.science.learning_rules.base`) is imported here, so a new file is all a new rule
 needs (docs/adding-a-rule.md). The workflow takes the list of methods, their
 options, labels and colours from :data:`RULES`; ``methods.<name>`` in the config holds
 a rule's options, ``sweep.<name>`` its λ values.
@@ -17,8 +17,7 @@ from typing import Any
 
 import torch
 
-from credit_assign.science.model import ResidualMLP
-from credit_assign.science.rules.base import (
+from credit_assign.science.learning_rules.base import (
     _REGISTRY,
     LearningRule,
     RuleOutput,
@@ -27,7 +26,8 @@ from credit_assign.science.rules.base import (
     param_grads,
     register,
 )
-from credit_assign.science.rules.options import Options
+from credit_assign.science.learning_rules.options import Options
+from credit_assign.science.model import ResidualMLP
 
 __all__ = ["RULES", "LearningRule", "Options", "RuleOutput", "catalog", "feedback_generator",
            "make_rule", "options_of", "output_error", "param_grads", "register",
@@ -45,7 +45,7 @@ RULES: dict[str, type[LearningRule]] = dict(sorted(_REGISTRY.items()))
 def rule_class(method: str) -> type[LearningRule]:
     if method not in RULES:
         raise ValueError(f"unknown learning rule {method!r}; registered: {sorted(RULES)} "
-                         "(a rule is a module in src/credit_assign/science/rules/, "
+                         "(a rule is a module in src/credit_assign/science/learning_rules/, "
                          "docs/adding-a-rule.md)")
     return RULES[method]
 
@@ -78,9 +78,9 @@ def make_rule(
 
 def catalog() -> dict[str, dict[str, Any]]:
     """What the workflow reads of every rule, as plain data (written to
-    credit_assign/spec/rules_catalog.json by ``python -m credit_assign.science.rules
+    credit_assign/planning/rules_catalog.json by ``python -m credit_assign.science.learning_rules
     --write``): label, colour, whether the alignment probes measure it, its module's
-    file (``source``: spec.code hashes it into the code param of the rule's runs), its options'
+    file (``source``: planning.code hashes it into the code param of the rule's runs), its options'
     defaults, each option's type and allowed values, and the values that may not go
     together."""
     return {name: {"label": cls.label, "color": cls.color, "probed": cls.probed,
@@ -93,7 +93,7 @@ def catalog() -> dict[str, dict[str, Any]]:
 
 def options_table() -> str:
     """The rules and their options as the markdown rows of config/README.md (a test
-    keeps that file in step: ``python -m credit_assign.science.rules`` prints them)."""
+    keeps that file in step: ``python -m credit_assign.science.learning_rules`` prints them)."""
     lines = []
     for name, cls in RULES.items():
         rows = cls.Options.rows()

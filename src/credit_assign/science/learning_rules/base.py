@@ -25,8 +25,8 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
+from credit_assign.science.learning_rules.options import Options, option
 from credit_assign.science.model import Cache, ResidualMLP, branch_penalty
-from credit_assign.science.rules.options import Options, option
 
 
 @dataclass
@@ -43,7 +43,7 @@ class LearningRule:
     name: the method's name in the config (``sweep.<name>``, ``methods.<name>``) and in
         result paths; lower case letters, digits and ``_``.
     label, color: how figures and the paper show it (any matplotlib colour).
-    Options: its options dataclass (:mod:`credit_assign.science.rules.options`), the
+    Options: its options dataclass (:mod:`credit_assign.science.learning_rules.options`), the
         ``methods.<name>`` block of the config; every result records them.
     local: forward with the graph cut at block inputs (no gradient crosses a block).
     probed: the alignment probes measure this rule's signal on every trained network,
@@ -107,7 +107,7 @@ def register(cls: type[LearningRule]) -> type[LearningRule]:
                          "starting with a letter")
     if not (isinstance(cls.Options, type) and issubclass(cls.Options, Options)):
         raise TypeError(f"rule {cls.name!r}: Options must subclass "
-                        "credit_assign.science.rules.options.Options")
+                        "credit_assign.science.learning_rules.options.Options")
     other = _REGISTRY.get(cls.name)
     where = (cls.__module__, cls.__qualname__)
     if other is not None and (other.__module__, other.__qualname__) != where:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch.nn.functional as F
 
-from credit_assign.science.rules.base import (
+from credit_assign.science.learning_rules.base import (
     LearningRule,
     RuleOutput,
     backprop_update,
@@ -18,7 +18,7 @@ from credit_assign.science.rules.base import (
     register,
     true_signals,
 )
-from credit_assign.science.rules.options import Options, option
+from credit_assign.science.learning_rules.options import Options, option
 
 
 @dataclass

@@ -13,8 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from credit_assign.infra import paths
-from credit_assign.spec import catalog
-from credit_assign.spec.matrix import DEFAULT_RECIPE, Run, arm_recipe, run, run_table, variant_of
+from credit_assign.planning import catalog
+from credit_assign.planning.matrix import (
+    DEFAULT_RECIPE,
+    Run,
+    arm_recipe,
+    run,
+    run_table,
+    variant_of,
+)
 
 Config = dict[str, Any]
 CORPORA = ("tinyshakespeare", "pydoc")
@@ -52,7 +59,7 @@ def recipes(config: Config) -> list[str]:
 def runs(config: Config, methods: Iterable[str] | None = None, dataset: str | None = None,
          recipe: str | None = None) -> list[Run]:
     """Every training job the config asks for (methods: every registered rule); for a
-    recipe variant only its methods and seeds: the run matrix (spec.matrix.run_table)."""
+    recipe variant only its methods and seeds: the run matrix (planning.matrix.run_table)."""
     return run_table(config, methods, dataset, recipe)
 
 
@@ -209,7 +216,7 @@ def ep_question_runs(config: Config, pattern: str = paths.EP_FIXED_POINT) -> lis
     path = config["claims"].get("ep")
     if not path:
         return []
-    from credit_assign.spec.claims import load_ep
+    from credit_assign.planning.claims import load_ep
 
     spec = load_ep(path)
     run = spec["runs"]
@@ -223,10 +230,10 @@ def ep_targets(config: Config) -> list[str]:
     return [paths.EP_COSINES] + paths.figures("fig_ep_stack_cosines")
 
 
-# ---- the claims (config claims.file: credit_assign.spec.claims)
+# ---- the claims (config claims.file: credit_assign.planning.claims)
 @functools.lru_cache
 def _claims_spec(path: str):
-    from credit_assign.spec.claims import load
+    from credit_assign.planning.claims import load
 
     return load(path)
 
@@ -242,14 +249,14 @@ def claims_runs(config: Config, methods: Iterable[str] | None = None) -> list[Ru
     spec = claims_spec(config)
     if spec is None:
         return []
-    from credit_assign.spec.claims import runs_needed
+    from credit_assign.planning.claims import runs_needed
 
     return [run(config, m, lam, s) for m, lam, s in runs_needed(spec)
             if methods is None or m in methods]
 
 
 def _claims_per_run(config: Config, pattern: str, methods=None) -> list[str]:
-    from credit_assign.spec.claims import check_against
+    from credit_assign.planning.claims import check_against
 
     if (spec := claims_spec(config)) is None:
         return []
@@ -277,7 +284,7 @@ def claims_ep(config: Config, pattern: str = paths.EP_RESULT) -> list[str]:
     spec, ep = claims_spec(config), config["ep_stack"]
     if spec is None or not ep["corpora"]:
         return []
-    from credit_assign.spec.claims import check_against
+    from credit_assign.planning.claims import check_against
 
     check_against(spec, config, config["claims"]["file"])
     seeds = sorted({s for c in spec["claims"] if "free_steps" in c["effect"]

@@ -1,6 +1,7 @@
 """The learning rules as the workflow sees them, without importing them (or torch):
 ``rules_catalog.json`` beside this module, generated from the registry
-(``python -m credit_assign.science.rules --write``), holds per rule its label, colour, whether
+(``python -m credit_assign.science.learning_rules --write``), holds per rule its label,
+colour, whether
 the alignment probes measure it, its options' defaults, each option's type and allowed
 values, the values that may not go together, and the sha256 of the rule modules' sources
 it was made from. A catalogue made from other sources than the package holds now is an
@@ -17,11 +18,11 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from credit_assign.spec import ConfigError
+from credit_assign.planning import ConfigError
 
 CATALOG = Path(__file__).with_name("rules_catalog.json")
-RULES_PACKAGE = "credit_assign.science.rules"
-REGENERATE = "python -m credit_assign.science.rules --write"
+RULES_PACKAGE = "credit_assign.science.learning_rules"
+REGENERATE = "python -m credit_assign.science.learning_rules --write"
 _TYPES = {"boolean": bool, "integer": int, "number": float, "string": str}
 
 
@@ -101,11 +102,11 @@ def styles() -> dict[str, dict[str, str]]:
 def options_of(method: str, block: dict | None = None) -> dict[str, Any]:
     """A rule's options from its config block, missing keys filled with their defaults,
     checked as the rule's Options dataclass checks them (the same ValueError messages:
-    credit_assign.science.rules.options)."""
+    credit_assign.science.learning_rules.options)."""
     rules = load()
     if method not in rules:
         raise ValueError(f"unknown learning rule {method!r}; registered: {sorted(rules)} "
-                         "(a rule is a module in src/credit_assign/science/rules/, "
+                         "(a rule is a module in src/credit_assign/science/learning_rules/, "
                          "docs/adding-a-rule.md)")
     where, spec, defaults = f"methods.{method}", rules[method]["options"], rules[method]["defaults"]
     block = dict(block or {})
@@ -126,7 +127,7 @@ def checked_value(name: str, value: Any, allowed: dict[str, Any]) -> Any:
     """An option's value checked against its entry (type, enum, minimum,
     exclusiveMinimum, as Options.schema writes it), an int made a float where a number
     is asked for; a ValueError naming the option otherwise. The one check of an option:
-    the rules' Options dataclasses (credit_assign.science.rules.options) call it too."""
+    the rules' Options dataclasses (credit_assign.science.learning_rules.options) call it too."""
     kind = _TYPES[allowed["type"]]
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)

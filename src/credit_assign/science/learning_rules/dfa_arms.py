@@ -14,18 +14,18 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from credit_assign.science.rules.base import (
+from credit_assign.science.learning_rules.base import (
     FeedbackOptions,
     LocalLosses,
     draw_matrix,
     output_error,
     register,
 )
-from credit_assign.science.rules.options import option
+from credit_assign.science.learning_rules.options import option
 
 
 class _DFA(LocalLosses):
-    """DFA as science/rules/dfa.py has it (a rule module stands alone: the two are
+    """DFA as science/learning_rules/dfa.py has it (a rule module stands alone: the two are
     compared step for step by tests/test_dose_arms.py)."""
 
     def draw_feedback(self, model, generator):

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from credit_assign.spec import ConfigError
+from credit_assign.planning import ConfigError
 
 SEED_KEYS = ("seed", "seeds")
 PLAIN_DECIMAL = re.compile(r"0|[1-9][0-9]*")

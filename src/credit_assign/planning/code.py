@@ -6,7 +6,7 @@ Snakemake reruns a job whose params change, so each computing step carries, as i
 step's modules, its learning rule's module (a training run's method; every probed rule
 for an alignment probe) and every module of the package these import, found from their
 import statements (the model, how a rule is built, the data's decoding, ...). An edit
-to ``science/rules/dfa.py`` then reruns DFA's runs and what reads them, not BP's; a
+to ``science/learning_rules/dfa.py`` then reruns DFA's runs and what reads them, not BP's; a
 change to plotting, reporting, the analysis or a job's shell (``credit_assign.jobs``)
 reruns no computation. Torch-free: it reads files.
 
@@ -32,7 +32,7 @@ import importlib.machinery as machinery
 import re
 from pathlib import Path
 
-from credit_assign.spec.catalog import meaning
+from credit_assign.planning.catalog import meaning
 
 PACKAGE = Path(__file__).resolve().parent.parent  # src/credit_assign
 
@@ -58,11 +58,11 @@ ENTRY: dict[str, tuple[str, ...]] = {
 NOT_SCIENCE = frozenset({
     "infra/paths.py", "infra/checkpoints.py", "infra/files.py", "infra/provenance.py",
     "infra/resume.py", "infra/device.py", "infra/hardware.py", "infra/__init__.py",
-    "science/__init__.py", "ep_stack/__init__.py", "__init__.py", "spec/__init__.py",
-    "spec/catalog.py",
+    "science/__init__.py", "ep_stack/__init__.py", "__init__.py", "planning/__init__.py",
+    "planning/catalog.py",
 })
 
-RULES_DIR = "science/rules"
+RULES_DIR = "science/learning_rules"
 
 
 ROOT = PACKAGE.parent.parent  # the checkout: scripts/ and workflow/ lie here
@@ -128,7 +128,7 @@ def file_digest(relpath: str) -> str:
     other file's bytes."""
     path = PACKAGE / relpath
     if not path.is_file():
-        raise FileNotFoundError(f"credit_assign.spec.code names {relpath}, which is not a "
+        raise FileNotFoundError(f"credit_assign.planning.code names {relpath}, which is not a "
                                 f"file of {PACKAGE}: update its lists")
     if path.suffix == ".py":
         _imported_as_read(relpath)
@@ -164,8 +164,8 @@ def rule_module(method: str, catalogue: dict) -> str:
     try:
         return f"{RULES_DIR}/{catalogue[method]['source']}"
     except KeyError:
-        raise KeyError(f"the rules' catalogue has no source file for {method!r}; "
-                       "regenerate it: python -m credit_assign.science.rules --write") from None
+        raise KeyError(f"the rules' catalogue has no source file for {method!r}; regenerate "
+                       "it: python -m credit_assign.science.learning_rules --write") from None
 
 
 def files(step: str, methods: tuple[str, ...] = (), catalogue: dict | None = None
@@ -174,7 +174,7 @@ def files(step: str, methods: tuple[str, ...] = (), catalogue: dict | None = Non
     if step not in ENTRY:
         raise KeyError(f"no code list for step {step!r}; steps: {sorted(ENTRY)}")
     if methods and catalogue is None:
-        from credit_assign.spec import catalog
+        from credit_assign.planning import catalog
 
         catalogue = catalog.load()
     own = tuple(rule_module(m, catalogue) for m in methods)

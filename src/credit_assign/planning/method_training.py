@@ -1,7 +1,7 @@
 """The training block of one run: the config's ``training`` with its method's overrides
 (``method_training``). A pure function of the config, parsed with it: the workflow
-(credit_assign.spec.params' run config) and the compute estimate
-(credit_assign.spec.estimate) call the same code. What the training does with the
+(credit_assign.planning.params' run config) and the compute estimate
+(credit_assign.planning.estimate) call the same code. What the training does with the
 block (the lr schedule, which parameters AdamW decays) is credit_assign.science.schedule.
 """
 

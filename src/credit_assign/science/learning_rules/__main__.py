@@ -1,7 +1,7 @@
-"""python -m credit_assign.science.rules [--write]: the registered rules' options, as
+"""python -m credit_assign.science.learning_rules [--write]: the registered rules' options, as
 config/README.md lists them. With --write (run from the repository root), the two files
 generated from the rules are rewritten: the workflow's catalogue of the rules
-(src/credit_assign/spec/rules_catalog.json) and the options table of
+(src/credit_assign/planning/rules_catalog.json) and the options table of
 config/README.md."""
 
 import sys
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from credit_assign.infra import paths
 from credit_assign.infra.provenance import check_checkout
-from credit_assign.science.rules import catalog, options_table
-from credit_assign.spec import catalog as spec_catalog
+from credit_assign.planning import catalog as spec_catalog
+from credit_assign.science.learning_rules import catalog, options_table
 
 README = Path(paths.RULE_OPTIONS_README)
 ROW = "| `methods."
