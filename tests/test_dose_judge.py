@@ -151,7 +151,7 @@ def test_the_page_and_readme_lines_say_each_verdict_and_what_waits():
                                                   "cap_rescues": "holds"}.get(
         x["id"], x["verdict"])} for x in f["verdicts"]]}
     block = page.readme_block(shown)
-    assert "a cap on the branches' norm, without the penalty, rescues part" in block
+    assert "capping the branches' norm alone rescues part" in block
     assert "Awaiting runs, judged when all are in the record: dose (72 of 80 runs)." in block
 
 

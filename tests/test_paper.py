@@ -382,7 +382,8 @@ def test_numbers_tex_keeps_every_value_it_held(request):
     its value; and when every verdict's words became a statement's template, rendered
     into statements.tex: the verdicts' and the ranking's flags and data macros went,
     the flag hasepquestion came, every other macro kept its value; and when the plain
-MLP's primer slopes joined the residual one's). A deliberate change
+MLP's primer slopes joined the residual one's; and when a one-seed row of the paper's
+table came to name its seed and a small norm lost its three decimals). A deliberate change
     rewrites it: CREDIT_ASSIGN_WRITE_GOLDEN=1 pytest tests/test_paper.py -k keeps_every,
     and its commit says so."""
     import os

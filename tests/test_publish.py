@@ -181,14 +181,11 @@ def test_publishing_the_claims_rewrites_readmes_block_from_the_findings(workdir)
     assert max(len(line) for line in text.splitlines()) <= 100  # wrapped
     words = " ".join(text.split())
     assert ("**The paper's claims** ([docs/claims.md](docs/claims.md)): 7 of 11 hold as "
-            "directions on 8 pre-registered seeds (1 claim judged on other seeds, named on the "
-            "page). "
-            "Contradicted: FA beats DFA. Undecided: b is open, with no usable seed. By a "
-            "t-interval with Holm's "
-            "correction, chosen after the results: 6 hold, 1 contradicted, 4 undecided."
-            ) in words
-    assert ("The sizes reproduce less often than the directions: where the paper gives an "
-            "effect's value, it lies inside our t-interval for 2 of 8 effects.") in words
+            "directions on 8 pre-registered seeds (1 judged on other seeds). "
+            'Contradicted: "FA beats DFA". Undecided: "b is open" (no usable seed). By a '
+            "t-interval with Holm's correction, chosen after the results: 6 hold, 1 "
+            "contradicted, 4 undecided. The sizes reproduce less often: the paper's value "
+            "lies inside our t-interval for 2 of 8 effects.") in words
 
 
 def test_a_readme_without_the_claims_block_is_named(workdir, capsys):
@@ -378,9 +375,9 @@ def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_p
     assert text.startswith("# top\n") and text.endswith(f"{end}\nrest\n")
     assert "\nold\n" not in text
     one_line = " ".join(text.split())
-    assert ("fixed-point gradient EP estimates? Undecided. Block 0's mean cosine to it is "
-            "0.921 (95 % t-interval [0.770, 1.070], threshold 0.9) over the 3 fresh seeds "
-            "with a stable fixed point. 1 of 4 fresh seeds has none.") in one_line
+    assert ("fixed-point gradient EP estimates? Planned in `config/claims_ep.yaml` before its "
+            "runs: undecided (mean cosine 0.921, 95 % t-interval [0.770, 1.070], threshold "
+            "0.9, over 3 fresh seeds; 1 more had no stable fixed point).") in one_line
     import jinja2
 
     found["verdict"] |= {"verdict": "holds", "reason": None}

@@ -226,6 +226,8 @@ def test_every_guarded_sentence_of_the_paper_matches_the_published_findings():
     claims = json.loads((ROOT / "docs" / "findings.json").read_text())["claims"]
     verdicts = {("claim", v["claim"]): v["verdict"] for v in claims["claim_verdicts"]
                 if v["verdict_set"]}
+    verdicts |= {("claim", f"{v['claim']}/{v['part']}"): v["verdict"]
+                 for v in claims["verdicts"] if v["verdict_set"] and v["part"]}
     dose = json.loads((ROOT / "docs" / "dose_findings.json").read_text())
     verdicts |= {("dose", v["id"]): v["verdict"] for v in dose["verdicts"]}
     from credit_assign.reporting import paper

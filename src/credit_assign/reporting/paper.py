@@ -205,19 +205,19 @@ def paper_findings(cfg: dict, verdicts: dict, claims: dict | None = None
 GUARDABLE = re.compile(r"[A-Za-z0-9_+-]+")  # a string a guard can compare
 
 
-def tex_number(x: float) -> str:
+def tex_number(x: float, signed: bool = False) -> str:
     """A finding's number in TeX: three significant figures, a power of ten outside
-    [1e-3, 1e4)."""
+    [1e-3, 1e4); ``signed``: a change, its sign written (+0.67)."""
     if x != 0 and not (1e-3 <= abs(x) < 1e4):
         return tex_norm(x)
-    return f"${x:.3g}$"
+    return f"${x:+.3g}$" if signed else f"${x:.3g}$"
 
 
 def flatten(name: str, f, values: dict[str, str], guards: dict[str, str]) -> None:
-    """``f``'s fields into ``values`` (``<name>/<field>``: a number or a name, as TeX)
-    and ``guards`` (its ``outcome`` as ``<name>``; a word or a boolean as
-    ``<name>/<field>``); a list of columns (recipe, kind, gap) is one value, other lists
-    none."""
+    """``f``'s fields into ``values`` (``<name>/<field>``: a number or a name, as TeX;
+    a ``*_change`` with its sign) and ``guards`` (its ``outcome`` as ``<name>``; a word
+    or a boolean as ``<name>/<field>``); a list of columns (recipe, kind, gap) is one
+    value, other lists none."""
     for key, x in f.items():
         path = f"{name}/{key}"
         if isinstance(x, dict):
@@ -225,7 +225,8 @@ def flatten(name: str, f, values: dict[str, str], guards: dict[str, str]) -> Non
         elif isinstance(x, bool):
             guards[path] = str(x).lower()
         elif isinstance(x, int | float):
-            values[path] = str(x) if isinstance(x, int) else tex_number(float(x))
+            values[path] = (str(x) if isinstance(x, int)
+                            else tex_number(float(x), signed=key.endswith("_change")))
         elif isinstance(x, str):
             values[path] = tex_escape(x)
             if GUARDABLE.fullmatch(x):

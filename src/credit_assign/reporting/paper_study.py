@@ -43,6 +43,8 @@ def reproduction_numbers(rep: pd.DataFrame | None, labels: dict | None = None
     for r in rep.itertuples():
         name = tex_escape(labels.get(r.method, r.method))
         run = f"{name}, $\\lambda$ = {tex_lam(float(r.lam))}"
+        if not pd.isna(getattr(r, "seed", None)):  # one seed's number: said so
+            run += f", seed {int(r.seed)}"
         metric = METRIC_NAMES.get(r.metric, tex_escape(r.metric))
         if isinstance(r.layer, (int, float)) and not pd.isna(r.layer):
             metric += f" $l_{int(r.layer)}$"

@@ -236,8 +236,8 @@ def tex_tiny(x: float) -> str:
 def tex_value(metric: str, x: float) -> str:
     """One number of the paper's table: a norm in scientific form, a cosine signed, an
     accuracy to three decimals."""
-    if metric == "h_L_norm_median":
-        return tex_sci(x)
+    if "norm" in metric:
+        return tex_norm(x)
     return f"${x:+.3f}$" if "cosine" in metric else f"${x:.3f}$"
 
 

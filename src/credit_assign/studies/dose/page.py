@@ -171,22 +171,18 @@ def readme_block(findings: dict) -> str:
                          "cap_no_alignment": "contradicted"},
               "studies/dose/page.py, README's sentence on the arms")
         lines.append(
-            "  a cap on the branches' norm, without the penalty, rescues part of the "
-            f"accuracy ({ci('cap_rescues')} over unpenalised DFA), and the signals still "
-            "align. With B redrawn every step the penalty bounds the norm, but the rescue "
-            f"is lost (redrawn minus frozen blocks: {ci('redraw_over_frozen')}): a fixed B "
-            "to align to is needed for any rescue.")
+            "  capping the branches' norm alone rescues part of the accuracy "
+            f"({ci('cap_rescues')} over unpenalised DFA), and the signals still align. "
+            "With B redrawn every step the penalty rescues nothing (against frozen blocks: "
+            f"{ci('redraw_over_frozen')}): any rescue needs a fixed B to align to.")
     if tables["dose"]["judged"]:
         guard(findings, {"dose_accuracy_follows_norm": "holds",
-                         "dose_accuracy_follows_alignment": "contradicted",
-                         "norm_not_monotone": "holds"},
+                         "dose_accuracy_follows_alignment": "contradicted"},
               "studies/dose/page.py, README's sentence on the dose")
         lines.append(
             "  Across ten penalties, accuracy follows the residual stream's norm (mean "
             f"within-seed correlation {ci('dose_accuracy_follows_norm')}), not the deep "
-            f"alignment ({ci('dose_accuracy_follows_alignment')}). Past a small penalty, a "
-            "stronger one aligns the signals further but costs accuracy, and the norm "
-            "grows again as the unpenalised embedding takes over.")
+            f"alignment ({ci('dose_accuracy_follows_alignment')}).")
     waiting = [f"{k} ({t['have']} of {t['need']} runs)" for k, t in tables.items()
                if not t["judged"]]
     if waiting:

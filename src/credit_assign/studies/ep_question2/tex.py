@@ -59,6 +59,11 @@ def macros(pf: dict, q2: dict) -> str:
         lines += [_def("remade", "seed", str(first["seed"])),
                   _def("remade", "val", f"{first['remade_val_loss']:.3f}"),
                   _def("remade", "recval", f"{first['recorded_val_loss']:.3f}")]
+        # the seed whose judged cosine moved most between its recorded and remade stack
+        far = max(pf["remade"], key=lambda r: abs(r["remade_cosine"] - r["recorded_cosine"]))
+        lines += [_def("remade", "farseed", str(far["seed"])),
+                  _def("remade", "farcos", fmt(far["remade_cosine"])),
+                  _def("remade", "farreccos", fmt(far["recorded_cosine"]))]
     for field in ("mean", "low", "high"):
         lines.append(_def("q2", field, fmt(q2[field], 4)))
     per_seed = "; ".join(f"{r['seed']}: " + (fmt(r["effect"], 4) if r["effect"] is not None
