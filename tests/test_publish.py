@@ -375,9 +375,9 @@ def test_publishing_the_ep_question_rewrites_readmes_block_with_its_answer(tmp_p
     assert text.startswith("# top\n") and text.endswith(f"{end}\nrest\n")
     assert "\nold\n" not in text
     one_line = " ".join(text.split())
-    assert ("fixed-point gradient EP estimates? Planned in `config/claims_ep.yaml` before its "
-            "runs: undecided (mean cosine 0.921, 95 % t-interval [0.770, 1.070], threshold "
-            "0.9, over 3 fresh seeds; 1 more had no stable fixed point).") in one_line
+    assert ("fixed-point gradient EP estimates? Planned before its runs: undecided (mean "
+            "cosine 0.921, 95 % t-interval [0.770, 1.070], threshold 0.9, over 3 fresh seeds; "
+            "1 more had no stable fixed point).") in one_line
     import jinja2
 
     found["verdict"] |= {"verdict": "holds", "reason": None}
