@@ -240,7 +240,7 @@ def test_the_claims_figure_draws_every_judged_effect():
     spec = load(SPEC)
     found = claims_page._clean({"claims": spec["claims"], "decision": spec["decision"],
                                 **claims.findings(spec, _synthetic(spec))})
-    from credit_assign.studies.claims import figure as fig_claims
+    from credit_assign.studies.claims import fig_claims
 
     fig = fig_claims.draw(found)
     labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]

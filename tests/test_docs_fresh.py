@@ -147,7 +147,7 @@ def test_a_stamped_group_names_a_hand_edit_a_template_edit_and_a_changed_result(
     assert len(found) == 2 and found[1].startswith("report code of ")
     assert "ep_stack_summary" in found[1]
     assert edited("studies/claims/claims.md.j2") == []
-    assert edited("studies/primer/primer_check.py") == []
+    assert edited("studies/primer/fig_primer_check.py") == []
 
     changed = json.loads(json.dumps(stamped))
     path = next(iter(changed["record"]))
@@ -216,8 +216,8 @@ def test_a_figures_words_are_part_of_its_code_only():
 
     words = {step: {f for f in code.report_files(step) if f.startswith("studies/")
                     and f.endswith(".yaml")} for step in code.report_steps()}
-    assert words["fig_ep_fixed_point"] == {"studies/ep_question/figure.yaml"}
-    assert words["fig_claims"] == {"studies/claims/figure.yaml"}
+    assert words["fig_ep_fixed_point"] == {"studies/ep_question/fig_ep_fixed_point.yaml"}
+    assert words["fig_claims"] == {"studies/claims/fig_claims.yaml"}
     # gap_key and gap_measured draw with gap_map's shared words, and their own
     assert words["variants_gap_map"] == {"studies/variants/gap_map.yaml",
                                          "studies/variants/gap_key.yaml"}
@@ -256,7 +256,7 @@ def test_each_group_is_stamped_from_what_it_reads_only():
     def holding(key):
         return sorted(g for g, s in stamped.items() if key in s["code"])
 
-    assert holding("src/credit_assign/studies/primer/primer_check.py") == ["study"]
+    assert holding("src/credit_assign/studies/primer/fig_primer_check.py") == ["study"]
     assert holding("paper/ms.tex") == ["study"]
     # the dose study's plan: its own group's, and the paper's (its section reads it)
     assert holding("config/claims_dose.yaml") == sorted(

@@ -40,7 +40,7 @@ def test_rows_hold_every_cell_and_a_stuck_batch_none():
 @pytest.mark.figure
 def test_the_figure_draws_at_text_width(tmp_path):
     from credit_assign.figures import style
-    from credit_assign.studies.ep_estimator import figure
+    from credit_assign.studies.ep_estimator import fig_ep_estimator as figure
 
     fig = figure.draw(table.table([_result(6), _result(7)]))
     assert fig.get_size_inches()[0] == pytest.approx(style.TEXT_WIDTH_IN)

@@ -182,7 +182,7 @@ def test_the_figure_is_drawn_at_print_size_from_the_findings(tmp_path):
     """fig_ep_fixed_point from the judge's tables: every text at 7 pt or more when
     printed at the paper's text width, and one that names a seed without a fixed point."""
     from credit_assign.figures import style
-    from credit_assign.studies.ep_question import figure as ep_fixed_point
+    from credit_assign.studies.ep_question import fig_ep_fixed_point as ep_fixed_point
 
     results = _all(FRESH, SEEN)
     results[0]["batches"][1] = _batch(1, 0.0, converged=False)

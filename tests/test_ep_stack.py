@@ -495,7 +495,7 @@ def test_figure_draws_unsettled_seeds_hollow():
     import matplotlib
 
     matplotlib.use("Agg")
-    from credit_assign.studies.ep_probe import figure as ep_stack_cosines
+    from credit_assign.studies.ep_probe import fig_ep_stack_cosines as ep_stack_cosines
 
     _, cos, pre, _, _ = fake_summary()
     inc = pd.DataFrame({"corpus": "pydoc", "precision": "float32", "seed": 0, "batch": 0,

@@ -62,7 +62,7 @@ from pathlib import Path
 import numpy as np, pandas as pd
 from credit_assign.analysis import claims, history
 from credit_assign.studies.claims import page as claims_page
-from credit_assign.studies.claims.figure import GROUPS
+from credit_assign.studies.claims.fig_claims import GROUPS
 from credit_assign.planning.claims import load, runs_needed
 
 spec_path, out, history_path, root = Path(sys.argv[1]), Path(sys.argv[2]), *sys.argv[3:]

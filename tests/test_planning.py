@@ -691,7 +691,8 @@ def test_the_workflows_functions_of_wildcards_are_one_object_and_none_only_forwa
 def test_every_report_rule_carries_its_own_scripts_code():
     """Each rule whose script is a report step (planning.code.report_steps) has the param
     code=digests.report_digest("<its own script>"), so Snakemake rebuilds what it
-    writes when its analysis, templates or figure texts change; a computing rule has
+    writes when its analysis, templates or figure texts change (a figure step runs the
+    shared scripts/figure.py: its rule's name is the step); a computing rule has
     per_job.code("<its step>")."""
     from credit_assign.planning import code
 
@@ -703,6 +704,8 @@ def test_every_report_rule_carries_its_own_scripts_code():
             if not script:
                 continue
             step = script.group(1)
+            if step == code.FIGURE_SCRIPT:
+                step = re.match(r"rule (\w+):", block.lstrip()).group(1)
             if step in report:
                 seen.add(step)
                 assert f'code=digests.report_digest("{step}")' in block, (smk.name, step)

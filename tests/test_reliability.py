@@ -90,7 +90,7 @@ def test_divergence_is_recorded_not_a_crash(tmp_path, digits, policy):
     assert len(result["history"]["epoch"]) == (1 if policy == "stop" else 4)
 
     # the figure shows it rather than crash
-    from credit_assign.studies.penalty_rescue import figure as penalty_rescue
+    from credit_assign.studies.penalty_rescue import fig4_penalty_rescue as penalty_rescue
 
     train(tiny_run_config("bp", lam=0.0, epochs=2), digits, tmp_path / "bp" / "metrics.json",
           tmp_path / "bp" / "model.pt", timings_out=tmp_path / "bp" / "timings.json")

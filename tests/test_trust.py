@@ -598,7 +598,7 @@ def test_a_method_left_out_of_the_sweep_is_a_drawn_notice_in_fig4():
     in the panels that would draw it, instead of drawing them empty."""
     import pandas as pd
 
-    from credit_assign.studies.penalty_rescue import figure as penalty_rescue
+    from credit_assign.studies.penalty_rescue import fig4_penalty_rescue as penalty_rescue
 
     runs = _runs_frame((("bp", 0.0, 1),))
     epochs = runs[["dataset", "method", "lam", "seed"]].assign(

@@ -165,7 +165,8 @@ def report_code(scope: dict) -> dict[str, str]:
 
 
 def _rule_script(step: str) -> str | None:
-    """The script (scripts/<name>.py) step ``step``'s rule runs, by its name."""
+    """The script (scripts/<name>.py) step ``step``'s rule runs, by its name; a figure
+    step's, which runs the figures' shared script, by the step's own name."""
     from credit_assign.planning import code
 
     smk = _rule_file(step)
@@ -174,7 +175,9 @@ def _rule_script(step: str) -> str | None:
     text = (code.ROOT / smk).read_text(encoding="utf-8")
     block = re.split(r"^rule \w+:", text.split(f"rule {step}:", 1)[1], maxsplit=1, flags=re.M)[0]
     m = re.search(r"scripts/(\w+)\.py", block)
-    return m.group(1) if m else None
+    if not m:
+        return None
+    return step if m.group(1) == code.FIGURE_SCRIPT else m.group(1)
 
 
 def _rule_file(step: str) -> str | None:

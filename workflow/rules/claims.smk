@@ -84,7 +84,7 @@ rule fig_claims:
     params:
         code=digests.report_digest("fig_claims"),
     script:
-        "../../scripts/fig_claims.py"
+        "../../scripts/figure.py"
 
 
 rule claims:

@@ -45,7 +45,7 @@ rule fig_dose:
     params:
         code=digests.report_digest("fig_dose"),
     script:
-        "../../scripts/fig_dose.py"
+        "../../scripts/figure.py"
 
 
 rule paper_dose:

@@ -76,4 +76,4 @@ rule fig_ep_estimator:
     params:
         code=digests.report_digest("fig_ep_estimator"),
     script:
-        "../../scripts/fig_ep_estimator.py"
+        "../../scripts/figure.py"

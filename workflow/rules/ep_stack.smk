@@ -143,7 +143,7 @@ rule fig_ep_fixed_point:
     params:
         code=digests.report_digest("fig_ep_fixed_point"),
     script:
-        "../../scripts/fig_ep_fixed_point.py"
+        "../../scripts/figure.py"
 
 
 rule ep_question:
@@ -172,4 +172,4 @@ rule fig_ep_stack_cosines:
     params:
         code=digests.report_digest("fig_ep_stack_cosines"),
     script:
-        "../../scripts/fig_ep_stack_cosines.py"
+        "../../scripts/figure.py"

@@ -20,7 +20,7 @@ rule fig4_penalty_rescue:
         expect=per_job.table_expect,
         code=digests.report_digest("fig4_penalty_rescue"),
     script:
-        "../../scripts/fig4_penalty_rescue.py"
+        "../../scripts/figure.py"
 
 
 rule fig_primer_phases:
@@ -37,7 +37,7 @@ rule fig_primer_phases:
     params:
         code=digests.report_digest("fig_primer_phases"),
     script:
-        "../../scripts/fig_primer_phases.py"
+        "../../scripts/figure.py"
 
 
 rule fig_primer_check:
@@ -56,7 +56,7 @@ rule fig_primer_check:
     params:
         code=digests.report_digest("fig_primer_check"),
     script:
-        "../../scripts/fig_primer_check.py"
+        "../../scripts/figure.py"
 
 
 rule fig_alignment_probes:
@@ -79,4 +79,4 @@ rule fig_alignment_probes:
         expect=per_job.runs_expect,
         code=digests.report_digest("fig_alignment_probes"),
     script:
-        "../../scripts/fig_alignment_probes.py"
+        "../../scripts/figure.py"

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 FOLDER = Path(__file__).resolve().parent
 # the claims figure's panels, in the order drawn (their axes: axis_<panel> in
-# studies/claims/figure.yaml)
+# studies/claims/fig_claims.yaml)
 PANELS = ("norm", "acc", "null", "ep")
 
 

@@ -190,11 +190,36 @@ def digest(step: str, methods: tuple[str, ...] = ()) -> str:
 
 
 # ---- the report side: every step that is not computing (ENTRY) or preparing data
+# the script of every figure step; each figure is its room's module of the step's name
+FIGURE_SCRIPT = "figure"
+
+
+def figure_steps() -> tuple[str, ...]:
+    """Every figure step: a module studies/<study>/fig<...>.py of a study's room."""
+    return tuple(sorted(p.stem for p in (PACKAGE / "studies").glob("*/fig*.py")))
+
+
+def figure_module(step: str) -> str:
+    """The module that draws figure ``step`` (credit_assign.studies.<study>.<step>)."""
+    found = sorted((PACKAGE / "studies").glob(f"*/{step}.py"))
+    if len(found) != 1:
+        raise KeyError(f"figure step {step!r} needs one module studies/<study>/{step}.py, "
+                       f"found {len(found)}")
+    return f"credit_assign.studies.{found[0].parent.name}.{step}"
+
+
+def _script(step: str) -> Path:
+    """The script a report step runs: its own, or a figure's shared one."""
+    return SCRIPTS / f"{FIGURE_SCRIPT if step in figure_steps() else step}.py"
+
+
 def report_steps() -> tuple[str, ...]:
     """The steps that read results and write tables, findings, pages, figures or the
-    paper: every script under scripts/ but the computing and data steps'."""
-    return tuple(sorted(p.stem for p in SCRIPTS.glob("*.py")
-                        if p.stem not in ENTRY and p.stem not in DATA_STEPS))
+    paper: every script under scripts/ but the computing and data steps' and the
+    figures' shared one, and every figure step."""
+    return tuple(sorted({p.stem for p in SCRIPTS.glob("*.py")
+                         if p.stem not in (*ENTRY, *DATA_STEPS, FIGURE_SCRIPT)}
+                        | set(figure_steps())))
 
 
 # the report side's data files, read at run time: the templates, the figures' texts
@@ -268,7 +293,8 @@ def _names(relpath: str) -> frozenset[str]:
 def data_read(modules: tuple[str, ...]) -> tuple[str, ...]:
     """The report side's data files ``modules`` read: each named by its file name in
     one of them or in a data file already read (in BY_STEM folders, by its stem), a
-    module's own file beside it (studies/claims/figure.yaml: figure.py's words), and every
+    module's own file beside it (studies/claims/fig_claims.yaml: fig_claims.py's words; a
+    figure's caption, fig_<name>.rst, is the report's, not the step's), and every
     data file of a plugin folder whose registry is among them (an effect kind's words). A
     file no module names is read by none: another study's template or figure's words
     changes no step's code here."""
@@ -278,7 +304,8 @@ def data_read(modules: tuple[str, ...]) -> tuple[str, ...]:
     while True:
         new = {f for f in _template_files() if f not in found and (
             Path(f).name in names or Path(f).parent.as_posix() in plugins
-            or _stem(f) in names or Path(f).with_suffix(".py").as_posix() in modules)}
+            or _stem(f) in names or (Path(f).with_suffix(".py").as_posix() in modules
+                                     and not f.endswith(".rst")))}
         if not new:
             return tuple(sorted(found))
         found |= new
@@ -293,14 +320,19 @@ NOT_REPORT = frozenset({"infra/record.py", "infra/hardware.py"})
 
 @functools.cache
 def report_files(step: str) -> tuple[str, ...]:
-    """The package files a report ``step`` writes with: the modules its script imports,
-    with theirs, and the report side's data files they name (data_read: the templates,
-    the figures' texts, the schemas; package-relative, sorted)."""
-    script = SCRIPTS / f"{step}.py"
-    if step in ENTRY or step in DATA_STEPS or not script.is_file():
-        raise KeyError(f"{step!r} is not a report step (scripts/{step}.py, not computing); "
+    """The package files a report ``step`` writes with: the modules its script imports
+    (a figure's: its module too), with theirs, and the report side's data files they
+    name (data_read: the templates, the figures' texts, the schemas; package-relative,
+    sorted)."""
+    script = _script(step)
+    if step in ENTRY or step in DATA_STEPS or not script.is_file() or step == FIGURE_SCRIPT:
+        raise KeyError(f"{step!r} is not a report step (scripts/{step}.py, not computing; "
+                       f"or a figure's module studies/<study>/{step}.py); "
                        f"report steps: {', '.join(report_steps())}")
     entry = _imports_of(script.read_text(encoding="utf-8"), str(script.name))
+    if step in figure_steps():  # its module, as the shared script imports it
+        module = figure_module(step).removeprefix("credit_assign.").replace(".", "/")
+        entry |= {f"{module}.py", f"{module.rpartition('/')[0]}/__init__.py"}
     modules = closure(tuple(sorted(entry)), NOT_REPORT)
     return tuple(sorted(set(modules) | set(data_read(modules))))
 
@@ -309,6 +341,6 @@ def report_files(step: str) -> tuple[str, ...]:
 def report_digest(step: str) -> str:
     """The ``code`` param of a report ``step`` job: sha256 over its script's bytes and each
     of report_files' path and digest."""
-    script = (SCRIPTS / f"{step}.py").read_bytes()
+    script = _script(step).read_bytes()
     lines = "".join(f"{f} {file_digest(f)}\n" for f in report_files(step))
     return hashlib.sha256(script + b"\0" + lines.encode()).hexdigest()

@@ -64,7 +64,7 @@ def names(table: dict[str, dict[str, str]], form: str) -> dict[str, str]:
 
 def figure_text(module: str) -> dict[str, str]:
     """A figure module's words, from the YAML file of its name beside it
-    (``figure_text(__name__)`` in studies/claims/figure.py reads studies/claims/figure.yaml;
+    (``figure_text(__name__)`` in studies/claims/fig_claims.py reads fig_claims.yaml beside it;
     through importlib.resources, so from a checkout or a wheel alike): name → text, a
     ``{name}`` in a text for what the figure fills in when drawn (str.format). The file is
     part of that module's code only (planning.code.data_read): editing one figure's words

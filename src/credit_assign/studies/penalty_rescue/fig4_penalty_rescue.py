@@ -178,3 +178,11 @@ def make(runs_csv, epochs_csv, nulls_csv, outputs, penalty_lambda: float,
     epochs = table_io.read(epochs_csv, "epochs", expect.get("runs"))
     nulls = table_io.read(nulls_csv, "nulls", expect.get("nulls"))
     style.save(plot(runs, epochs, nulls, penalty_lambda, dataset, methods), outputs)
+
+
+def from_job(job) -> None:
+    """Step fig4_penalty_rescue (scripts/figure.py hands it the Snakemake job): the inputs,
+    outputs and params its rule names."""
+    make(job.input.runs, job.input.epochs, job.input.nulls, job.output,
+         penalty_lambda=job.params.penalty_lambda, dataset=job.params.dataset,
+         methods=job.params.methods, expect=job.params.expect)

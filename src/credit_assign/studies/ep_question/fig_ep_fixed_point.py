@@ -147,3 +147,9 @@ def make(inputs, outputs) -> None:
     if cos.empty:
         raise ValueError(f"{inputs.cosines} holds no cosines")
     style.save(plot(cos, found), outputs)
+
+
+def from_job(job) -> None:
+    """Step fig_ep_fixed_point (scripts/figure.py hands it the Snakemake job): the inputs,
+    outputs and params its rule names."""
+    make(job.input, job.output)

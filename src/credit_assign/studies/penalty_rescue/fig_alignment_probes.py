@@ -92,3 +92,10 @@ def make(alignment_csv, ratios_csv, outputs, method: str = "dfa", lam: float = 0
     alignment = table_io.read(alignment_csv, "probe_alignment", expect)
     ratios = table_io.read(ratios_csv, "probe_ratios", expect)
     style.save(plot(alignment, ratios, method, lam, methods), outputs)
+
+
+def from_job(job) -> None:
+    """Step fig_alignment_probes (scripts/figure.py hands it the Snakemake job): the inputs,
+    outputs and params its rule names."""
+    make(job.input.alignment, job.input.ratios, job.output, **job.params.network,
+         methods=job.params.methods, expect=job.params.expect)

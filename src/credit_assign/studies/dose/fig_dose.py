@@ -98,3 +98,9 @@ def draw(table: pd.DataFrame):
 
 def make(table_csv: str, outputs) -> None:
     style.save(draw(pd.read_csv(table_csv)), outputs)
+
+
+def from_job(job) -> None:
+    """Step fig_dose (scripts/figure.py hands it the Snakemake job): the inputs,
+    outputs and params its rule names."""
+    make(job.input.runs, job.output)

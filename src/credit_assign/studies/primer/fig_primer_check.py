@@ -50,3 +50,9 @@ def make(result_path, outputs) -> None:
         result = json.load(fh)
     validate_result(result, "primer_check", source=str(result_path))
     style.save(plot(result), outputs)
+
+
+def from_job(job) -> None:
+    """Step fig_primer_check (scripts/figure.py hands it the Snakemake job): the inputs,
+    outputs and params its rule names."""
+    make(job.input[0], job.output)

@@ -107,3 +107,9 @@ def plot():
 
 def make(outputs) -> None:
     style.save(plot(), outputs)
+
+
+def from_job(job) -> None:
+    """Step fig_primer_phases (scripts/figure.py hands it the Snakemake job): the inputs,
+    outputs and params its rule names."""
+    make(job.output)

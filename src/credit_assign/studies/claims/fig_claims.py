@@ -105,3 +105,9 @@ def make(findings_path, outputs) -> None:
     with open(findings_path, encoding="utf-8") as fh:
         record = json.load(fh)
     style.save(draw(record), outputs)
+
+
+def from_job(job) -> None:
+    """Step fig_claims (scripts/figure.py hands it the Snakemake job): the inputs,
+    outputs and params its rule names."""
+    make(job.input.findings, job.output)
