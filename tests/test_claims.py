@@ -405,7 +405,7 @@ def test_the_papers_claims_table_and_history_compile(tmp_path):
     import re
 
     tex = (ROOT / "paper" / "ms.tex").read_text()
-    preamble = re.sub(r"\\input\{(numbers|statements)\.tex\}", "",
+    preamble = re.sub(r"\\input\{(numbers|findings)\.tex\}", "",
                       tex[:tex.index("\\begin{document}")])
     (tmp_path / "doc.tex").write_text(
         preamble + "\\begin{document}\\ifhasclaims\\claimstable"

@@ -417,7 +417,7 @@ def english_runs(value: str, n: int = 4) -> list[str]:
 
 def test_numbers_tex_holds_no_english_sentence():
     """The golden tables' numbers.tex: no macro's value holds a run of four or more
-    English words (a statement's words are statements.tex's, a per-seed list is entries,
+    English words (a sentence's words are ms.tex's, a per-seed list is entries,
     a number's note is a flag: their words are ms.tex's); and no verdict's words are left
     in it."""
     text = golden_numbers_tex()
@@ -437,7 +437,7 @@ def test_every_flag_of_numbers_tex_is_read_by_the_paper():
     text = golden_numbers_tex()
     tex = (ROOT / "paper" / "ms.tex").read_text()
     flags = re.findall(r"^\\newif\\if(\w+)$", text, re.M)
-    assert len(flags) > 10  # sections and the numbers' switches (statements: statements.tex)
+    assert len(flags) > 10  # sections and the numbers' switches (a finding's outcome: findings.tex)
     assert not [f for f in flags if not re.search(r"\\if" + f + r"(?![A-Za-z])", tex)]
 
 
