@@ -11,6 +11,9 @@ from credit_assign.infra.snakejob import snakemake_job  # noqa: E402
 with snakemake_job(snakemake):
     import credit_assign.studies as studies
 
-    (found,) = [p for d in studies.__path__ for p in Path(d).glob(f"*/{snakemake.rule}.py")]
-    module = f"credit_assign.studies.{found.parent.name}.{snakemake.rule}"
+    found = [p for d in studies.__path__ for p in Path(d).glob(f"*/{snakemake.rule}.py")]
+    if len(found) != 1:
+        raise SystemExit(f"figure step {snakemake.rule} needs one module "
+                         f"studies/<study>/{snakemake.rule}.py; found {len(found)}")
+    module = f"credit_assign.studies.{found[0].parent.name}.{snakemake.rule}"
     importlib.import_module(module).from_job(snakemake)

@@ -41,6 +41,16 @@ def rule_environments() -> dict[str, tuple[Path, Path]]:
     return out
 
 
+def rule_code(rule: str, script: Path) -> list[Path]:
+    """What a rule's job runs: its script, and for the figures' shared script the
+    module of the rule's name it loads (studies/<study>/<rule>.py)."""
+    if script.name != "figure.py":
+        return [script]
+    modules = sorted((SRC / "credit_assign" / "studies").glob(f"*/{rule}.py"))
+    assert len(modules) == 1, (rule, modules)
+    return [script, *modules]
+
+
 def _module_file(name: str) -> Path | None:
     base = SRC.joinpath(*name.split("."))
     for path in (base.with_suffix(".py"), base / "__init__.py"):
@@ -62,8 +72,8 @@ def _imports(tree: ast.Module) -> list[tuple[str, list[str]]]:
     return found
 
 
-def third_party_closure(script: Path) -> set[str]:
-    seen, todo, third = set(), [script], set()
+def third_party_closure(*scripts: Path) -> set[str]:
+    seen, todo, third = set(), list(scripts), set()
     while todo:
         path = todo.pop()
         if path in seen:
@@ -91,10 +101,17 @@ def env_packages(env: Path) -> set[str]:
 @pytest.mark.parametrize("rule", sorted(rule_environments()))
 def test_each_rules_environment_provides_what_its_code_imports(rule):
     script, env = rule_environments()[rule]
-    needed = {CONDA_NAMES.get(m, m) for m in third_party_closure(script)}
+    needed = {CONDA_NAMES.get(m, m) for m in third_party_closure(*rule_code(rule, script))}
     missing = needed - env_packages(env)
     assert not missing, (f"rule {rule} ({script.name}) imports {sorted(missing)}, which "
                          f"{env.name} does not provide")
+
+
+def test_a_figure_rules_closure_holds_its_modules_imports():
+    """A figure rule runs the shared scripts/figure.py, which loads its module at run
+    time: the closure follows that module too (matplotlib, not only the script's)."""
+    script, _ = rule_environments()["fig_claims"]
+    assert {"matplotlib", "numpy"} <= third_party_closure(*rule_code("fig_claims", script))
 
 
 def test_the_closure_sees_through_the_library():

@@ -195,8 +195,10 @@ FIGURE_SCRIPT = "figure"
 
 
 def figure_steps() -> tuple[str, ...]:
-    """Every figure step: a module studies/<study>/fig<...>.py of a study's room."""
-    return tuple(sorted(p.stem for p in (PACKAGE / "studies").glob("*/fig*.py")))
+    """Every figure step: a module studies/<study>/fig_<name>.py (or fig<n>_<name>.py)
+    of a study's room."""
+    return tuple(sorted(p.stem for p in (PACKAGE / "studies").glob("*/fig*.py")
+                        if re.fullmatch(r"fig\d*_\w+", p.stem)))
 
 
 def figure_module(step: str) -> str:

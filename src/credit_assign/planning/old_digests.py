@@ -18,11 +18,13 @@ than it:
 
     python -m credit_assign.planning.old_digests
 
-Delete this module once no checkout older than the changes is taken into the record.
+Delete (1) once no checkout older than the changes is taken into the record; (2)'s
+reading of a file at its old path also serves analysis.stale.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sys
@@ -89,6 +91,7 @@ def same_as_before_rename(then: str, now: str, name: str = "<source>") -> bool:
     return unordered(then) == unordered(now)
 
 
+@functools.cache
 def before_rename(relpath: str) -> str | None:
     """A package file's text at BEFORE_RENAME (None without git's history of it)."""
     import subprocess
@@ -103,13 +106,16 @@ def before_rename(relpath: str) -> str | None:
 
 def _before_rename(files: tuple[str, ...]) -> str | None:
     """A job's code param as its files were at BEFORE_RENAME (2); None where git's
-    history of one is not here."""
+    history of one is not here, or where one says today what it did not say then (an
+    edit since: the jobs made before it are not today's)."""
+    from credit_assign.planning import code
     from credit_assign.planning.catalog import meaning
 
     lines = []  # sorted by the old paths, as the digest then sorted them
     for f in files:
         text = before_rename(f)
-        if text is None:
+        if text is None or not same_as_before_rename(
+                text, (code.PACKAGE / f).read_text(encoding="utf-8"), f):
             return None
         lines.append(f"{old_path(f)} {hashlib.sha256(meaning(text, old_path(f))).hexdigest()}\n")
     return hashlib.sha256("".join(sorted(lines)).encode()).hexdigest()
