@@ -104,20 +104,33 @@ def before_rename(relpath: str) -> str | None:
     return out.stdout if out.returncode == 0 else None
 
 
-def _before_rename(files: tuple[str, ...]) -> str | None:
-    """A job's code param as its files were at BEFORE_RENAME (2); None where git's
-    history of one is not here, or where one says today what it did not say then (an
-    edit since: the jobs made before it are not today's)."""
+def _old_line(relpath: str) -> str | None:
+    """A file's line of a code param at BEFORE_RENAME (its old path and the digest of
+    what it said then); None where git's history of it is not here, or where it says
+    today what it did not say then (an edit since)."""
     from credit_assign.planning import code
     from credit_assign.planning.catalog import meaning
 
+    text = before_rename(relpath)
+    if text is None or not same_as_before_rename(
+            text, (code.PACKAGE / relpath).read_text(encoding="utf-8"), relpath):
+        return None
+    old = old_path(relpath)
+    return f"{old} {hashlib.sha256(meaning(text, old)).hexdigest()}\n"
+
+
+def _before_rename(files: tuple[str, ...], memo: dict | None = None) -> str | None:
+    """A job's code param as its files were at BEFORE_RENAME (2); None where one file's
+    line is (_old_line: no history, or an edit since: the jobs made before it are not
+    today's). ``memo``: each file's line, shared by the steps that read it."""
+    memo = {} if memo is None else memo
     lines = []  # sorted by the old paths, as the digest then sorted them
     for f in files:
-        text = before_rename(f)
-        if text is None or not same_as_before_rename(
-                text, (code.PACKAGE / f).read_text(encoding="utf-8"), f):
+        if f not in memo:
+            memo[f] = _old_line(f)
+        if memo[f] is None:
             return None
-        lines.append(f"{old_path(f)} {hashlib.sha256(meaning(text, old_path(f))).hexdigest()}\n")
+        lines.append(memo[f])
     return hashlib.sha256("".join(sorted(lines)).encode()).hexdigest()
 
 
@@ -130,13 +143,13 @@ def renamed() -> dict[str, str]:
 
     rules = catalog.load()
     probed = tuple(m for m, r in rules.items() if r["probed"])
-    out = {}
+    out, memo = {}, {}
     for step in code.ENTRY:
         for methods in ((), probed, *((m,) for m in rules)):
             files = code.files(step, methods, rules)
             today = code.digest(step, methods)
             out[_bytes_digest(files)] = today
-            if (before := _before_rename(files)) not in (None, today):
+            if (before := _before_rename(files, memo)) not in (None, today):
                 out[before] = today
     return out
 
